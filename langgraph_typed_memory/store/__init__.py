@@ -1,0 +1,1 @@
+"""Store implementations (see the package root for the public names)."""

@@ -1,0 +1,56 @@
+"""What every store class shares: configuration, the engine, and the public surface.
+
+Backends only execute: each subclass supplies a way to run the engine's plans (sync and
+async) on its connection. Every convenience call goes through `batch`/`abatch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, IndexConfig, TTLConfig
+
+from langgraph_typed_memory.config import (
+    RetrievalConfig,
+    normalize_index,
+    normalize_retrieval,
+    normalize_ttl,
+)
+from langgraph_typed_memory.store.engine import Dialect, Engine
+
+__all__ = ["MemoryStoreBase", "utc_now"]
+
+
+def utc_now() -> datetime:
+    """The default clock."""
+    return datetime.now(UTC)
+
+
+class MemoryStoreBase(BaseStore):
+    """Shared configuration of the SQLite and Postgres stores, sync and async."""
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        settings = normalize_index(index)
+        self.index_config = dict(index) if index is not None else None
+        self.embeddings = settings.embeddings if settings else None
+        self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
+        self.retrieval = normalize_retrieval(retrieval)
+        self._engine = Engine(
+            dialect,
+            index=settings,
+            retrieval=self.retrieval,
+            ttl=normalize_ttl(ttl),
+            clock=clock or utc_now,
+        )

@@ -1,0 +1,729 @@
+"""What a batch of store operations does, written once for every backend and both I/O styles.
+
+`Engine.run(ops)` is a generator (see `protocol.py`): it validates every operation before any
+I/O, asks for the embeddings it needs, then yields SQL requests and turns the rows into
+LangGraph `Item`s. Reads run first and see the state before the batch's writes, as in
+LangGraph's `InMemoryStore`; writes run in one transaction, the last put to a key winning.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from langgraph.store.base import (
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+from langgraph.store.base.embed import get_text_at_path
+
+from langgraph_typed_memory.config import IndexSettings, RetrievalSettings, TTLSettings
+from langgraph_typed_memory.errors import (
+    EmbeddingDimensionMismatch,
+    EmbeddingFailed,
+    InvalidNamespace,
+    InvalidQuery,
+    InvalidRecord,
+    SchemaVersionError,
+)
+from langgraph_typed_memory.lifecycle import initial_status
+from langgraph_typed_memory.namespaces import (
+    EXACT_KINDS,
+    Scope,
+    TypedNamespace,
+    is_typed,
+    parse_namespace,
+    parse_scope,
+)
+from langgraph_typed_memory.results import MemoryItem, SearchResults
+from langgraph_typed_memory.schemas import ValidatedRecord, check_json_value, validate_record
+from langgraph_typed_memory.scoring import (
+    freshness,
+    fuse,
+    matches_filter,
+    query_terms,
+    validate_filter,
+)
+from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
+
+__all__ = ["Engine", "Dialect"]
+
+MAX_LIMIT = 10_000
+MAX_KEY_CHARS = 1024
+MAX_QUERY_CHARS = 8_000
+TYPED_FIELD = "$memory"
+"""The vector field name typed records use for their kind's embedded text."""
+
+COLUMNS = (
+    "seq, id, ns, key, value, kind, tenant_id, user_id, agent_id, status, confidence, "
+    "superseded_by, occurred_at, created_at, updated_at, expires_at, source_run_id, "
+    "source_turn, policy_version, content_hash, access_count, last_accessed_at"
+)
+CURRENT = "status NOT IN ('superseded', 'revoked')"
+LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
+NS_PREFIX = "(m.ns = ? OR substr(m.ns, 1, ?) = ?)"
+SQL_GET = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
+SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
+SQL_REFRESH_TTL = (
+    "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "
+    "WHERE ttl_minutes IS NOT NULL AND {clause}"
+)
+SQL_CURRENT_ROW = f"SELECT seq, id, value, content_hash FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
+SQL_INSERT = (
+    "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
+    "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
+    "ttl_minutes, source_run_id, source_turn, policy_version) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+)
+SQL_UPDATE_UNTYPED = (
+    "UPDATE memories SET value = ?, updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
+)
+SQL_TOUCH = "UPDATE memories SET updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
+SQL_SUPERSEDE = (
+    "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?, "
+    "search_text = NULL WHERE seq = ?"
+)
+SQL_REVOKE = "UPDATE memories SET status = 'revoked', updated_at = ?, search_text = NULL WHERE seq = ?"
+SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
+SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
+SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
+SQL_SWEEP_TTL = "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
+SQL_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS memory_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+)
+SQL_APPLIED = "SELECT name FROM memory_migrations"
+SQL_RECORD_MIGRATION = "INSERT INTO memory_migrations (name, applied_at) VALUES (?, ?)"
+SQL_META_GET = "SELECT value FROM memory_meta WHERE key = ?"
+SQL_META_SET = "INSERT INTO memory_meta (key, value) VALUES (?, ?)"
+
+
+class Dialect(Protocol):
+    """What differs between backends; everything else is shared SQL written with `?`."""
+
+    name: str
+
+    def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+    def lock_migrations(self) -> Sql | None: ...
+    def dump_json(self, value: Any) -> Any: ...
+    def load_json(self, value: Any) -> Any: ...
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
+    def encode_vector(self, vector: Sequence[float]) -> Any: ...
+    def lexical(
+        self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
+    ) -> Sql: ...
+    def vector_top_k(
+        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]: ...
+    def vector_scores(
+        self, seqs: Sequence[int], query: Sequence[float]
+    ) -> Plan[list[tuple[int, float]]]: ...
+
+
+def _ts(dt: datetime) -> float:
+    return dt.timestamp()
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+@dataclass(slots=True)
+class _Write:
+    """A validated put or delete, ready to execute."""
+
+    op: PutOp
+    ns: str
+    typed: TypedNamespace | None
+    record: ValidatedRecord | None
+    texts: list[tuple[str, str]]
+    """(field, text) pairs to embed."""
+    vectors: list[list[float]] | None = None
+
+
+def _check_namespace(namespace: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(namespace, tuple) or not all(isinstance(x, str) for x in namespace):
+        raise InvalidNamespace(f"{what} {namespace!r} must be a tuple of strings.")
+    for label in namespace:
+        if not label or "." in label:
+            raise InvalidNamespace(
+                f"{what} {namespace!r}: label {label!r} is empty or contains '.'; "
+                "labels are non-empty and dot-free."
+            )
+        check_json_value(label, f"{what} {namespace!r}", "label")
+    if namespace and namespace[0] == "langgraph":
+        raise InvalidNamespace(f"{what} {namespace!r}: the root label 'langgraph' is reserved.")
+    return namespace
+
+
+def _check_key(key: Any, namespace: tuple[str, ...]) -> str:
+    if not isinstance(key, str) or not key:
+        raise InvalidRecord(f"key {key!r} in {namespace!r} must be a non-empty string.")
+    if len(key) > MAX_KEY_CHARS:
+        raise InvalidRecord(
+            f"key in {namespace!r} is {len(key)} characters; the limit is {MAX_KEY_CHARS}."
+        )
+    check_json_value(key, f"key in {namespace!r}", "key")
+    return key
+
+
+def _check_window(limit: Any, offset: Any, what: str) -> None:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_LIMIT:
+            raise InvalidQuery(
+                f"{what}: {name}={value!r} must be an int between 0 and {MAX_LIMIT}."
+            )
+
+
+def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
+    """The scope filter of a typed read: own scope plus the wider shared scopes (B2)."""
+    parts = ["m.kind = ?", "m.tenant_id = ?"]
+    params: list[Any] = [kind, scope.tenant_id]
+    if scope.user_id is None:
+        parts.append("m.user_id IS NULL")
+    else:
+        parts.append("(m.user_id IS NULL OR m.user_id = ?)")
+        params.append(scope.user_id)
+    if scope.agent_id is None:
+        parts.append("m.agent_id IS NULL")
+    else:
+        parts.append("(m.agent_id IS NULL OR m.agent_id = ?)")
+        params.append(scope.agent_id)
+    return " AND ".join(parts), params
+
+
+def _prefix_sql(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
+    joined = ".".join(prefix)
+    return NS_PREFIX, [joined, len(joined) + 1, joined + "."]
+
+
+class Engine:
+    """The shared behaviour of every store class."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        *,
+        index: IndexSettings | None,
+        retrieval: RetrievalSettings,
+        ttl: TTLSettings,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.dialect = dialect
+        self.index = index
+        self.retrieval = retrieval
+        self.ttl = ttl
+        self.clock = clock
+
+    # ---------------------------------------------------------------- set-up
+
+    def setup(self) -> Plan[None]:
+        """Apply pending migrations, each in its own transaction with its bookkeeping row."""
+        d = self.dialect
+        dims = self.index.dims if self.index else None
+        yield Sql(SQL_MIGRATIONS_TABLE)
+        for name, statements in d.migrations(dims):
+            applied = {r[0] for r in (yield Sql(SQL_APPLIED))}
+            if name in applied:
+                continue
+            yield Begin()
+            lock = d.lock_migrations()
+            if lock is not None:
+                yield lock
+            if name not in {r[0] for r in (yield Sql(SQL_APPLIED))}:
+                for statement in statements:
+                    yield Sql(statement)
+                yield Sql(SQL_RECORD_MIGRATION, [name, _ts(self.clock())])
+            yield Commit()
+        if dims is not None:
+            rows = yield Sql(SQL_META_GET, ["dims"])
+            if not rows:
+                yield Sql(SQL_META_SET, ["dims", str(dims)])
+            elif int(rows[0][0]) != dims:
+                raise SchemaVersionError(
+                    f"This database stores {rows[0][0]}-d vectors but the index config says "
+                    f"dims={dims}. Use the embedder the database was built with, or a new "
+                    "database."
+                )
+
+    def sweep_ttl(self) -> Plan[int]:
+        """Delete rows whose TTL has passed; returns how many."""
+        rows = yield Sql(
+            "SELECT count(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?",
+            [_ts(self.clock())],
+        )
+        yield Begin()
+        yield Sql(SQL_SWEEP_TTL, [_ts(self.clock())])
+        yield Commit()
+        return int(rows[0][0])
+
+    # ---------------------------------------------------------------- batch
+
+    def run(self, ops: Iterable[Op]) -> Plan[list[Result]]:
+        """Execute a batch: validate all, embed, read, then write in one transaction."""
+        ops = list(ops)
+        writes: dict[tuple[tuple[str, ...], str], _Write] = {}
+        for op in ops:
+            self._validate(op)
+            if isinstance(op, PutOp):
+                writes[(op.namespace, op.key)] = self._prepare_write(op)
+        queries = sorted(
+            {op.query for op in ops if isinstance(op, SearchOp) and op.query and self.index}
+        )
+        texts = [t for w in writes.values() for _, t in w.texts]
+        if texts:
+            vectors = yield Embed(texts)
+            if isinstance(vectors, EmbedError):
+                raise EmbeddingFailed(
+                    f"The embedder raised while indexing {len(texts)} text(s): "
+                    f"{vectors.error!r}. Nothing was written; retry, or put with index=False."
+                ) from vectors.error
+            self._check_vectors(vectors, len(texts))
+            it = iter(vectors)
+            for w in writes.values():
+                w.vectors = [next(it) for _ in w.texts]
+        query_vectors: dict[str, list[float] | EmbedError] = {}
+        if queries:
+            answer = yield Embed(queries, query=True)
+            if isinstance(answer, EmbedError):
+                query_vectors = dict.fromkeys(queries, answer)
+            else:
+                try:
+                    self._check_vectors(answer, len(queries))
+                    query_vectors = dict(zip(queries, answer, strict=True))
+                except EmbeddingDimensionMismatch as exc:
+                    query_vectors = dict.fromkeys(queries, EmbedError(exc))
+
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append((yield from self._get(op)))
+            elif isinstance(op, SearchOp):
+                results.append((yield from self._search(op, query_vectors.get(op.query or ""))))
+            elif isinstance(op, ListNamespacesOp):
+                results.append((yield from self._list_namespaces(op)))
+            else:
+                results.append(None)
+        if writes:
+            yield Begin()
+            for w in writes.values():
+                yield from self._write(w)
+            yield Commit()
+        return results
+
+    # ---------------------------------------------------------------- validation
+
+    def _validate(self, op: Op) -> None:
+        if isinstance(op, GetOp):
+            ns = _check_namespace(op.namespace, "namespace")
+            _check_key(op.key, ns)
+            if is_typed(ns):
+                parse_namespace(ns)
+        elif isinstance(op, SearchOp):
+            ns = _check_namespace(op.namespace_prefix, "namespace prefix")
+            if is_typed(ns):
+                parse_namespace(ns)
+            validate_filter(op.filter)
+            _check_window(op.limit, op.offset, f"search in {ns!r}")
+            if op.query is not None:
+                if not isinstance(op.query, str):
+                    raise InvalidQuery(f"query {op.query!r:.80} must be a string.")
+                if len(op.query) > MAX_QUERY_CHARS:
+                    raise InvalidQuery(
+                        f"query is {len(op.query)} characters; the limit is {MAX_QUERY_CHARS}."
+                    )
+                check_json_value(op.query, f"search in {ns!r}", "query")
+        elif isinstance(op, ListNamespacesOp):
+            _check_window(op.limit, op.offset, "list_namespaces")
+            for cond in op.match_conditions or ():
+                if cond.match_type not in ("prefix", "suffix"):
+                    raise InvalidQuery(f"match type {cond.match_type!r} is not prefix/suffix.")
+                if not isinstance(cond.path, tuple) or not all(
+                    isinstance(x, str) for x in cond.path
+                ):
+                    raise InvalidQuery(f"match path {cond.path!r} must be a tuple of strings.")
+            if op.max_depth is not None and (
+                not isinstance(op.max_depth, int) or op.max_depth < 1
+            ):
+                raise InvalidQuery(f"max_depth={op.max_depth!r} must be a positive int.")
+        elif isinstance(op, PutOp):
+            ns = _check_namespace(op.namespace, "namespace")
+            if not ns:
+                raise InvalidNamespace("namespace () is empty; give at least one label.")
+            _check_key(op.key, ns)
+            if op.ttl is not None and (
+                not isinstance(op.ttl, (int, float))
+                or isinstance(op.ttl, bool)
+                or not math.isfinite(op.ttl)
+                or op.ttl <= 0
+            ):
+                raise InvalidRecord(
+                    f"ttl={op.ttl!r} for {op.key!r} in {ns!r}: use a positive number of minutes."
+                )
+        else:
+            raise InvalidQuery(f"Unknown operation type {type(op).__name__}.")
+
+    def _prepare_write(self, op: PutOp) -> _Write:
+        ns = ".".join(op.namespace)
+        if not is_typed(op.namespace):
+            if op.value is None:
+                return _Write(op, ns, None, None, [])
+            if not isinstance(op.value, dict):
+                raise InvalidRecord(
+                    f"value for {op.key!r} in {op.namespace!r} must be a dict, "
+                    f"got {type(op.value).__name__}."
+                )
+            check_json_value(op.value, f"{op.key!r} in {op.namespace!r}")
+            return _Write(op, ns, None, None, self._untyped_texts(op))
+        typed = parse_namespace(op.namespace)
+        if op.value is None:
+            return _Write(op, ns, typed, None, [])
+        record = validate_record(typed.kind, op.key, op.value, op.namespace)
+        texts = []
+        if self.index and record.embed_text and op.index is not False:
+            texts = [(TYPED_FIELD, record.embed_text)]
+        return _Write(op, ns, typed, record, texts)
+
+    def _untyped_texts(self, op: PutOp) -> list[tuple[str, str]]:
+        if not self.index or op.index is False:
+            return []
+        if op.index is None:
+            paths = self.index.paths
+        else:
+            from langgraph.store.base.embed import tokenize_path
+
+            paths = tuple((f, tokenize_path(f)) for f in op.index)
+        out: list[tuple[str, str]] = []
+        for path, tokens in paths:
+            found = get_text_at_path(op.value, tokens)
+            if len(found) > 1:
+                out.extend((f"{path}.{i}", t) for i, t in enumerate(found))
+            elif found:
+                out.append((path, found[0]))
+        return out
+
+    def _check_vectors(self, vectors: Any, expected: int) -> None:
+        if not isinstance(vectors, list) or len(vectors) != expected:
+            raise EmbeddingDimensionMismatch(
+                f"The embedder returned {len(vectors) if isinstance(vectors, list) else vectors!r}"
+                f" vectors for {expected} texts."
+            )
+        dims = self.index.dims if self.index else 0
+        for v in vectors:
+            if len(v) != dims or not all(math.isfinite(x) for x in v):
+                raise EmbeddingDimensionMismatch(
+                    f"The embedder returned a {len(v)}-d vector (or one with NaN/inf) but the "
+                    f"index config says dims={dims}; fix dims or the embedder."
+                )
+
+    # ---------------------------------------------------------------- reads
+
+    def _item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
+        (seq, ident, ns, key, value, kind, tenant, user, agent, status, confidence,
+         superseded_by, occurred_at, created_at, updated_at, *_rest) = row
+        namespace = tuple(ns.split("."))
+        value = self.dialect.load_json(value)
+        if kind is None:
+            cls = SearchItem if memory.get("search") else None
+            if cls is None:
+                return Item(
+                    value=value, key=key, namespace=namespace,
+                    created_at=_dt(created_at), updated_at=_dt(updated_at),
+                )
+            return SearchItem(namespace, key, value, _dt(created_at), _dt(updated_at), score)
+        memory.pop("search", None)
+        return MemoryItem(
+            namespace=namespace,
+            key=key,
+            value=value,
+            created_at=_dt(created_at),
+            updated_at=_dt(updated_at),
+            score=score,
+            memory={
+                "id": ident,
+                "kind": kind,
+                "scope": {"tenant_id": tenant, "user_id": user, "agent_id": agent},
+                "status": status,
+                "confidence": confidence,
+                "superseded_by": superseded_by,
+                "occurred_at": _dt(occurred_at).isoformat() if occurred_at else None,
+                "provenance": {
+                    "source_run_id": row[16],
+                    "source_turn": row[17],
+                    "policy_version": row[18],
+                },
+                **memory,
+            },
+        )
+
+    def _refresh(self, seqs: list[int], refresh: bool) -> Plan[None]:
+        if not seqs or not refresh:
+            return
+        clause, params = self.dialect.in_list("seq", seqs)
+        yield Sql(SQL_REFRESH_TTL.format(clause=clause), [_ts(self.clock()), *params])
+
+    def _get(self, op: GetOp) -> Plan[Item | None]:
+        rows = yield Sql(SQL_GET, [".".join(op.namespace), op.key, _ts(self.clock())])
+        if not rows:
+            return None
+        yield from self._refresh([rows[0][0]], op.refresh_ttl)
+        return self._item(rows[0])
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
+        sql, params = SQL_LIST_NS, [_ts(self.clock())]
+        for cond in op.match_conditions or ():
+            if cond.match_type == "prefix" and cond.path and "*" not in cond.path:
+                clause, extra = _prefix_sql(cond.path)
+                sql, params = f"{sql} AND {clause}", [*params, *extra]
+        rows = yield Sql(sql, params)
+        namespaces = [tuple(r[0].split(".")) for r in rows]
+        for cond in op.match_conditions or ():
+            namespaces = [ns for ns in namespaces if _matches(cond.match_type, cond.path, ns)]
+        if op.max_depth is not None:
+            namespaces = [ns[: op.max_depth] for ns in namespaces]
+        unique = sorted(set(namespaces))
+        return unique[op.offset : op.offset + op.limit]
+
+    def _search(
+        self, op: SearchOp, query_vector: list[float] | EmbedError | None
+    ) -> Plan[list[Item]]:
+        if is_typed(op.namespace_prefix):
+            return (yield from self._typed_search(op, query_vector))
+        return (yield from self._untyped_search(op, query_vector))
+
+    def _untyped_search(
+        self, op: SearchOp, query_vector: list[float] | EmbedError | None
+    ) -> Plan[list[Item]]:
+        clause, params = _prefix_sql(op.namespace_prefix)
+        if not op.namespace_prefix:
+            clause, params = "1 = 1", []
+        rows = yield Sql(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.kind IS NULL AND {clause} "
+            f"AND m.{CURRENT} AND {LIVE} ORDER BY m.seq",
+            [*params, _ts(self.clock())],
+        )
+        rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
+        if not (op.query and isinstance(query_vector, list)):
+            page = rows[op.offset : op.offset + op.limit]
+            yield from self._refresh([r[0] for r in page], op.refresh_ttl)
+            return [self._item(r, search=True) for r in page]
+        scored = (
+            (yield from self.dialect.vector_scores([r[0] for r in rows], query_vector))
+            if rows else []
+        )
+        by_seq = {r[0]: r for r in rows}
+        scored_seqs = {seq for seq, _ in scored}
+        page_scored = scored[op.offset : op.offset + op.limit]
+        out = [self._item(by_seq[seq], score, search=True) for seq, score in page_scored]
+        if len(out) < op.limit:
+            scoreless = [r for r in rows if r[0] not in scored_seqs]
+            out.extend(self._item(r, search=True) for r in scoreless[: op.limit - len(out)])
+        yield from self._refresh([by_seq[seq][0] for seq, _ in page_scored], op.refresh_ttl)
+        return out
+
+    def _typed_search(
+        self, op: SearchOp, query_vector: list[float] | EmbedError | None
+    ) -> Plan[SearchResults]:
+        typed = parse_namespace(op.namespace_prefix)
+        where, params = visible_scope_sql(typed.scope, typed.kind)
+        where = f"{where} AND m.status = 'active' AND {LIVE}"
+        params = [*params, _ts(self.clock())]
+        if typed.kind in EXACT_KINDS:
+            # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
+            rows = yield Sql(
+                f"SELECT {COLUMNS} FROM memories m WHERE {where} "
+                "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, m.seq",
+                params,
+            )
+            items = [
+                self._item(r, None, retrieval_mode="exact")
+                for r in rows
+                if matches_filter(self.dialect.load_json(r[4]), op.filter)
+            ]
+            return SearchResults(items, retrieval_mode="exact")
+        if not op.query:
+            rows = yield Sql(f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params)
+            rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
+            page = rows[op.offset : op.offset + op.limit]
+            return SearchResults(
+                [self._item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
+            )
+        return (yield from self._hybrid(op, typed, where, params, query_vector))
+
+    def _hybrid(
+        self,
+        op: SearchOp,
+        typed: TypedNamespace,
+        where: str,
+        params: list[Any],
+        query_vector: list[float] | EmbedError | None,
+    ) -> Plan[SearchResults]:
+        """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like."""
+        settings = self.retrieval
+        depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
+        degraded: list[str] = []
+        lexical: list[int] = []
+        vector: list[int] = []
+        terms = query_terms(op.query or "")
+        if terms:
+            try:
+                lexical = [r[0] for r in (yield self.dialect.lexical(where, params, terms, depth))]
+            except Exception as exc:  # a broken full-text index degrades, never fails
+                degraded.append(f"lexical failed: {exc!r:.200}")
+                terms_failed = True
+            else:
+                terms_failed = False
+        else:
+            terms_failed = True
+        if isinstance(query_vector, list):
+            ranked = yield from self.dialect.vector_top_k(where, params, query_vector, depth)
+            vector = [seq for seq, _ in ranked]
+        elif isinstance(query_vector, EmbedError):
+            degraded.append(f"embedder failed: {query_vector.error!r:.200}")
+        if not terms_failed and isinstance(query_vector, list):
+            mode = "hybrid"
+        elif isinstance(query_vector, list):
+            mode = "vector"
+        elif lexical:
+            mode = "lexical"
+        else:
+            mode = "like"
+            lexical = yield from self._like(where, params, terms or [op.query or ""], depth)
+        candidates = list(dict.fromkeys([*lexical, *vector]))
+        rows_by_seq: dict[int, tuple[Any, ...]] = {}
+        if candidates:
+            clause, extra = self.dialect.in_list("m.seq", candidates)
+            for r in (yield Sql(f"SELECT {COLUMNS} FROM memories m WHERE {clause}", extra)):
+                if matches_filter(self.dialect.load_json(r[4]), op.filter):
+                    rows_by_seq[r[0]] = r
+        now = self.clock()
+        half_life = settings.half_lives_days.get(typed.kind)
+        priors = {}
+        for seq, r in rows_by_seq.items():
+            when = r[12] if r[12] is not None else r[13]
+            age_days = (_ts(now) - when) / 86400.0
+            priors[str(seq)] = (freshness(age_days, half_life), float(r[10] or 0.0))
+        fused = fuse(
+            [str(s) for s in lexical if s in rows_by_seq],
+            [str(s) for s in vector if s in rows_by_seq],
+            weights={"lexical": settings.lexical_weight, "vector": settings.vector_weight},
+            rrf_k=settings.rrf_k,
+            priors=priors,
+            freshness_weight=settings.freshness_weight,
+            confidence_weight=settings.confidence_weight,
+            tiers=settings.tier_thresholds,
+        )
+        fused = [f for f in fused if f.relevance >= settings.min_relevance]
+        page = fused[op.offset : op.offset + op.limit]
+        items = [
+            self._item(
+                rows_by_seq[int(f.id)],
+                f.score,
+                retrieval_mode=mode,
+                tier=f.tier,
+                relevance=f.relevance,
+                lexical_rank=f.lexical_rank,
+                vector_rank=f.vector_rank,
+            )
+            for f in page
+        ]
+        return SearchResults(items, retrieval_mode=mode, degraded=degraded)
+
+    def _like(
+        self, where: str, params: list[Any], terms: list[str], depth: int | None
+    ) -> Plan[list[int]]:
+        """Last resort of the cascade: substring match, ranked by terms matched."""
+        terms = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:16]
+        if not terms:
+            return []
+        hits = " + ".join(
+            "(CASE WHEN instr(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)" for _ in terms
+        )
+        rows = yield Sql(
+            f"SELECT m.seq, {hits} AS hits FROM memories m WHERE {where} "
+            f"AND m.search_text IS NOT NULL ORDER BY hits DESC, m.seq",
+            [*terms, *params],
+        )
+        ranked = [r[0] for r in rows if r[1] > 0]
+        return ranked if depth is None else ranked[:depth]
+
+    # ---------------------------------------------------------------- writes
+
+    def _write(self, w: _Write) -> Plan[None]:
+        op, now = w.op, _ts(self.clock())
+        current = yield Sql(SQL_CURRENT_ROW, [w.ns, op.key])
+        old = current[0] if current else None
+        if op.value is None:
+            if old is None:
+                return
+            if w.typed is None:
+                yield Sql(SQL_DELETE, [old[0]])
+            else:
+                yield Sql(SQL_REVOKE, [now, old[0]])
+                yield Sql(SQL_DROP_VECTORS, [old[0]])
+            return
+        expires = now + op.ttl * 60.0 if op.ttl else None
+        if w.typed is None:
+            value = self.dialect.dump_json(op.value)
+            if old is not None:
+                yield Sql(SQL_UPDATE_UNTYPED, [value, now, expires, op.ttl, old[0]])
+                yield Sql(SQL_DROP_VECTORS, [old[0]])
+                seq = old[0]
+            else:
+                seq = (yield Sql(SQL_INSERT, [
+                    uuid.uuid4().hex, w.ns, op.key, value, None, None, None, None, "active",
+                    None, None, None, None, now, now, expires, op.ttl, None, None, None,
+                ]))[0][0]
+            yield from self._insert_vectors(seq, w)
+            return
+        record, typed = w.record, w.typed
+        assert record is not None
+        if old is not None and old[3] == record.content_hash and (
+            self.dialect.load_json(old[2]) == record.value
+        ):
+            yield Sql(SQL_TOUCH, [now, expires, op.ttl, old[0]])  # same value: no new version
+            return
+        new_id = uuid.uuid4().hex
+        if old is not None:
+            yield Sql(SQL_SUPERSEDE, [new_id, now, old[0]])
+            yield Sql(SQL_DROP_VECTORS, [old[0]])
+        scope = typed.scope
+        occurred = _ts(record.occurred_at) if record.occurred_at else None
+        value = record.value
+        seq = (yield Sql(SQL_INSERT, [
+            new_id, w.ns, op.key, self.dialect.dump_json(value), typed.kind, scope.tenant_id,
+            scope.user_id, scope.agent_id, initial_status(typed.kind, scope), record.confidence,
+            record.content_hash, record.search_text, occurred, now, now, expires, op.ttl,
+            value.get("source_run_id"), value.get("source_turn"), None,
+        ]))[0][0]
+        yield from self._insert_vectors(seq, w)
+
+    def _insert_vectors(self, seq: int, w: _Write) -> Plan[None]:
+        if not w.texts or not w.vectors:
+            return
+        enc = self.dialect.encode_vector
+        yield Sql(
+            SQL_INSERT_VECTOR,
+            many=[[seq, field, enc(vec)] for (field, _), vec in zip(w.texts, w.vectors, strict=True)],
+        )
+
+
+def _matches(match_type: str, path: tuple[str, ...], ns: tuple[str, ...]) -> bool:
+    if len(ns) < len(path):
+        return False
+    pairs = zip(ns, path, strict=False) if match_type == "prefix" else zip(
+        reversed(ns), reversed(path), strict=False
+    )
+    return all(p == "*" or n == p for n, p in pairs)
+
+
+__all__ += ["visible_scope_sql", "parse_scope"]

@@ -1,0 +1,269 @@
+"""Production: Postgres with pgvector through psycopg 3 (a connection or a psycopg_pool pool).
+
+Connections must be in autocommit mode: the engine opens its own transaction around a batch's
+writes. The async class drives the same engine over `psycopg.AsyncConnection` or
+`psycopg_pool.AsyncConnectionPool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
+
+from langgraph_typed_memory.config import RetrievalConfig
+from langgraph_typed_memory.errors import ConfigurationError
+from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.postgres_sql import PostgresDialect
+from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
+
+try:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "The Postgres stores need the 'postgres' extra: "
+        "pip install 'langgraph-typed-memory[postgres]'"
+    ) from exc
+
+__all__ = ["PostgresMemoryStore", "AsyncPostgresMemoryStore"]
+
+
+@lru_cache(maxsize=512)
+def to_psycopg(text: str) -> str:
+    """The engine writes `?` placeholders; psycopg wants `%s` (and `%%` for a literal %)."""
+    return text.replace("%", "%%").replace("?", "%s")
+
+
+def _statement(req: Sql | Begin | Commit) -> str:
+    if isinstance(req, Begin):
+        return "BEGIN"
+    if isinstance(req, Commit):
+        return "COMMIT"
+    return to_psycopg(req.text)
+
+
+def _check_autocommit(conn: Any) -> None:
+    if not conn.autocommit:
+        raise ConfigurationError(
+            "The Postgres memory store needs autocommit connections: "
+            "psycopg.connect(url, autocommit=True), or a pool with kwargs={'autocommit': True}."
+        )
+
+
+class PostgresMemoryStore(MemoryStoreBase):
+    """Typed memory on Postgres + pgvector: a drop-in LangGraph `BaseStore`.
+
+    Args:
+        conn: A `psycopg.Connection` (autocommit) or a `psycopg_pool.ConnectionPool`.
+        index: LangGraph's `IndexConfig` (`dims`, `embed`, `fields`); None: lexical-only.
+        ttl: LangGraph's `TTLConfig`.
+        retrieval: How semantic discovery ranks (see `RetrievalConfig`).
+        clock: Returns the current time (inject one in tests).
+
+    Example:
+        ```python
+        with PostgresMemoryStore.from_conn_string("postgresql://localhost/app") as store:
+            store.setup()
+            store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": "terse"})
+        ```
+    """
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any] | ConnectionPool[Any],
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__(
+            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock
+        )
+        self.conn = conn
+        self._lock = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pool_size: int | None = None,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> Iterator[PostgresMemoryStore]:
+        """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
+        if pool_size:
+            with ConnectionPool(
+                conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
+                open=True,
+            ) as pool:
+                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+        else:
+            with psycopg.connect(conn_string, autocommit=True) as conn:
+                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn:
+                _check_autocommit(conn)
+                yield conn
+        else:
+            with self._lock:
+                _check_autocommit(self.conn)
+                yield self.conn
+
+    def _run(self, plan: Any) -> Any:
+        with self._connection() as conn:
+
+            def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
+                with conn.cursor() as cur:
+                    if isinstance(req, Sql) and req.many is not None:
+                        cur.executemany(_statement(req), req.many)
+                        return []
+                    cur.execute(_statement(req), req.params if isinstance(req, Sql) else ())
+                    return cur.fetchall() if cur.description else []
+
+            def rollback() -> None:
+                conn.execute("ROLLBACK")
+
+            return drive_sync(plan, execute, self.embeddings, rollback)
+
+    def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
+        self._run(self._engine.setup())
+
+    def sweep_ttl(self) -> int:
+        """Delete items whose TTL has passed; returns how many were deleted."""
+        return int(self._run(self._engine.sweep_ttl()))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations (reads first, then writes in one transaction)."""
+        return list(self._run(self._engine.run(ops)))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations in a worker thread (use the async class for native async)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+
+class AsyncPostgresMemoryStore(MemoryStoreBase):
+    """Typed memory on Postgres with psycopg's async connection or pool.
+
+    The sync methods work from other threads while the store's event loop runs (as with
+    LangGraph's `AsyncPostgresStore`); calling them on the loop's own thread is an error.
+
+    Example:
+        ```python
+        async with AsyncPostgresMemoryStore.from_conn_string(url) as store:
+            await store.setup()
+            await store.aput(("notes",), "n1", {"text": "hello"})
+        ```
+    """
+
+    def __init__(
+        self,
+        conn: psycopg.AsyncConnection[Any] | AsyncConnectionPool[Any],
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__(
+            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock
+        )
+        self.conn = conn
+        self.loop = asyncio.get_running_loop()
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pool_size: int | None = None,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> AsyncIterator[AsyncPostgresMemoryStore]:
+        """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
+        if pool_size:
+            async with AsyncConnectionPool(
+                conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
+                open=False,
+            ) as pool:
+                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+        else:
+            async with await psycopg.AsyncConnection.connect(
+                conn_string, autocommit=True
+            ) as conn:
+                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+
+    async def _arun(self, plan: Any) -> Any:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn:
+                return await self._drive(conn, plan)
+        async with self._lock:
+            return await self._drive(self.conn, plan)
+
+    async def _drive(self, conn: psycopg.AsyncConnection[Any], plan: Any) -> Any:
+        _check_autocommit(conn)
+
+        async def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
+            async with conn.cursor() as cur:
+                if isinstance(req, Sql) and req.many is not None:
+                    await cur.executemany(_statement(req), req.many)
+                    return []
+                await cur.execute(_statement(req), req.params if isinstance(req, Sql) else ())
+                return await cur.fetchall() if cur.description else []
+
+        async def rollback() -> None:
+            await conn.execute("ROLLBACK")
+
+        return await drive_async(plan, execute, self.embeddings, rollback)
+
+    async def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
+        await self._arun(self._engine.setup())
+
+    async def sweep_ttl(self) -> int:
+        """Delete items whose TTL has passed; returns how many were deleted."""
+        return int(await self._arun(self._engine.sweep_ttl()))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations (reads first, then writes in one transaction).
+
+        Called from another event loop than the store's, the work is handed to the store's
+        loop (the connection belongs to it) and awaited without blocking the caller's loop.
+        """
+        plan = self._engine.run(list(ops))
+        if asyncio.get_running_loop() is not self.loop:
+            future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
+            return list(await asyncio.wrap_future(future))
+        return list(await self._arun(plan))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run `abatch` on the store's event loop from another thread."""
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncPostgresMemoryStore are only allowed from a "
+                    "different thread than the store's event loop; use the a* methods "
+                    "(aget, asearch, aput...) inside async code."
+                )
+        except RuntimeError:
+            pass
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self.loop).result()

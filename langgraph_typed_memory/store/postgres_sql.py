@@ -1,0 +1,156 @@
+"""Postgres dialect: schema migrations and the statements that differ from SQLite.
+
+Lexical search is Postgres full-text search (`english` configuration, `ts_rank_cd`) over a
+stored generated `tsvector` with a GIN index. Vectors are pgvector columns ranked by an exact
+scan after the SQL scope filter, so a scope filter can never starve the top-k the way a
+post-filtered approximate index can (docs/backends.md has the measurements).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph_typed_memory.store.protocol import Plan, Sql
+
+
+def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    base: tuple[tuple[str, tuple[str, ...]], ...] = (
+        (
+            "0001_memories",
+            (
+                """CREATE TABLE memories (
+                    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    ns TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    value JSONB NOT NULL,
+                    kind TEXT,
+                    tenant_id TEXT,
+                    user_id TEXT,
+                    agent_id TEXT,
+                    status TEXT NOT NULL DEFAULT 'active',
+                    confidence DOUBLE PRECISION,
+                    content_hash TEXT,
+                    superseded_by TEXT,
+                    search_text TEXT,
+                    search_tsv TSVECTOR GENERATED ALWAYS AS
+                        (to_tsvector('english', coalesce(search_text, ''))) STORED,
+                    occurred_at DOUBLE PRECISION,
+                    created_at DOUBLE PRECISION NOT NULL,
+                    updated_at DOUBLE PRECISION NOT NULL,
+                    expires_at DOUBLE PRECISION,
+                    ttl_minutes DOUBLE PRECISION,
+                    source_run_id TEXT,
+                    source_turn INTEGER,
+                    policy_version TEXT,
+                    last_accessed_at DOUBLE PRECISION,
+                    access_count INTEGER NOT NULL DEFAULT 0
+                )""",
+                """CREATE UNIQUE INDEX memories_current ON memories (ns, key)
+                    WHERE status NOT IN ('superseded', 'revoked')""",
+                "CREATE INDEX memories_ns ON memories (ns text_pattern_ops)",
+                """CREATE INDEX memories_scope
+                    ON memories (tenant_id, kind, status, user_id, agent_id)""",
+                "CREATE INDEX memories_hash ON memories (content_hash, tenant_id)",
+                """CREATE INDEX memories_expires ON memories (expires_at)
+                    WHERE expires_at IS NOT NULL""",
+                "CREATE INDEX memories_fts ON memories USING GIN (search_tsv)",
+                "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            ),
+        ),
+    )
+    if dims is None:
+        return base
+    return base + (
+        (
+            "0002_vectors",
+            (
+                "CREATE EXTENSION IF NOT EXISTS vector",
+                f"""CREATE TABLE memory_vectors (
+                    seq BIGINT NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    embedding vector({int(dims)}) NOT NULL,
+                    PRIMARY KEY (seq, field)
+                )""",
+            ),
+        ),
+    )
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{float(x):.8g}" for x in vector) + "]"
+
+
+class PostgresDialect:
+    """The Postgres flavour of the statements the engine needs."""
+
+    name = "postgres"
+
+    def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return _migrations(dims)
+
+    def lock_migrations(self) -> Sql | None:
+        return Sql("SELECT pg_advisory_xact_lock(7305924117)")
+
+    def dump_json(self, value: Any) -> Any:
+        from psycopg.types.json import Jsonb
+
+        return Jsonb(value)
+
+    def load_json(self, value: Any) -> Any:
+        return value
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    def encode_vector(self, vector: Sequence[float]) -> Any:
+        return _vector_literal(vector)
+
+    def lexical(self, where: str, params: Sequence[Any], terms: list[str], depth: int | None) -> Sql:
+        query = " | ".join(f"'{t}'" for t in dict.fromkeys(terms))
+        return Sql(
+            (
+                "SELECT m.seq, ts_rank_cd(m.search_tsv, tq) AS score "
+                "FROM memories m, to_tsquery('english', ?) tq "
+                f"WHERE m.search_tsv @@ tq AND {where} ORDER BY score DESC, m.seq"
+                + (" LIMIT ?" if depth is not None else "")
+            ),
+            [query, *params, *([depth] if depth is not None else [])],
+        )
+
+    def vector_top_k(
+        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]:
+        literal = _vector_literal(query)
+        rows = yield Sql(
+            (
+                "SELECT v.seq, 1 - (v.embedding <=> ?::vector) AS sim "
+                "FROM memory_vectors v JOIN memories m ON m.seq = v.seq "
+                f"WHERE {where} ORDER BY v.embedding <=> ?::vector"
+                + (" LIMIT ?" if depth is not None else "")
+            ),
+            [literal, *params, literal, *([depth] if depth is not None else [])],
+        )
+        return _max_pool(rows)
+
+    def vector_scores(
+        self, seqs: Sequence[int], query: Sequence[float]
+    ) -> Plan[list[tuple[int, float]]]:
+        rows = yield Sql(
+            (
+                "SELECT seq, 1 - (embedding <=> ?::vector) AS sim FROM memory_vectors "
+                "WHERE seq = ANY(?) ORDER BY sim DESC"
+            ),
+            [_vector_literal(query), list(seqs)],
+        )
+        return _max_pool(rows)
+
+
+def _max_pool(rows: list[tuple[Any, ...]]) -> list[tuple[int, float]]:
+    best: dict[int, float] = {}
+    for seq, sim in rows:
+        sim = 0.0 if sim is None or sim != sim else float(sim)  # NaN for zero vectors
+        if sim > best.get(seq, -2.0):
+            best[seq] = sim
+    return sorted(best.items(), key=lambda x: -x[1])

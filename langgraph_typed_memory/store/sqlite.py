@@ -1,0 +1,164 @@
+"""The embedded default: SQLite through the standard library's `sqlite3`.
+
+One connection per store, WAL journal for files, writers serialized with `BEGIN IMMEDIATE`
+and a busy timeout. The async class runs the same code in a worker thread, so it never blocks
+the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
+
+from langgraph_typed_memory.config import RetrievalConfig
+from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_sync
+from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+
+__all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
+
+
+def connect_sqlite(path: str) -> sqlite3.Connection:
+    """Open a connection configured for the store (autocommit, WAL, foreign keys)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 10000")
+    if path != ":memory:" and not path.startswith("file::memory:"):
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+class SqliteMemoryStore(MemoryStoreBase):
+    """Typed memory on SQLite: a drop-in LangGraph `BaseStore`.
+
+    Args:
+        conn: A `sqlite3.Connection` (use `connect_sqlite` or `from_conn_string`).
+        index: LangGraph's `IndexConfig` (`dims`, `embed`, `fields`); None: lexical-only.
+        ttl: LangGraph's `TTLConfig`.
+        retrieval: How semantic discovery ranks (see `RetrievalConfig`).
+        clock: Returns the current time (inject one in tests).
+
+    Example:
+        >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+        ...     store.setup()
+        ...     ns = ("tenant:acme", "user:alice", "preference")
+        ...     store.put(ns, "output_format", {"value": "json"})
+        ...     print(store.get(ns, "output_format").value["value"])
+        json
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__(SqliteDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+        self.conn = conn
+        self._lock = threading.RLock()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> Iterator[SqliteMemoryStore]:
+        """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
+        conn = connect_sqlite(conn_string)
+        try:
+            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+        finally:
+            conn.close()
+
+    def _execute(self, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
+        if isinstance(req, Begin):
+            self.conn.execute("BEGIN IMMEDIATE")
+            return []
+        if isinstance(req, Commit):
+            self.conn.execute("COMMIT")
+            return []
+        if req.many is not None:
+            self.conn.executemany(req.text, req.many)
+            return []
+        return self.conn.execute(req.text, req.params).fetchall()
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def _run(self, plan: Any) -> Any:
+        with self._lock:
+            return drive_sync(plan, self._execute, self.embeddings, self._rollback)
+
+    def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
+        self._run(self._engine.setup())
+
+    def sweep_ttl(self) -> int:
+        """Delete items whose TTL has passed; returns how many were deleted."""
+        return int(self._run(self._engine.sweep_ttl()))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations (reads first, then writes in one transaction)."""
+        return list(self._run(self._engine.run(ops)))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations in a worker thread."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+
+class AsyncSqliteMemoryStore(SqliteMemoryStore):
+    """The async SQLite store: the same engine, run in a worker thread per call.
+
+    Example:
+        >>> import asyncio
+        >>> async def main():
+        ...     async with AsyncSqliteMemoryStore.from_conn_string(":memory:") as store:
+        ...         await store.setup()
+        ...         await store.aput(("notes",), "n1", {"text": "hello"})
+        ...         return (await store.aget(("notes",), "n1")).value
+        >>> asyncio.run(main())
+        {'text': 'hello'}
+    """
+
+    @classmethod
+    @asynccontextmanager  # type: ignore[override]
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> AsyncIterator[AsyncSqliteMemoryStore]:
+        """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
+        conn = await asyncio.to_thread(connect_sqlite, conn_string)
+        try:
+            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+        finally:
+            await asyncio.to_thread(conn.close)
+
+    async def setup(self) -> None:  # type: ignore[override]
+        """Create or migrate the schema without blocking the event loop."""
+        await asyncio.to_thread(SqliteMemoryStore.setup, self)
+
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
+        """Delete items whose TTL has passed, off the event loop."""
+        return await asyncio.to_thread(SqliteMemoryStore.sweep_ttl, self)

@@ -1,0 +1,155 @@
+"""SQLite dialect: schema migrations and the statements that differ from Postgres.
+
+Lexical search is FTS5 with the porter tokenizer (BM25). Vectors are float32 BLOBs ranked with
+numpy after the SQL scope filter: the stdlib `sqlite3` of many Pythons cannot load extensions
+such as sqlite-vec, and an exact scan keeps results exact (docs/backends.md has the figures).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from langgraph_typed_memory.scoring import cosine_scores
+from langgraph_typed_memory.store.protocol import Plan, Sql
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "0001_memories",
+        (
+            """CREATE TABLE memories (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                ns TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                kind TEXT,
+                tenant_id TEXT,
+                user_id TEXT,
+                agent_id TEXT,
+                status TEXT NOT NULL DEFAULT 'active',
+                confidence REAL,
+                content_hash TEXT,
+                superseded_by TEXT,
+                search_text TEXT,
+                occurred_at REAL,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                expires_at REAL,
+                ttl_minutes REAL,
+                source_run_id TEXT,
+                source_turn INTEGER,
+                policy_version TEXT,
+                last_accessed_at REAL,
+                access_count INTEGER NOT NULL DEFAULT 0
+            )""",
+            """CREATE UNIQUE INDEX memories_current ON memories (ns, key)
+                WHERE status NOT IN ('superseded', 'revoked')""",
+            "CREATE INDEX memories_ns ON memories (ns)",
+            "CREATE INDEX memories_scope ON memories (tenant_id, kind, status, user_id, agent_id)",
+            "CREATE INDEX memories_hash ON memories (content_hash, tenant_id)",
+            """CREATE INDEX memories_expires ON memories (expires_at)
+                WHERE expires_at IS NOT NULL""",
+            """CREATE VIRTUAL TABLE memory_fts USING fts5(
+                search_text, content='memories', content_rowid='seq',
+                tokenize='porter unicode61')""",
+            """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+                WHEN new.search_text IS NOT NULL BEGIN
+                INSERT INTO memory_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+            END""",
+            """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+                WHEN old.search_text IS NOT NULL BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, search_text)
+                VALUES ('delete', old.seq, old.search_text);
+            END""",
+            """CREATE TRIGGER memories_fts_update AFTER UPDATE OF search_text ON memories BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, search_text)
+                SELECT 'delete', old.seq, old.search_text WHERE old.search_text IS NOT NULL;
+                INSERT INTO memory_fts (rowid, search_text)
+                SELECT new.seq, new.search_text WHERE new.search_text IS NOT NULL;
+            END""",
+            """CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+        ),
+    ),
+    (
+        "0002_vectors",
+        (
+            """CREATE TABLE memory_vectors (
+                seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+                field TEXT NOT NULL,
+                embedding BLOB NOT NULL,
+                PRIMARY KEY (seq, field)
+            )""",
+        ),
+    ),
+)
+
+
+class SqliteDialect:
+    """The SQLite flavour of the statements the engine needs."""
+
+    name = "sqlite"
+
+    def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return MIGRATIONS
+
+    def lock_migrations(self) -> Sql | None:
+        return None  # BEGIN IMMEDIATE already serializes writers
+
+    def dump_json(self, value: Any) -> Any:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def load_json(self, value: Any) -> Any:
+        return json.loads(value)
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
+
+    def encode_vector(self, vector: Sequence[float]) -> Any:
+        return np.asarray(vector, dtype=np.float32).tobytes()
+
+    def lexical(self, where: str, params: Sequence[Any], terms: list[str], depth: int | None) -> Sql:
+        match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
+        return Sql(
+            "SELECT m.seq, -bm25(memory_fts) AS score FROM memory_fts "
+            "JOIN memories m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts)"
+            + (" LIMIT ?" if depth is not None else ""),
+            [match, *params, *([depth] if depth is not None else [])],
+        )
+
+    def vector_top_k(
+        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]:
+        rows = yield Sql(
+            "SELECT v.seq, v.embedding FROM memory_vectors v JOIN memories m ON m.seq = v.seq "
+            f"WHERE {where}",
+            list(params),
+        )
+        return _rank(rows, query, depth)
+
+    def vector_scores(
+        self, seqs: Sequence[int], query: Sequence[float]
+    ) -> Plan[list[tuple[int, float]]]:
+        clause, params = self.in_list("seq", seqs)
+        rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
+        return _rank(rows, query, None)
+
+
+def _rank(
+    rows: list[tuple[Any, ...]], query: Sequence[float], depth: int | None
+) -> list[tuple[int, float]]:
+    """Max-pool cosine scores per record; best first."""
+    if not rows:
+        return []
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    scores = cosine_scores(query, matrix)
+    best: dict[int, float] = {}
+    for (seq, _), score in zip(rows, scores.tolist(), strict=True):
+        if score > best.get(seq, -2.0):
+            best[seq] = score
+    ranked = sorted(best.items(), key=lambda x: -x[1])
+    return ranked if depth is None else ranked[:depth]
