@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, TTLConfig
@@ -48,8 +48,11 @@ class RetrievalConfig(TypedDict, total=False):
 
     candidate_depth: int
     """How many candidates each retriever (lexical, vector) returns before fusion. Default 50."""
+    fusion: Literal["rsf", "rrf"]
+    """How the two lists combine: relative score fusion (min-max scores) or reciprocal rank
+    fusion. Default "rsf"."""
     rrf_k: float
-    """The reciprocal-rank-fusion constant k in w / (k + rank). Default 60."""
+    """The reciprocal-rank-fusion constant k in k / (k + rank), for fusion="rrf". Default 60."""
     lexical_weight: float
     """Weight of the BM25 list in the fusion. Default 1.0."""
     vector_weight: float
@@ -71,6 +74,7 @@ class RetrievalSettings:
     """Validated `RetrievalConfig` with defaults filled."""
 
     candidate_depth: int = 50
+    fusion: Literal["rsf", "rrf"] = "rsf"
     rrf_k: float = 60.0
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
@@ -110,6 +114,12 @@ def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> R
                 f"retrieval config candidate_depth={depth!r}: use an int in [1, 10000]."
             )
         out["candidate_depth"] = depth
+    if "fusion" in config:
+        if config["fusion"] not in ("rsf", "rrf"):
+            raise ConfigurationError(
+                f"retrieval config fusion={config['fusion']!r}: use 'rsf' or 'rrf'."
+            )
+        out["fusion"] = config["fusion"]
     if "rrf_k" in config:
         k = config["rrf_k"]
         if not isinstance(k, (int, float)) or isinstance(k, bool) or not 0 <= k <= 10_000:

@@ -159,47 +159,62 @@ def tier_of(relevance: float, high: float, standard: float) -> Tier:
     return "standard" if relevance >= standard else "low"
 
 
+def _normalized(hits: Sequence[tuple[str, float]], method: str, rrf_k: float) -> dict[str, float]:
+    """Per-list scores in [0, 1]: min-max of the raw scores (rsf) or of reciprocal ranks (rrf)."""
+    if method == "rrf":
+        return {ident: (rrf_k + 1) / (rrf_k + rank + 1) for rank, (ident, _) in enumerate(hits)}
+    scores = [score for _, score in hits]
+    low, high = min(scores), max(scores)
+    span = high - low
+    return {ident: (score - low) / span if span > 0 else 1.0 for ident, score in hits}
+
+
 def fuse(
-    lexical: Sequence[str],
-    vector: Sequence[str],
+    lexical: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
     *,
     weights: Mapping[str, float],
-    rrf_k: float,
+    method: Literal["rsf", "rrf"] = "rsf",
+    rrf_k: float = 60.0,
     priors: Mapping[str, tuple[float, float]],
     freshness_weight: float,
     confidence_weight: float,
     tiers: tuple[float, float],
 ) -> list[Ranked]:
-    """Weighted reciprocal-rank fusion of two ranked id lists, then prior weighting.
+    """Fuse two ranked (id, score) lists, then weight by freshness and confidence.
 
-    `priors[id] = (freshness, confidence)`, both in [0, 1]. Relevance is the fused score
-    divided by the best score possible (first in every list that ran), so it lies in [0, 1]
-    whatever the weights. The final score multiplies relevance by
-    ``(1 - w_f + w_f * freshness) * (1 - w_c + w_c * confidence)``.
+    Each list that ran is normalized to [0, 1]: relative score fusion (``rsf``, min-max of
+    the raw scores, so a far-ahead BM25 match keeps its lead) or reciprocal rank fusion
+    (``rrf``, k / (k + rank), ranks only). Relevance is the weighted mean over the lists that
+    ran, in [0, 1]. The final score multiplies relevance by
+    ``(1 - w_f + w_f * freshness) * (1 - w_c + w_c * confidence)``, with
+    ``priors[id] = (freshness, confidence)``.
 
     Example:
-        >>> r = fuse(["a", "b"], ["b", "c"], weights={"lexical": 1, "vector": 1}, rrf_k=60,
-        ...          priors={}, freshness_weight=0, confidence_weight=0, tiers=(0.6, 0.3))
-        >>> [x.id for x in r]
-        ['b', 'a', 'c']
+        >>> r = fuse([("a", 9.0), ("b", 1.0)], [("b", 0.9), ("c", 0.1)],
+        ...          weights={"lexical": 1, "vector": 1}, priors={}, freshness_weight=0,
+        ...          confidence_weight=0, tiers=(0.6, 0.3))
+        >>> [(x.id, round(x.relevance, 2), x.tier) for x in r]
+        [('a', 0.5, 'standard'), ('b', 0.5, 'standard'), ('c', 0.0, 'low')]
     """
     lists = {"lexical": lexical, "vector": vector}
-    ran = [name for name, ids in lists.items() if ids]
-    best = sum(weights[name] / (rrf_k + 1) for name in ran) or 1.0
-    raw: dict[str, float] = {}
+    ran = [name for name, hits in lists.items() if hits and weights[name] > 0]
+    total = sum(weights[name] for name in ran) or 1.0
+    relevance: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {"lexical": {}, "vector": {}}
+    for name, hits in lists.items():
+        for rank, (ident, _) in enumerate(hits):
+            ranks[name].setdefault(ident, rank + 1)
+            relevance.setdefault(ident, 0.0)
     for name in ran:
-        for rank, ident in enumerate(lists[name]):
-            if ident in ranks[name]:
-                continue
-            ranks[name][ident] = rank + 1
-            raw[ident] = raw.get(ident, 0.0) + weights[name] / (rrf_k + rank + 1)
+        for ident, norm in _normalized(lists[name], method, rrf_k).items():
+            relevance[ident] += weights[name] * norm / total
     out = []
-    for ident, value in raw.items():
-        relevance = min(value / best, 1.0)
+    for ident, rel in relevance.items():
+        rel = min(max(rel, 0.0), 1.0)
         fresh, conf = priors.get(ident, (1.0, 1.0))
         score = (
-            relevance
+            rel
             * (1 - freshness_weight + freshness_weight * fresh)
             * (1 - confidence_weight + confidence_weight * conf)
         )
@@ -207,13 +222,13 @@ def fuse(
             Ranked(
                 id=ident,
                 score=score,
-                relevance=relevance,
-                tier=tier_of(relevance, *tiers),
+                relevance=rel,
+                tier=tier_of(rel, *tiers),
                 lexical_rank=ranks["lexical"].get(ident),
                 vector_rank=ranks["vector"].get(ident),
             )
         )
-    out.sort(key=lambda r: (-r.score, r.id))
+    out.sort(key=lambda r: (-r.score, r.lexical_rank or 10**9, r.vector_rank or 10**9, r.id))
     return out
 
 

@@ -98,6 +98,17 @@ class _LoopThread:
 StoreFactory = Callable[..., BaseStore]
 
 
+def call_maintenance(store: BaseStore, method: str) -> Any:
+    """Call a store method that is sync on sync classes and a coroutine on async ones."""
+    result = getattr(store, method)()
+    if not asyncio.iscoroutine(result):
+        return result
+    loop = getattr(store, "loop", None)
+    if loop is not None:
+        return asyncio.run_coroutine_threadsafe(result, loop).result()
+    return asyncio.run(result)
+
+
 @pytest.fixture(params=ALL_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -62,3 +62,10 @@ class FailingEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         raise RuntimeError("embedding service unavailable")
+
+
+class QueryFailingEmbeddings(HashEmbeddings):
+    """Indexes documents fine, then fails on every query (an outage after writes)."""
+
+    def embed_query(self, text: str) -> list[float]:
+        raise TimeoutError("embedding service timed out")

@@ -18,7 +18,8 @@ from langgraph_typed_memory.config import (
     normalize_retrieval,
     normalize_ttl,
 )
-from langgraph_typed_memory.store.engine import Dialect, Engine
+from langgraph_typed_memory.results import MemoryItem
+from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
 
 __all__ = ["MemoryStoreBase", "utc_now"]
 
@@ -54,3 +55,22 @@ class MemoryStoreBase(BaseStore):
             ttl=normalize_ttl(ttl),
             clock=clock or utc_now,
         )
+
+    def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
+        """Every version of a typed record, newest first, superseded and revoked included.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     ns = ("tenant:acme", "user:alice", "preference")
+            ...     store.put(ns, "tone", {"value": "formal"})
+            ...     store.put(ns, "tone", {"value": "terse"})
+            ...     [(v.value["value"], v.status) for v in store.history(ns, "tone")]
+            [('terse', 'active'), ('formal', 'superseded')]
+        """
+        return self.batch([HistoryOp(namespace, key)])[0]  # type: ignore[list-item,return-value]
+
+    async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
+        """Async `history`."""
+        return (await self.abatch([HistoryOp(namespace, key)]))[0]  # type: ignore[list-item,return-value]

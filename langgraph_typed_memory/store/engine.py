@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from langgraph.store.base import (
     GetOp,
@@ -56,7 +56,7 @@ from langgraph_typed_memory.scoring import (
 )
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
 
-__all__ = ["Engine", "Dialect"]
+__all__ = ["Engine", "Dialect", "HistoryOp"]
 
 MAX_LIMIT = 10_000
 MAX_KEY_CHARS = 1024
@@ -73,6 +73,7 @@ CURRENT = "status NOT IN ('superseded', 'revoked')"
 LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
 NS_PREFIX = "(m.ns = ? OR substr(m.ns, 1, ?) = ?)"
 SQL_GET = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
+SQL_HISTORY = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? ORDER BY m.seq DESC"
 SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
 SQL_REFRESH_TTL = (
     "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "
@@ -107,10 +108,19 @@ SQL_META_GET = "SELECT value FROM memory_meta WHERE key = ?"
 SQL_META_SET = "INSERT INTO memory_meta (key, value) VALUES (?, ?)"
 
 
+class HistoryOp(NamedTuple):
+    """Every version of a typed record, newest first (D5 history mode)."""
+
+    namespace: tuple[str, ...]
+    key: str
+
+
 class Dialect(Protocol):
     """What differs between backends; everything else is shared SQL written with `?`."""
 
     name: str
+    position_fn: str
+    """SQL function (text, substring) -> 1-based position or 0."""
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
     def lock_migrations(self) -> Sql | None: ...
@@ -120,7 +130,7 @@ class Dialect(Protocol):
     def encode_vector(self, vector: Sequence[float]) -> Any: ...
     def lexical(
         self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
-    ) -> Sql: ...
+    ) -> Plan[list[tuple[int, float]]]: ...
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
     ) -> Plan[list[tuple[int, float]]]: ...
@@ -311,6 +321,9 @@ class Engine:
                 results.append((yield from self._search(op, query_vectors.get(op.query or ""))))
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(op)))
+            elif isinstance(op, HistoryOp):
+                rows = yield Sql(SQL_HISTORY, [".".join(op.namespace), op.key])
+                results.append([self._item(r) for r in rows])
             else:
                 results.append(None)
         if writes:
@@ -355,6 +368,9 @@ class Engine:
                 not isinstance(op.max_depth, int) or op.max_depth < 1
             ):
                 raise InvalidQuery(f"max_depth={op.max_depth!r} must be a positive int.")
+        elif isinstance(op, HistoryOp):
+            _check_key(op.key, parse_namespace(_check_namespace(op.namespace, "namespace"))
+                       .namespace())
         elif isinstance(op, PutOp):
             ns = _check_namespace(op.namespace, "namespace")
             if not ns:
@@ -571,25 +587,21 @@ class Engine:
         settings = self.retrieval
         depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
         degraded: list[str] = []
-        lexical: list[int] = []
-        vector: list[int] = []
+        lexical: list[tuple[int, float]] = []
+        vector: list[tuple[int, float]] = []
         terms = query_terms(op.query or "")
+        lexical_ran = False
         if terms:
             try:
-                lexical = [r[0] for r in (yield self.dialect.lexical(where, params, terms, depth))]
+                lexical = yield from self.dialect.lexical(where, params, terms, depth)
+                lexical_ran = True
             except Exception as exc:  # a broken full-text index degrades, never fails
                 degraded.append(f"lexical failed: {exc!r:.200}")
-                terms_failed = True
-            else:
-                terms_failed = False
-        else:
-            terms_failed = True
         if isinstance(query_vector, list):
-            ranked = yield from self.dialect.vector_top_k(where, params, query_vector, depth)
-            vector = [seq for seq, _ in ranked]
+            vector = yield from self.dialect.vector_top_k(where, params, query_vector, depth)
         elif isinstance(query_vector, EmbedError):
             degraded.append(f"embedder failed: {query_vector.error!r:.200}")
-        if not terms_failed and isinstance(query_vector, list):
+        if lexical_ran and isinstance(query_vector, list):
             mode = "hybrid"
         elif isinstance(query_vector, list):
             mode = "vector"
@@ -598,24 +610,24 @@ class Engine:
         else:
             mode = "like"
             lexical = yield from self._like(where, params, terms or [op.query or ""], depth)
-        candidates = list(dict.fromkeys([*lexical, *vector]))
+        candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
         rows_by_seq: dict[int, tuple[Any, ...]] = {}
         if candidates:
             clause, extra = self.dialect.in_list("m.seq", candidates)
             for r in (yield Sql(f"SELECT {COLUMNS} FROM memories m WHERE {clause}", extra)):
                 if matches_filter(self.dialect.load_json(r[4]), op.filter):
                     rows_by_seq[r[0]] = r
-        now = self.clock()
+        now = _ts(self.clock())
         half_life = settings.half_lives_days.get(typed.kind)
         priors = {}
         for seq, r in rows_by_seq.items():
-            when = r[12] if r[12] is not None else r[13]
-            age_days = (_ts(now) - when) / 86400.0
+            age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
             priors[str(seq)] = (freshness(age_days, half_life), float(r[10] or 0.0))
         fused = fuse(
-            [str(s) for s in lexical if s in rows_by_seq],
-            [str(s) for s in vector if s in rows_by_seq],
+            [(str(s), score) for s, score in lexical if s in rows_by_seq],
+            [(str(s), score) for s, score in vector if s in rows_by_seq],
             weights={"lexical": settings.lexical_weight, "vector": settings.vector_weight},
+            method=settings.fusion,
             rrf_k=settings.rrf_k,
             priors=priors,
             freshness_weight=settings.freshness_weight,
@@ -640,20 +652,21 @@ class Engine:
 
     def _like(
         self, where: str, params: list[Any], terms: list[str], depth: int | None
-    ) -> Plan[list[int]]:
+    ) -> Plan[list[tuple[int, float]]]:
         """Last resort of the cascade: substring match, ranked by terms matched."""
         terms = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:16]
         if not terms:
             return []
         hits = " + ".join(
-            "(CASE WHEN instr(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)" for _ in terms
+            f"(CASE WHEN {self.dialect.position_fn}(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)"
+            for _ in terms
         )
         rows = yield Sql(
             f"SELECT m.seq, {hits} AS hits FROM memories m WHERE {where} "
             f"AND m.search_text IS NOT NULL ORDER BY hits DESC, m.seq",
             [*terms, *params],
         )
-        ranked = [r[0] for r in rows if r[1] > 0]
+        ranked = [(r[0], float(r[1])) for r in rows if r[1] > 0]
         return ranked if depth is None else ranked[:depth]
 
     # ---------------------------------------------------------------- writes

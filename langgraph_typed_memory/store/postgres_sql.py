@@ -8,6 +8,7 @@ post-filtered approximate index can (docs/backends.md has the measurements).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,16 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     )
 
 
+def idf(total: int, df: int) -> float:
+    """BM25's inverse document frequency (never negative).
+
+    Example:
+        >>> round(idf(100, 1), 2), round(idf(100, 100), 3)
+        (4.21, 0.005)
+    """
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
 def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{float(x):.8g}" for x in vector) + "]"
 
@@ -85,6 +96,7 @@ def _vector_literal(vector: Sequence[float]) -> str:
 class PostgresDialect:
     """The Postgres flavour of the statements the engine needs."""
 
+    position_fn = "strpos"
     name = "postgres"
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -107,17 +119,49 @@ class PostgresDialect:
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return _vector_literal(vector)
 
-    def lexical(self, where: str, params: Sequence[Any], terms: list[str], depth: int | None) -> Sql:
-        query = " | ".join(f"'{t}'" for t in dict.fromkeys(terms))
-        return Sql(
-            (
-                "SELECT m.seq, ts_rank_cd(m.search_tsv, tq) AS score "
-                "FROM memories m, to_tsquery('english', ?) tq "
-                f"WHERE m.search_tsv @@ tq AND {where} ORDER BY score DESC, m.seq"
-                + (" LIMIT ?" if depth is not None else "")
-            ),
-            [query, *params, *([depth] if depth is not None else [])],
+    def lexical(
+        self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]:
+        """BM25-style ranking on Postgres full-text search.
+
+        `ts_rank_cd` has no inverse document frequency, so a rare exact term (an error code,
+        a name) would rank no higher than a common word. First count, per query term, the
+        in-scope rows that match it (GIN index), then score each match as the sum of the
+        IDFs of the terms it contains, with `ts_rank_cd` as a tie-breaker.
+        """
+        unique = list(dict.fromkeys(terms))
+        quoted = [f"'{t}'" for t in unique]
+        counts = ", ".join(
+            f"(SELECT count(*) FROM memories m WHERE m.search_tsv @@ "
+            f"to_tsquery('english', ?) AND {where})"
+            for _ in quoted
         )
+        row = (yield Sql(
+            f"SELECT (SELECT count(*) FROM memories m WHERE m.search_text IS NOT NULL "
+            f"AND {where}), {counts}",
+            [*params, *(x for q in quoted for x in (q, *params))],
+        ))[0]
+        total, dfs = int(row[0]), [int(x) for x in row[1:]]
+        live = [(q, idf(total, df)) for q, df in zip(quoted, dfs, strict=True) if df > 0]
+        if not live:
+            return []
+        weighted = " + ".join(
+            "(CASE WHEN m.search_tsv @@ to_tsquery('english', ?) THEN ? ELSE 0 END)"
+            for _ in live
+        )
+        rows = yield Sql(
+            f"SELECT m.seq, {weighted} + 0.01 * ts_rank_cd(m.search_tsv, tq) AS score "
+            "FROM memories m, to_tsquery('english', ?) tq "
+            f"WHERE m.search_tsv @@ tq AND {where} ORDER BY score DESC, m.seq"
+            + (" LIMIT ?" if depth is not None else ""),
+            [
+                *(x for q, w in live for x in (q, w)),
+                " | ".join(q for q, _ in live),
+                *params,
+                *([depth] if depth is not None else []),
+            ],
+        )
+        return [(seq, float(score)) for seq, score in rows]
 
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None

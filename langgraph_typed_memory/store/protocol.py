@@ -88,15 +88,21 @@ def drive_sync(
 ) -> T:
     """Run a plan to completion with blocking I/O; roll back if it fails mid-transaction."""
     in_txn = False
-    answer: Any = None
     try:
+        req = plan.send(None)
         while True:
-            req = plan.send(answer)
             if isinstance(req, Embed):
-                answer = _embed_sync(embeddings, req)
-            else:
+                req = plan.send(_embed_sync(embeddings, req))
+                continue
+            try:
                 answer = execute(req)
-                in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
+            except Exception as exc:
+                if in_txn or not isinstance(req, Sql):
+                    raise
+                req = plan.throw(exc)  # a failed read: the plan may degrade
+                continue
+            in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
+            req = plan.send(answer)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
     except BaseException:
@@ -113,15 +119,21 @@ async def drive_async(
 ) -> T:
     """Run a plan to completion with awaited I/O; roll back if it fails mid-transaction."""
     in_txn = False
-    answer: Any = None
     try:
+        req = plan.send(None)
         while True:
-            req = plan.send(answer)
             if isinstance(req, Embed):
-                answer = await _embed_async(embeddings, req)
-            else:
+                req = plan.send(await _embed_async(embeddings, req))
+                continue
+            try:
                 answer = await execute(req)
-                in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
+            except Exception as exc:
+                if in_txn or not isinstance(req, Sql):
+                    raise
+                req = plan.throw(exc)  # a failed read: the plan may degrade
+                continue
+            in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
+            req = plan.send(answer)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
     except BaseException:

@@ -91,6 +91,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 class SqliteDialect:
     """The SQLite flavour of the statements the engine needs."""
 
+    position_fn = "instr"
     name = "sqlite"
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -111,15 +112,19 @@ class SqliteDialect:
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return np.asarray(vector, dtype=np.float32).tobytes()
 
-    def lexical(self, where: str, params: Sequence[Any], terms: list[str], depth: int | None) -> Sql:
+    def lexical(
+        self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]:
+        """FTS5's BM25 over the scope-filtered rows, best first."""
         match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
-        return Sql(
+        rows = yield Sql(
             "SELECT m.seq, -bm25(memory_fts) AS score FROM memory_fts "
             "JOIN memories m ON m.seq = memory_fts.rowid "
             f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts)"
             + (" LIMIT ?" if depth is not None else ""),
             [match, *params, *([depth] if depth is not None else [])],
         )
+        return [(seq, float(score)) for seq, score in rows]
 
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None

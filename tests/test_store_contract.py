@@ -1,0 +1,337 @@
+"""The contract every backend and connection mode must meet (one suite, run over all of them)."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.store.base import GetOp, PutOp, SearchOp
+
+from langgraph_typed_memory import (
+    EmbeddingDimensionMismatch,
+    EmbeddingFailed,
+    InvalidNamespace,
+    InvalidQuery,
+    InvalidRecord,
+    MemoryItem,
+    StatusNotAllowed,
+    UnknownKind,
+)
+from tests.conftest import call_maintenance, hash_index
+from tests.fake_embeddings import FailingEmbeddings, HashEmbeddings, QueryFailingEmbeddings
+
+ALICE_FACTS = ("tenant:acme", "user:alice", "fact")
+ALICE_PREFS = ("tenant:acme", "user:alice", "preference")
+
+
+def fact(content: str, subject: str = "alice", predicate: str = "note", **extra):
+    return {"subject": subject, "predicate": predicate, "content": content, **extra}
+
+
+# ------------------------------------------------------------------ untyped: LangGraph semantics
+
+
+def test_untyped_put_get_update_delete(store, clock):
+    ns = ("docs", "a")
+    store.put(ns, "k", {"text": "first", "n": 1})
+    created = store.get(ns, "k").created_at
+    clock.advance(minutes=1)
+    store.put(ns, "k", {"text": "second", "n": 2})
+    item = store.get(ns, "k")
+    assert item.value == {"text": "second", "n": 2}
+    assert item.created_at == created and item.updated_at > created
+    store.delete(ns, "k")
+    assert store.get(ns, "k") is None
+    assert store.search(ns) == []
+
+
+def test_untyped_search_filter_limit_offset(store):
+    ns = ("docs",)
+    for i in range(5):
+        store.put(ns, f"k{i}", {"text": f"doc {i}", "n": i, "meta": {"even": i % 2 == 0}})
+    assert [i.key for i in store.search(ns, filter={"n": {"$gte": 3}})] == ["k3", "k4"]
+    assert [i.key for i in store.search(ns, filter={"meta": {"even": True}})] == ["k0", "k2", "k4"]
+    assert [i.key for i in store.search(ns, limit=2, offset=1)] == ["k1", "k2"]
+    hits = store.search(ns, query="doc 3")
+    assert hits[0].key == "k3" and hits[0].score == pytest.approx(max(h.score for h in hits))
+
+
+def test_untyped_list_namespaces(store):
+    for ns in [("a", "b", "c"), ("a", "b", "d"), ("a", "x"), ("z",)]:
+        store.put(ns, "k", {"v": 1})
+    assert store.list_namespaces(prefix=("a",)) == [("a", "b", "c"), ("a", "b", "d"), ("a", "x")]
+    assert store.list_namespaces(suffix=("d",)) == [("a", "b", "d")]
+    assert store.list_namespaces(max_depth=2) == [("a", "b"), ("a", "x"), ("z",)]
+    assert store.list_namespaces(prefix=("a", "*", "c")) == [("a", "b", "c")]
+    assert store.list_namespaces(limit=1, offset=1) == [("a", "b", "d")]
+
+
+def test_ttl_expiry_refresh_and_sweep(backend_store_factory, clock):
+    store = backend_store_factory(None, clock=clock, ttl={"refresh_on_read": True})
+    ns = ("sessions",)
+    store.put(ns, "short", {"v": 1}, ttl=10)
+    store.put(ns, "forever", {"v": 2})
+    clock.advance(minutes=8)
+    assert store.get(ns, "short") is not None  # refreshes: now expires at +18
+    clock.advance(minutes=8)
+    assert store.get(ns, "short", refresh_ttl=False) is not None
+    clock.advance(minutes=3)
+    assert store.get(ns, "short") is None
+    assert [i.key for i in store.search(ns)] == ["forever"]
+    assert call_maintenance(store, "sweep_ttl") == 1
+    assert store.list_namespaces() == [("sessions",)]
+
+
+def test_batch_reads_before_writes_last_put_wins(store):
+    ns = ("b",)
+    results = store.batch(
+        [PutOp(ns, "k", {"v": 1}), GetOp(ns, "k"), PutOp(ns, "k", {"v": 2}), SearchOp(ns)]
+    )
+    assert results[1] is None and results[3] == []
+    assert store.get(ns, "k").value == {"v": 2}
+
+
+# ------------------------------------------------------------------ typed: schema and status
+
+
+def test_typed_put_validates_and_normalizes(store):
+    store.put(ALICE_FACTS, "f1", fact("Alice lives in Lyon", predicate="city"))
+    item = store.get(ALICE_FACTS, "f1")
+    assert isinstance(item, MemoryItem)
+    assert item.value["confidence"] == 0.8 and item.value["content"] == "Alice lives in Lyon"
+    assert item.memory["status"] == "active"
+    assert item.memory["scope"] == {"tenant_id": "acme", "user_id": "alice", "agent_id": None}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "value", "error", "names"),
+    [
+        (ALICE_FACTS, {"subject": "a", "predicate": "b"}, InvalidRecord, "content"),
+        (ALICE_FACTS, fact("x", confidence=1.5), InvalidRecord, "confidence"),
+        (ALICE_FACTS, fact("x", status="active"), StatusNotAllowed, "status"),
+        (ALICE_FACTS, fact("x", superseded_by="f0"), StatusNotAllowed, "superseded_by"),
+        (ALICE_FACTS, fact("x", colour="red"), InvalidRecord, "colour"),
+        (ALICE_FACTS, fact("nul\x00byte"), InvalidRecord, "NUL"),
+        (ALICE_FACTS, fact("bad \ud800 surrogate"), InvalidRecord, "surrogate"),
+        (ALICE_PREFS, {"value": 1, "confidence": float("nan")}, InvalidRecord, "nan"),
+        (("tenant:acme", "user:alice", "fcat"), fact("x"), UnknownKind, "fcat"),
+        (("tenant:acme", "user:alice"), fact("x"), UnknownKind, "user:alice"),
+        (("tenant:acme", "bob", "fact"), fact("x"), InvalidNamespace, "bob"),
+        (("tenant:", "fact"), fact("x"), InvalidNamespace, "tenant:"),
+        (("tenant:acme", "agent:a", "user:b", "fact"), fact("x"), InvalidNamespace, "user:b"),
+    ],
+)
+def test_typed_bad_input_is_refused_and_writes_nothing(store, namespace, value, error, names):
+    store.put(ALICE_FACTS, "keep", fact("existing memory"))
+    before = store.get(ALICE_FACTS, "keep")
+    with pytest.raises(error, match=names):
+        store.batch([PutOp(ALICE_FACTS, "other", fact("valid")), PutOp(namespace, "k", value)])
+    assert store.get(ALICE_FACTS, "other") is None
+    assert store.get(ALICE_FACTS, "keep") == before
+
+
+def test_supersession_keeps_history(store, clock):
+    store.put(ALICE_PREFS, "format", {"value": "xml"})
+    clock.advance(days=1)
+    store.put(ALICE_PREFS, "format", {"value": "json"})
+    store.put(ALICE_PREFS, "format", {"value": "json"})  # same value: no new version
+    assert store.get(ALICE_PREFS, "format").value["value"] == "json"
+    versions = store.history(ALICE_PREFS, "format")
+    assert [(v.value["value"], v.status) for v in versions] == [
+        ("json", "active"),
+        ("xml", "superseded"),
+    ]
+    assert versions[1].memory["superseded_by"] == versions[0].memory["id"]
+    current = [i.value["value"] for i in store.search(ALICE_PREFS)]
+    assert current == ["json"]
+
+
+def test_typed_delete_revokes(store):
+    store.put(ALICE_FACTS, "f", fact("Alice likes tea"))
+    store.delete(ALICE_FACTS, "f")
+    assert store.get(ALICE_FACTS, "f") is None
+    assert store.search(ALICE_FACTS, query="tea") == []
+    assert [v.status for v in store.history(ALICE_FACTS, "f")] == ["revoked"]
+
+
+def test_tenant_facts_enter_provisional(store):
+    tenant = ("tenant:acme", "fact")
+    store.put(tenant, "f", fact("Acme is headquartered in Oslo", subject="acme"))
+    assert store.get(tenant, "f").status == "provisional"
+    assert store.search(ALICE_FACTS, query="Oslo headquarters") == []
+
+
+# ------------------------------------------------------------------ scope
+
+
+def test_reads_see_own_and_wider_scopes_only(store):
+    store.put(("tenant:acme", "preference"), "lang", {"value": "en", "source": "admin_set"})
+    store.put(ALICE_PREFS, "format", {"value": "json"})
+    store.put(("tenant:acme", "user:bob", "preference"), "format", {"value": "csv"})
+    store.put(("tenant:acme", "agent:bot", "preference"), "style", {"value": "brief"})
+    store.put(("tenant:other", "user:alice", "preference"), "format", {"value": "pdf"})
+    seen = lambda ns: sorted((i.key, i.value["value"]) for i in store.search(ns))  # noqa: E731
+    assert seen(ALICE_PREFS) == [("format", "json"), ("lang", "en")]
+    assert seen(("tenant:acme", "user:alice", "agent:bot", "preference")) == [
+        ("format", "json"), ("lang", "en"), ("style", "brief"),
+    ]
+    assert seen(("tenant:acme", "preference")) == [("lang", "en")]
+    assert seen(("tenant:other", "user:bob", "preference")) == []
+
+
+def test_scope_filter_runs_before_ranking(backend_store_factory):
+    store = backend_store_factory(hash_index())
+    mine = ("tenant:a", "user:u", "fact")
+    texts = ["invoice total for march", "shipping address in Berlin", "favourite colour is green"]
+    for i, text in enumerate(texts):
+        store.put(mine, f"a{i}", fact(text))
+    before = [(i.key, round(i.score, 6)) for i in store.search(mine, query="invoice total", limit=3)]
+    noisy = ("tenant:b", "user:u", "fact")
+    store.batch(
+        [PutOp(noisy, f"b{i}", fact(f"invoice total for march {i % 7}")) for i in range(10_000)]
+    )
+    after = store.search(mine, query="invoice total", limit=3)
+    assert [(i.key, round(i.score, 6)) for i in after] == before
+    assert all(i.memory["scope"]["tenant_id"] == "a" for i in after)
+    theirs = store.search(noisy, query="shipping address Berlin favourite colour", limit=50)
+    assert theirs and all(i.key.startswith("b") for i in theirs)
+
+
+# ------------------------------------------------------------------ read paths
+
+
+def test_known_scope_lookup_is_exhaustive(store):
+    store.batch(
+        [PutOp(ALICE_PREFS, f"p{i:03d}", {"value": i}) for i in range(150)]
+        + [PutOp(("tenant:acme", "policy"), f"rule{i}", {"value": {"n": i}, "created_by": "ops"})
+           for i in range(30)]
+    )
+    store.put(ALICE_PREFS, "p000", {"value": "changed"})
+    prefs = store.search(ALICE_PREFS, query="anything", limit=5)
+    assert prefs.retrieval_mode == "exact"
+    assert len(prefs) == 150 and [p.key for p in prefs] == [f"p{i:03d}" for i in range(150)]
+    assert prefs[0].value["value"] == "changed"
+    policies = store.search(("tenant:acme", "user:alice", "policy"))
+    assert len(policies) == 30 and [p.key for p in policies][:2] == ["rule0", "rule1"]
+
+
+def test_hybrid_ranks_exact_term_the_vector_misses(backend_store_factory):
+    blind = {"dims": 32, "embed": HashEmbeddings(32, ignore=frozenset({"zq4471"})),
+             "fields": ["text"]}
+    topics = ["payment", "login", "search", "upload", "billing", "email"]
+    filler = [f"what went wrong: an error in the {topics[i % 6]} service, ticket {i}"
+              for i in range(30)]
+    target = "checkout failed with zq4471"
+    query = "what went wrong with zq4471"
+
+    def ranking(retrieval):
+        store = backend_store_factory(blind, retrieval=retrieval)
+        store.batch([PutOp(ALICE_FACTS, f"n{i}", fact(t)) for i, t in enumerate(filler)]
+                    + [PutOp(ALICE_FACTS, "target", fact(target))])
+        hits = store.search(ALICE_FACTS, query=query, limit=5)
+        return hits, [h.key for h in hits]
+
+    vector_hits, vector_only = ranking({"lexical_weight": 0.0})
+    assert "target" not in vector_only
+    hybrid_hits, hybrid = ranking(None)
+    assert hybrid_hits.retrieval_mode == "hybrid"
+    assert hybrid[0] == "target"
+    top = hybrid_hits[0].memory
+    assert top["lexical_rank"] == 1 and top["tier"] in {"high", "standard", "low"}
+
+
+def test_cascade_reports_the_mode(backend_store_factory):
+    data = [PutOp(ALICE_FACTS, "f", fact("Alice moved to Lyon in May"))]
+    no_embedder = backend_store_factory(None)
+    no_embedder.batch(data)
+    hits = no_embedder.search(ALICE_FACTS, query="Lyon")
+    assert hits.retrieval_mode == "lexical" and hits[0].key == "f"
+    like = no_embedder.search(ALICE_FACTS, query="yon")  # no full word matches: substring
+    assert like.retrieval_mode == "like" and like[0].key == "f"
+
+    failing = backend_store_factory(
+        {"dims": 32, "embed": QueryFailingEmbeddings(32), "fields": ["text"]}
+    )
+    failing.batch(data)
+    degraded = failing.search(ALICE_FACTS, query="Lyon")
+    assert degraded.retrieval_mode == "lexical" and degraded[0].key == "f"
+    assert "embedder failed" in degraded.degraded[0]
+
+    with_vectors = backend_store_factory(hash_index())
+    with_vectors.batch(data)
+    only_vector = with_vectors.search(ALICE_FACTS, query="?!")  # no lexical terms
+    assert only_vector.retrieval_mode == "vector" and only_vector[0].key == "f"
+
+
+def test_ranked_search_respects_filter_and_window(store):
+    store.batch([
+        PutOp(ALICE_FACTS, f"f{i}", fact(f"trip to Rome day {i}", metadata={"day": i}))
+        for i in range(12)
+    ])
+    hits = store.search(ALICE_FACTS, query="trip Rome", filter={"metadata": {"day": 3}})
+    assert [h.key for h in hits] == ["f3"]
+    page1 = [h.key for h in store.search(ALICE_FACTS, query="trip Rome", limit=4)]
+    page2 = [h.key for h in store.search(ALICE_FACTS, query="trip Rome", limit=4, offset=4)]
+    assert len(page1) == len(page2) == 4 and not set(page1) & set(page2)
+
+
+# ------------------------------------------------------------------ embeddings and errors
+
+
+def test_wrong_embedding_dimension_writes_nothing(backend_store_factory):
+    store = backend_store_factory({"dims": 8, "embed": HashEmbeddings(16), "fields": ["text"]})
+    with pytest.raises(EmbeddingDimensionMismatch, match="dims=8"):
+        store.put(ALICE_FACTS, "f", fact("x"))
+    with pytest.raises(EmbeddingDimensionMismatch):
+        store.put(("notes",), "n", {"text": "hello"})
+    assert store.get(ALICE_FACTS, "f") is None and store.get(("notes",), "n") is None
+
+
+def test_failing_embedder_on_write_writes_nothing(backend_store_factory):
+    store = backend_store_factory({"dims": 8, "embed": FailingEmbeddings(), "fields": ["text"]})
+    with pytest.raises(EmbeddingFailed, match="Nothing was written"):
+        store.put(("notes",), "n", {"text": "hello"})
+    store.put(("notes",), "n2", {"text": "hello"}, index=False)
+    assert store.get(("notes",), "n") is None and store.get(("notes",), "n2") is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"limit": -1}, InvalidQuery),
+        ({"limit": 10**9}, InvalidQuery),
+        ({"offset": -5}, InvalidQuery),
+        ({"filter": {"n": {"$regex": ".*"}}}, InvalidQuery),
+        ({"filter": "n = 1; DROP TABLE memories"}, InvalidQuery),
+        ({"query": "x" * 9000}, InvalidQuery),
+    ],
+)
+def test_bad_search_arguments(store, kwargs, error):
+    with pytest.raises(error):
+        store.search(("docs",), **kwargs)
+
+
+def test_sql_metacharacters_are_data(store):
+    nasty = "k'; DROP TABLE memories; --%_*"
+    store.put(("docs", "x%_"), nasty, {"text": "a\"b'c%_"})
+    store.put(("docs", "xab"), "k", {"text": "other"})
+    assert store.get(("docs", "x%_"), nasty).value == {"text": "a\"b'c%_"}
+    assert [i.key for i in store.search(("docs", "x%_"))] == [nasty]
+    hits = store.search(ALICE_FACTS, query="\"' OR 1=1 -- NEAR(a b) *")
+    assert hits == []
+
+
+def test_setup_is_idempotent(store):
+    call_maintenance(store, "setup")
+    store.put(("docs",), "k", {"text": "still here"})
+    assert store.get(("docs",), "k") is not None
+
+
+async def test_async_api(store):
+    await store.aput(ALICE_FACTS, "f", fact("Alice adopted a cat named Miso"))
+    await store.aput(("notes",), "n", {"text": "cat food"})
+    assert (await store.aget(ALICE_FACTS, "f")).value["content"].endswith("Miso")
+    hits = await store.asearch(ALICE_FACTS, query="cat name")
+    assert hits[0].key == "f" and hits.retrieval_mode == "hybrid"
+    assert await store.alist_namespaces(prefix=("notes",)) == [("notes",)]
+    assert [v.status for v in await store.ahistory(ALICE_FACTS, "f")] == ["active"]
+    await store.adelete(("notes",), "n")
+    assert await store.aget(("notes",), "n") is None
