@@ -129,7 +129,9 @@ def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> R
         if name in config:
             w = config[name]
             if not isinstance(w, (int, float)) or isinstance(w, bool) or not 0 <= w <= 100:
-                raise ConfigurationError(f"retrieval config {name}={w!r}: use a number in [0, 100].")
+                raise ConfigurationError(
+                    f"retrieval config {name}={w!r}: use a number in [0, 100]."
+                )
             out[name] = float(w)
     for name in ("freshness_weight", "confidence_weight", "min_relevance"):
         if name in config:
@@ -217,7 +219,7 @@ class TTLSettings:
 
 
 def normalize_ttl(ttl: TTLConfig | Mapping[str, Any] | None) -> TTLSettings:
-    """Validate LangGraph's `TTLConfig` (`default_ttl`, `refresh_on_read`, `sweep_interval_minutes`)."""
+    """Validate LangGraph's `TTLConfig` (default_ttl, refresh_on_read, sweep_interval_minutes)."""
     ttl = dict(ttl or {})
     unknown = sorted(set(ttl) - {"default_ttl", "refresh_on_read", "sweep_interval_minutes"})
     if unknown:

@@ -139,7 +139,7 @@ class EpisodeMemory(_Record):
     """A summary of completed work or of a period of conversation.
 
     Example:
-        >>> EpisodeMemory(title="Refund for order 42", summary="Approved a $30 refund.").compaction_tier
+        >>> EpisodeMemory(title="Refund #42", summary="Approved a $30 refund.").compaction_tier
         0
     """
 

@@ -124,7 +124,9 @@ def backend_store_factory(
 
     def make(index: Any = None, **kwargs: Any) -> BaseStore:
         if backend in SQLITE_BACKENDS:
-            path = ":memory:" if backend == "sqlite_memory" else str(tmp_path / f"s{next(counter)}.db")
+            path = str(tmp_path / f"s{next(counter)}.db")
+            if backend == "sqlite_memory":
+                path = ":memory:"
             conn = connect_sqlite(path)
             cleanups.append(conn.close)
             cls = AsyncSqliteMemoryStore if backend == "async_sqlite" else SqliteMemoryStore
@@ -144,7 +146,9 @@ def backend_store_factory(
         elif backend == "postgres_pool":
             from psycopg_pool import ConnectionPool
 
-            pool = ConnectionPool(url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=True)
+            pool = ConnectionPool(
+                url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=True
+            )
             cleanups.append(pool.close)
             pg_store = PostgresMemoryStore(pool, index=index, **kwargs)
         else:

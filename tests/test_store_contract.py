@@ -183,7 +183,8 @@ def test_scope_filter_runs_before_ranking(backend_store_factory):
     texts = ["invoice total for march", "shipping address in Berlin", "favourite colour is green"]
     for i, text in enumerate(texts):
         store.put(mine, f"a{i}", fact(text))
-    before = [(i.key, round(i.score, 6)) for i in store.search(mine, query="invoice total", limit=3)]
+    hits = store.search(mine, query="invoice total", limit=3)
+    before = [(i.key, round(i.score, 6)) for i in hits]
     noisy = ("tenant:b", "user:u", "fact")
     store.batch(
         [PutOp(noisy, f"b{i}", fact(f"invoice total for march {i % 7}")) for i in range(10_000)]

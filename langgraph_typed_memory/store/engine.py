@@ -72,14 +72,18 @@ COLUMNS = (
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
 NS_PREFIX = "(m.ns = ? OR substr(m.ns, 1, ?) = ?)"
-SQL_GET = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
+SQL_GET = (
+    f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
+)
 SQL_HISTORY = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? ORDER BY m.seq DESC"
 SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
 SQL_REFRESH_TTL = (
     "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "
     "WHERE ttl_minutes IS NOT NULL AND {clause}"
 )
-SQL_CURRENT_ROW = f"SELECT seq, id, value, content_hash FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
+SQL_CURRENT_ROW = (
+    f"SELECT seq, id, value, content_hash FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
+)
 SQL_INSERT = (
     "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
     "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
@@ -94,7 +98,9 @@ SQL_SUPERSEDE = (
     "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?, "
     "search_text = NULL WHERE seq = ?"
 )
-SQL_REVOKE = "UPDATE memories SET status = 'revoked', updated_at = ?, search_text = NULL WHERE seq = ?"
+SQL_REVOKE = (
+    "UPDATE memories SET status = 'revoked', updated_at = ?, search_text = NULL WHERE seq = ?"
+)
 SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
 SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
 SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
@@ -567,7 +573,9 @@ class Engine:
             ]
             return SearchResults(items, retrieval_mode="exact")
         if not op.query:
-            rows = yield Sql(f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params)
+            rows = yield Sql(
+                f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
+            )
             rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
             page = rows[op.offset : op.offset + op.limit]
             return SearchResults(
@@ -726,7 +734,10 @@ class Engine:
         enc = self.dialect.encode_vector
         yield Sql(
             SQL_INSERT_VECTOR,
-            many=[[seq, field, enc(vec)] for (field, _), vec in zip(w.texts, w.vectors, strict=True)],
+            many=[
+                [seq, field, enc(vec)]
+                for (field, _), vec in zip(w.texts, w.vectors, strict=True)
+            ],
         )
 
 

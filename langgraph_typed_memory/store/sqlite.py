@@ -138,8 +138,8 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
     """
 
     @classmethod
-    @asynccontextmanager  # type: ignore[override]
-    async def from_conn_string(
+    @asynccontextmanager
+    async def from_conn_string(  # type: ignore[override]
         cls,
         conn_string: str,
         *,
