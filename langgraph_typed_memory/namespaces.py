@@ -108,19 +108,24 @@ def _check_id(namespace: tuple[str, ...], label: str, prefix: str) -> str:
     return ident
 
 
-def parse_scope(namespace: tuple[str, ...]) -> Scope:
+def parse_scope(labels: tuple[str, ...], *, namespace: tuple[str, ...] | None = None) -> Scope:
     """Parse the scope labels of a typed namespace (without the kind).
+
+    Args:
+        labels: ``tenant:ID [user:ID] [agent:ID]``.
+        namespace: The whole namespace, to name it in errors (default: `labels`).
 
     Raises:
         InvalidNamespace: the labels are not ``tenant:ID [user:ID] [agent:ID]`` in that order.
     """
-    if not is_typed(namespace):
+    namespace = namespace if namespace is not None else labels
+    if not is_typed(labels):
         raise InvalidNamespace(
             f"Namespace {namespace!r} is not typed: a typed namespace starts with 'tenant:ID'."
         )
-    tenant = _check_id(namespace, namespace[0], TENANT)
+    tenant = _check_id(namespace, labels[0], TENANT)
     user = agent = None
-    for label in namespace[1:]:
+    for label in labels[1:]:
         if label.startswith(USER) and user is None and agent is None:
             user = _check_id(namespace, label, USER)
         elif label.startswith(AGENT) and agent is None:
@@ -161,7 +166,7 @@ def parse_namespace(namespace: tuple[str, ...]) -> TypedNamespace:
         else:
             hint = f"{kind!r} is not one of {', '.join(KINDS)}"
         raise UnknownKind(f"Namespace {namespace!r} names no valid memory kind: {hint}.")
-    return TypedNamespace(parse_scope(namespace[:-1]), kind)  # type: ignore[arg-type]
+    return TypedNamespace(parse_scope(namespace[:-1], namespace=namespace), kind)  # type: ignore[arg-type]
 
 
 def memory_namespace(

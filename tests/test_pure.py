@@ -1,0 +1,163 @@
+"""Pure decisions, tested without a database: grammar, schemas, scoring, configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_typed_memory import (
+    ConfigurationError,
+    InvalidNamespace,
+    Scope,
+    UnknownKind,
+    memory_namespace,
+    parse_namespace,
+)
+from langgraph_typed_memory.config import normalize_index, normalize_retrieval
+from langgraph_typed_memory.lifecycle import initial_status
+from langgraph_typed_memory.namespaces import is_typed
+from langgraph_typed_memory.schemas import content_hash, validate_record
+from langgraph_typed_memory.scoring import freshness, fuse, matches_filter, query_terms
+from langgraph_typed_memory.store.engine import visible_scope_sql
+from tests.fake_embeddings import HashEmbeddings
+
+
+@pytest.mark.parametrize(
+    ("namespace", "scope", "kind"),
+    [
+        (("tenant:a", "policy"), Scope("a"), "policy"),
+        (("tenant:a", "user:u", "fact"), Scope("a", "u"), "fact"),
+        (("tenant:a", "agent:x", "procedure"), Scope("a", None, "x"), "procedure"),
+        (("tenant:a", "user:u", "agent:x", "episode"), Scope("a", "u", "x"), "episode"),
+    ],
+)
+def test_grammar_parses(namespace, scope, kind):
+    parsed = parse_namespace(namespace)
+    assert (parsed.scope, parsed.kind) == (scope, kind)
+    assert parsed.namespace() == namespace
+    assert memory_namespace(kind, tenant_id=scope.tenant_id, user_id=scope.user_id,
+                            agent_id=scope.agent_id) == namespace
+
+
+@pytest.mark.parametrize(
+    ("namespace", "error"),
+    [
+        (("tenant:a",), UnknownKind),
+        (("tenant:a", "user:u"), UnknownKind),
+        (("tenant:a", "facts"), UnknownKind),
+        (("tenant:a", "user:u", "user:v", "fact"), InvalidNamespace),
+        (("tenant:a", "agent:x", "user:u", "fact"), InvalidNamespace),
+        (("tenant:a", "team:x", "fact"), InvalidNamespace),
+        (("tenant:a:b", "fact"), InvalidNamespace),
+        (("tenant:" + "x" * 129, "fact"), InvalidNamespace),
+    ],
+)
+def test_grammar_rejects_with_the_label(namespace, error):
+    with pytest.raises(error) as info:
+        parse_namespace(namespace)
+    assert repr(namespace)[:40] in str(info.value)
+
+
+def test_untyped_is_not_typed():
+    assert not is_typed(("memories", "alice")) and not is_typed(())
+    assert is_typed(("tenant:acme",))
+
+
+def test_visibility_sql_widens_only_upwards():
+    sql, params = visible_scope_sql(Scope("a", "u"), "fact")
+    assert "(m.user_id IS NULL OR m.user_id = ?)" in sql and "m.agent_id IS NULL" in sql
+    assert params == ["fact", "a", "u"]
+
+
+def test_initial_status_rules():
+    assert initial_status("fact", Scope("a")) == "provisional"
+    assert initial_status("fact", Scope("a", None, "bot")) == "active"
+    assert initial_status("preference", Scope("a")) == "active"
+
+
+def test_content_hash_normalizes():
+    assert content_hash("Alice  lives\nin LYON") == content_hash("alice lives in lyon")
+    assert content_hash("a", "b") != content_hash("a b")
+
+
+def test_record_defaults_and_derived_fields():
+    rec = validate_record("episode", "e1", {"title": "T", "summary": "S", "key_steps": ["k"]},
+                          ("tenant:a", "episode"))
+    assert rec.value["compaction_tier"] == 0 and rec.embed_text == "T\nS"
+    assert "k" in rec.search_text
+    pref = validate_record("preference", "fmt", {"value": "json"}, ("tenant:a", "preference"))
+    assert pref.value["key"] == "fmt" and pref.embed_text is None
+
+
+def test_filter_semantics_match_langgraph():
+    value = {"n": 3, "tags": ["a", "b"], "meta": {"x": 1, "y": 2}}
+    assert matches_filter(value, {"n": 3, "meta": {"x": 1}})
+    assert matches_filter(value, {"n": {"$gt": 2, "$lte": 3}, "tags": ["a", "b"]})
+    assert not matches_filter(value, {"tags": ["a"]})
+    assert not matches_filter(value, {"missing": {"$gt": 1}})
+    assert matches_filter(value, {"missing": {"$ne": 1}})
+
+
+def test_query_terms_are_safe_words():
+    assert query_terms('"x" OR y* NEAR(a b) -- \'; DROP') == [
+        "x", "or", "y", "near", "a", "b", "drop"
+    ]
+    assert query_terms("?!") == []
+
+
+def test_freshness_halves_per_half_life():
+    assert freshness(0, 30) == 1.0
+    assert freshness(60, 30) == pytest.approx(0.25)
+    assert freshness(10_000, None) == 1.0
+
+
+def _fuse(lexical, vector, **kw):
+    args = {"weights": {"lexical": 1.0, "vector": 1.0}, "priors": {}, "freshness_weight": 0.0,
+            "confidence_weight": 0.0, "tiers": (0.6, 0.3)}
+    args.update(kw)
+    return fuse(lexical, vector, **args)
+
+
+def test_fusion_rewards_agreement_and_keeps_a_far_ahead_lexical_match():
+    out = _fuse([("a", 10.0), ("b", 1.0), ("c", 0.5)], [("b", 0.9), ("c", 0.8), ("a", 0.1)])
+    assert out[0].id == "b" or out[0].id == "a"
+    assert {r.id for r in out} == {"a", "b", "c"}
+    assert all(0.0 <= r.relevance <= 1.0 for r in out)
+    rrf = _fuse([("a", 10.0), ("b", 1.0)], [("b", 0.9), ("a", 0.1)], method="rrf")
+    assert rrf[0].relevance == pytest.approx(rrf[1].relevance)
+
+
+def test_priors_lower_stale_and_unsure_memories():
+    out = _fuse([("old", 1.0), ("new", 1.0)], [], priors={"old": (0.1, 1.0), "new": (1.0, 1.0)},
+                freshness_weight=0.5)
+    assert [r.id for r in out] == ["new", "old"]
+    assert out[1].score == pytest.approx(out[1].relevance * 0.55)
+
+
+def test_zero_weight_list_is_ignored():
+    out = _fuse([("a", 5.0)], [("b", 0.9)], weights={"lexical": 0.0, "vector": 1.0})
+    assert out[0].id == "b" and out[0].relevance == 1.0 and out[1].relevance == 0.0
+
+
+def test_documented_retrieval_config_takes_effect():
+    settings = normalize_retrieval({"candidate_depth": 100, "fusion": "rrf"})
+    assert settings.candidate_depth == 100 and settings.fusion == "rrf"
+    assert normalize_retrieval(None).half_lives_days["episode"] == 30.0
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"candidate_depth": 0}, {"fusion": "max"}, {"freshness_weight": 2}, {"depth": 5},
+     {"tier_thresholds": (0.2, 0.5)}, {"half_lives_days": {"fact": -1}}],
+)
+def test_bad_retrieval_config_is_named(config):
+    with pytest.raises(ConfigurationError, match=next(iter(config))):
+        normalize_retrieval(config)
+
+
+def test_index_config_uses_langgraph_keys():
+    settings = normalize_index({"dims": 8, "embed": HashEmbeddings(8), "fields": ["a.b", "$"]})
+    assert settings is not None and settings.fields == ("a.b", "$")
+    with pytest.raises(ConfigurationError, match="dims"):
+        normalize_index({"embed": HashEmbeddings(8)})
+    with pytest.raises(ConfigurationError, match="text_fields"):
+        normalize_index({"dims": 8, "embed": HashEmbeddings(8), "text_fields": ["x"]})
