@@ -27,7 +27,7 @@ unit: install  ## Fast tests without Postgres.
 	TYPED_MEMORY_SKIP_POSTGRES=1 $(BIN)/pytest -q
 
 lint: install
-	$(BIN)/ruff check langgraph_typed_memory tests examples benchmarks
+	$(BIN)/ruff check .
 
 typecheck: install
 	$(BIN)/mypy

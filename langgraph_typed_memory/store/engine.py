@@ -690,14 +690,14 @@ class Engine:
                 yield Sql(SQL_DELETE, [old[0]])
             else:
                 yield Sql(SQL_REVOKE, [now, old[0]])
-                yield Sql(SQL_DROP_VECTORS, [old[0]])
+                yield from self._drop_vectors(old[0])
             return
         expires = now + op.ttl * 60.0 if op.ttl else None
         if w.typed is None:
             value = self.dialect.dump_json(op.value)
             if old is not None:
                 yield Sql(SQL_UPDATE_UNTYPED, [value, now, expires, op.ttl, old[0]])
-                yield Sql(SQL_DROP_VECTORS, [old[0]])
+                yield from self._drop_vectors(old[0])
                 seq = old[0]
             else:
                 seq = (yield Sql(SQL_INSERT, [
@@ -716,7 +716,7 @@ class Engine:
         new_id = uuid.uuid4().hex
         if old is not None:
             yield Sql(SQL_SUPERSEDE, [new_id, now, old[0]])
-            yield Sql(SQL_DROP_VECTORS, [old[0]])
+            yield from self._drop_vectors(old[0])
         scope = typed.scope
         occurred = _ts(record.occurred_at) if record.occurred_at else None
         value = record.value
@@ -727,6 +727,12 @@ class Engine:
             value.get("source_run_id"), value.get("source_turn"), None,
         ]))[0][0]
         yield from self._insert_vectors(seq, w)
+
+    def _drop_vectors(self, seq: int) -> Plan[None]:
+        # Without an index config the Postgres schema has no vector table (its column type
+        # needs the dimension); deleting a record still cascades to any vectors it had.
+        if self.index is not None:
+            yield Sql(SQL_DROP_VECTORS, [seq])
 
     def _insert_vectors(self, seq: int, w: _Write) -> Plan[None]:
         if not w.texts or not w.vectors:
