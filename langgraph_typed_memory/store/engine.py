@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from langgraph.store.base import (
     GetOp,
@@ -31,8 +31,6 @@ from langgraph_typed_memory.config import IndexSettings, RetrievalSettings, TTLS
 from langgraph_typed_memory.errors import (
     EmbeddingDimensionMismatch,
     EmbeddingFailed,
-    InvalidNamespace,
-    InvalidQuery,
     InvalidRecord,
     SchemaVersionError,
 )
@@ -43,7 +41,6 @@ from langgraph_typed_memory.namespaces import (
     TypedNamespace,
     is_typed,
     parse_namespace,
-    parse_scope,
 )
 from langgraph_typed_memory.results import MemoryItem, SearchResults
 from langgraph_typed_memory.schemas import ValidatedRecord, check_json_value, validate_record
@@ -52,73 +49,16 @@ from langgraph_typed_memory.scoring import (
     fuse,
     matches_filter,
     query_terms,
-    validate_filter,
 )
+from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
+from langgraph_typed_memory.store.validation import HistoryOp, validate_op
 
-__all__ = ["Engine", "Dialect", "HistoryOp"]
+__all__ = ["Engine", "Dialect", "HistoryOp", "visible_scope_sql"]
 
-MAX_LIMIT = 10_000
-MAX_KEY_CHARS = 1024
-MAX_QUERY_CHARS = 8_000
 TYPED_FIELD = "$memory"
 """The vector field name typed records use for their kind's embedded text."""
 
-COLUMNS = (
-    "seq, id, ns, key, value, kind, tenant_id, user_id, agent_id, status, confidence, "
-    "superseded_by, occurred_at, created_at, updated_at, expires_at, source_run_id, "
-    "source_turn, policy_version, content_hash, access_count, last_accessed_at"
-)
-CURRENT = "status NOT IN ('superseded', 'revoked')"
-LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
-NS_PREFIX = "(m.ns = ? OR substr(m.ns, 1, ?) = ?)"
-SQL_GET = (
-    f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
-)
-SQL_HISTORY = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? ORDER BY m.seq DESC"
-SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
-SQL_REFRESH_TTL = (
-    "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "
-    "WHERE ttl_minutes IS NOT NULL AND {clause}"
-)
-SQL_CURRENT_ROW = (
-    f"SELECT seq, id, value, content_hash FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
-)
-SQL_INSERT = (
-    "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
-    "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
-    "ttl_minutes, source_run_id, source_turn, policy_version) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
-)
-SQL_UPDATE_UNTYPED = (
-    "UPDATE memories SET value = ?, updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
-)
-SQL_TOUCH = "UPDATE memories SET updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
-SQL_SUPERSEDE = (
-    "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?, "
-    "search_text = NULL WHERE seq = ?"
-)
-SQL_REVOKE = (
-    "UPDATE memories SET status = 'revoked', updated_at = ?, search_text = NULL WHERE seq = ?"
-)
-SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
-SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
-SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
-SQL_SWEEP_TTL = "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
-SQL_MIGRATIONS_TABLE = (
-    "CREATE TABLE IF NOT EXISTS memory_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
-)
-SQL_APPLIED = "SELECT name FROM memory_migrations"
-SQL_RECORD_MIGRATION = "INSERT INTO memory_migrations (name, applied_at) VALUES (?, ?)"
-SQL_META_GET = "SELECT value FROM memory_meta WHERE key = ?"
-SQL_META_SET = "INSERT INTO memory_meta (key, value) VALUES (?, ?)"
-
-
-class HistoryOp(NamedTuple):
-    """Every version of a typed record, newest first (D5 history mode)."""
-
-    namespace: tuple[str, ...]
-    key: str
 
 
 class Dialect(Protocol):
@@ -166,40 +106,6 @@ class _Write:
     vectors: list[list[float]] | None = None
 
 
-def _check_namespace(namespace: Any, what: str) -> tuple[str, ...]:
-    if not isinstance(namespace, tuple) or not all(isinstance(x, str) for x in namespace):
-        raise InvalidNamespace(f"{what} {namespace!r} must be a tuple of strings.")
-    for label in namespace:
-        if not label or "." in label:
-            raise InvalidNamespace(
-                f"{what} {namespace!r}: label {label!r} is empty or contains '.'; "
-                "labels are non-empty and dot-free."
-            )
-        check_json_value(label, f"{what} {namespace!r}", "label")
-    if namespace and namespace[0] == "langgraph":
-        raise InvalidNamespace(f"{what} {namespace!r}: the root label 'langgraph' is reserved.")
-    return namespace
-
-
-def _check_key(key: Any, namespace: tuple[str, ...]) -> str:
-    if not isinstance(key, str) or not key:
-        raise InvalidRecord(f"key {key!r} in {namespace!r} must be a non-empty string.")
-    if len(key) > MAX_KEY_CHARS:
-        raise InvalidRecord(
-            f"key in {namespace!r} is {len(key)} characters; the limit is {MAX_KEY_CHARS}."
-        )
-    check_json_value(key, f"key in {namespace!r}", "key")
-    return key
-
-
-def _check_window(limit: Any, offset: Any, what: str) -> None:
-    for name, value in (("limit", limit), ("offset", offset)):
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_LIMIT:
-            raise InvalidQuery(
-                f"{what}: {name}={value!r} must be an int between 0 and {MAX_LIMIT}."
-            )
-
-
 def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
     """The scope filter of a typed read: own scope plus the wider shared scopes (B2)."""
     parts = ["m.kind = ?", "m.tenant_id = ?"]
@@ -219,7 +125,7 @@ def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
 
 def _prefix_sql(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
     joined = ".".join(prefix)
-    return NS_PREFIX, [joined, len(joined) + 1, joined + "."]
+    return q.NS_PREFIX, [joined, len(joined) + 1, joined + "."]
 
 
 class Engine:
@@ -246,24 +152,24 @@ class Engine:
         """Apply pending migrations, each in its own transaction with its bookkeeping row."""
         d = self.dialect
         dims = self.index.dims if self.index else None
-        yield Sql(SQL_MIGRATIONS_TABLE)
+        yield Sql(q.SQL_MIGRATIONS_TABLE)
         for name, statements in d.migrations(dims):
-            applied = {r[0] for r in (yield Sql(SQL_APPLIED))}
+            applied = {r[0] for r in (yield Sql(q.SQL_APPLIED))}
             if name in applied:
                 continue
             yield Begin()
             lock = d.lock_migrations()
             if lock is not None:
                 yield lock
-            if name not in {r[0] for r in (yield Sql(SQL_APPLIED))}:
+            if name not in {r[0] for r in (yield Sql(q.SQL_APPLIED))}:
                 for statement in statements:
                     yield Sql(statement)
-                yield Sql(SQL_RECORD_MIGRATION, [name, _ts(self.clock())])
+                yield Sql(q.SQL_RECORD_MIGRATION, [name, _ts(self.clock())])
             yield Commit()
         if dims is not None:
-            rows = yield Sql(SQL_META_GET, ["dims"])
+            rows = yield Sql(q.SQL_META_GET, ["dims"])
             if not rows:
-                yield Sql(SQL_META_SET, ["dims", str(dims)])
+                yield Sql(q.SQL_META_SET, ["dims", str(dims)])
             elif int(rows[0][0]) != dims:
                 raise SchemaVersionError(
                     f"This database stores {rows[0][0]}-d vectors but the index config says "
@@ -278,7 +184,7 @@ class Engine:
             [_ts(self.clock())],
         )
         yield Begin()
-        yield Sql(SQL_SWEEP_TTL, [_ts(self.clock())])
+        yield Sql(q.SQL_SWEEP_TTL, [_ts(self.clock())])
         yield Commit()
         return int(rows[0][0])
 
@@ -289,7 +195,7 @@ class Engine:
         ops = list(ops)
         writes: dict[tuple[tuple[str, ...], str], _Write] = {}
         for op in ops:
-            self._validate(op)
+            validate_op(op)
             if isinstance(op, PutOp):
                 writes[(op.namespace, op.key)] = self._prepare_write(op)
         queries = sorted(
@@ -328,7 +234,7 @@ class Engine:
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(op)))
             elif isinstance(op, HistoryOp):
-                rows = yield Sql(SQL_HISTORY, [".".join(op.namespace), op.key])
+                rows = yield Sql(q.SQL_HISTORY, [".".join(op.namespace), op.key])
                 results.append([self._item(r) for r in rows])
             else:
                 results.append(None)
@@ -340,59 +246,6 @@ class Engine:
         return results
 
     # ---------------------------------------------------------------- validation
-
-    def _validate(self, op: Op) -> None:
-        if isinstance(op, GetOp):
-            ns = _check_namespace(op.namespace, "namespace")
-            _check_key(op.key, ns)
-            if is_typed(ns):
-                parse_namespace(ns)
-        elif isinstance(op, SearchOp):
-            ns = _check_namespace(op.namespace_prefix, "namespace prefix")
-            if is_typed(ns):
-                parse_namespace(ns)
-            validate_filter(op.filter)
-            _check_window(op.limit, op.offset, f"search in {ns!r}")
-            if op.query is not None:
-                if not isinstance(op.query, str):
-                    raise InvalidQuery(f"query {op.query!r:.80} must be a string.")
-                if len(op.query) > MAX_QUERY_CHARS:
-                    raise InvalidQuery(
-                        f"query is {len(op.query)} characters; the limit is {MAX_QUERY_CHARS}."
-                    )
-                check_json_value(op.query, f"search in {ns!r}", "query")
-        elif isinstance(op, ListNamespacesOp):
-            _check_window(op.limit, op.offset, "list_namespaces")
-            for cond in op.match_conditions or ():
-                if cond.match_type not in ("prefix", "suffix"):
-                    raise InvalidQuery(f"match type {cond.match_type!r} is not prefix/suffix.")
-                if not isinstance(cond.path, tuple) or not all(
-                    isinstance(x, str) for x in cond.path
-                ):
-                    raise InvalidQuery(f"match path {cond.path!r} must be a tuple of strings.")
-            if op.max_depth is not None and (
-                not isinstance(op.max_depth, int) or op.max_depth < 1
-            ):
-                raise InvalidQuery(f"max_depth={op.max_depth!r} must be a positive int.")
-        elif isinstance(op, HistoryOp):
-            _check_key(op.key, parse_namespace(_check_namespace(op.namespace, "namespace"))
-                       .namespace())
-        elif isinstance(op, PutOp):
-            ns = _check_namespace(op.namespace, "namespace")
-            if not ns:
-                raise InvalidNamespace("namespace () is empty; give at least one label.")
-            _check_key(op.key, ns)
-            if op.ttl is not None and (
-                not isinstance(op.ttl, (int, float))
-                or isinstance(op.ttl, bool)
-                or not math.isfinite(op.ttl)
-                or op.ttl <= 0
-            ):
-                raise InvalidRecord(
-                    f"ttl={op.ttl!r} for {op.key!r} in {ns!r}: use a positive number of minutes."
-                )
-        else:
-            raise InvalidQuery(f"Unknown operation type {type(op).__name__}.")
 
     def _prepare_write(self, op: PutOp) -> _Write:
         ns = ".".join(op.namespace)
@@ -491,17 +344,17 @@ class Engine:
         if not seqs or not refresh:
             return
         clause, params = self.dialect.in_list("seq", seqs)
-        yield Sql(SQL_REFRESH_TTL.format(clause=clause), [_ts(self.clock()), *params])
+        yield Sql(q.SQL_REFRESH_TTL.format(clause=clause), [_ts(self.clock()), *params])
 
     def _get(self, op: GetOp) -> Plan[Item | None]:
-        rows = yield Sql(SQL_GET, [".".join(op.namespace), op.key, _ts(self.clock())])
+        rows = yield Sql(q.SQL_GET, [".".join(op.namespace), op.key, _ts(self.clock())])
         if not rows:
             return None
         yield from self._refresh([rows[0][0]], op.refresh_ttl)
         return self._item(rows[0])
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
-        sql, params = SQL_LIST_NS, [_ts(self.clock())]
+        sql, params = q.SQL_LIST_NS, [_ts(self.clock())]
         for cond in op.match_conditions or ():
             if cond.match_type == "prefix" and cond.path and "*" not in cond.path:
                 clause, extra = _prefix_sql(cond.path)
@@ -529,8 +382,8 @@ class Engine:
         if not op.namespace_prefix:
             clause, params = "1 = 1", []
         rows = yield Sql(
-            f"SELECT {COLUMNS} FROM memories m WHERE m.kind IS NULL AND {clause} "
-            f"AND m.{CURRENT} AND {LIVE} ORDER BY m.seq",
+            f"SELECT {q.COLUMNS} FROM memories m WHERE m.kind IS NULL AND {clause} "
+            f"AND m.{q.CURRENT} AND {q.LIVE} ORDER BY m.seq",
             [*params, _ts(self.clock())],
         )
         rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
@@ -557,12 +410,12 @@ class Engine:
     ) -> Plan[SearchResults]:
         typed = parse_namespace(op.namespace_prefix)
         where, params = visible_scope_sql(typed.scope, typed.kind)
-        where = f"{where} AND m.status = 'active' AND {LIVE}"
+        where = f"{where} AND m.status = 'active' AND {q.LIVE}"
         params = [*params, _ts(self.clock())]
         if typed.kind in EXACT_KINDS:
             # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
             rows = yield Sql(
-                f"SELECT {COLUMNS} FROM memories m WHERE {where} "
+                f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
                 "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, m.seq",
                 params,
             )
@@ -574,7 +427,7 @@ class Engine:
             return SearchResults(items, retrieval_mode="exact")
         if not op.query:
             rows = yield Sql(
-                f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
+                f"SELECT {q.COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
             )
             rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
             page = rows[op.offset : op.offset + op.limit]
@@ -622,7 +475,7 @@ class Engine:
         rows_by_seq: dict[int, tuple[Any, ...]] = {}
         if candidates:
             clause, extra = self.dialect.in_list("m.seq", candidates)
-            for r in (yield Sql(f"SELECT {COLUMNS} FROM memories m WHERE {clause}", extra)):
+            for r in (yield Sql(f"SELECT {q.COLUMNS} FROM memories m WHERE {clause}", extra)):
                 if matches_filter(self.dialect.load_json(r[4]), op.filter):
                     rows_by_seq[r[0]] = r
         now = _ts(self.clock())
@@ -681,26 +534,26 @@ class Engine:
 
     def _write(self, w: _Write) -> Plan[None]:
         op, now = w.op, _ts(self.clock())
-        current = yield Sql(SQL_CURRENT_ROW, [w.ns, op.key])
+        current = yield Sql(q.SQL_CURRENT_ROW, [w.ns, op.key])
         old = current[0] if current else None
         if op.value is None:
             if old is None:
                 return
             if w.typed is None:
-                yield Sql(SQL_DELETE, [old[0]])
+                yield Sql(q.SQL_DELETE, [old[0]])
             else:
-                yield Sql(SQL_REVOKE, [now, old[0]])
+                yield Sql(q.SQL_REVOKE, [now, old[0]])
                 yield from self._drop_vectors(old[0])
             return
         expires = now + op.ttl * 60.0 if op.ttl else None
         if w.typed is None:
             value = self.dialect.dump_json(op.value)
             if old is not None:
-                yield Sql(SQL_UPDATE_UNTYPED, [value, now, expires, op.ttl, old[0]])
+                yield Sql(q.SQL_UPDATE_UNTYPED, [value, now, expires, op.ttl, old[0]])
                 yield from self._drop_vectors(old[0])
                 seq = old[0]
             else:
-                seq = (yield Sql(SQL_INSERT, [
+                seq = (yield Sql(q.SQL_INSERT, [
                     uuid.uuid4().hex, w.ns, op.key, value, None, None, None, None, "active",
                     None, None, None, None, now, now, expires, op.ttl, None, None, None,
                 ]))[0][0]
@@ -711,16 +564,16 @@ class Engine:
         if old is not None and old[3] == record.content_hash and (
             self.dialect.load_json(old[2]) == record.value
         ):
-            yield Sql(SQL_TOUCH, [now, expires, op.ttl, old[0]])  # same value: no new version
+            yield Sql(q.SQL_TOUCH, [now, expires, op.ttl, old[0]])  # same value: no new version
             return
         new_id = uuid.uuid4().hex
         if old is not None:
-            yield Sql(SQL_SUPERSEDE, [new_id, now, old[0]])
+            yield Sql(q.SQL_SUPERSEDE, [new_id, now, old[0]])
             yield from self._drop_vectors(old[0])
         scope = typed.scope
         occurred = _ts(record.occurred_at) if record.occurred_at else None
         value = record.value
-        seq = (yield Sql(SQL_INSERT, [
+        seq = (yield Sql(q.SQL_INSERT, [
             new_id, w.ns, op.key, self.dialect.dump_json(value), typed.kind, scope.tenant_id,
             scope.user_id, scope.agent_id, initial_status(typed.kind, scope), record.confidence,
             record.content_hash, record.search_text, occurred, now, now, expires, op.ttl,
@@ -732,14 +585,14 @@ class Engine:
         # Without an index config the Postgres schema has no vector table (its column type
         # needs the dimension); deleting a record still cascades to any vectors it had.
         if self.index is not None:
-            yield Sql(SQL_DROP_VECTORS, [seq])
+            yield Sql(q.SQL_DROP_VECTORS, [seq])
 
     def _insert_vectors(self, seq: int, w: _Write) -> Plan[None]:
         if not w.texts or not w.vectors:
             return
         enc = self.dialect.encode_vector
         yield Sql(
-            SQL_INSERT_VECTOR,
+            q.SQL_INSERT_VECTOR,
             many=[
                 [seq, field, enc(vec)]
                 for (field, _), vec in zip(w.texts, w.vectors, strict=True)
@@ -755,5 +608,3 @@ def _matches(match_type: str, path: tuple[str, ...], ns: tuple[str, ...]) -> boo
     )
     return all(p == "*" or n == p for n, p in pairs)
 
-
-__all__ += ["visible_scope_sql", "parse_scope"]

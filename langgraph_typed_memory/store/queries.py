@@ -1,0 +1,56 @@
+"""The SQL both backends share, as named constants, written with `?` placeholders.
+
+The Postgres executor turns `?` into psycopg's `%s`; dialect-specific statements (full-text,
+vectors, migrations) live in `sqlite_sql.py` and `postgres_sql.py`.
+"""
+
+from __future__ import annotations
+
+COLUMNS = (
+    "seq, id, ns, key, value, kind, tenant_id, user_id, agent_id, status, confidence, "
+    "superseded_by, occurred_at, created_at, updated_at, expires_at, source_run_id, "
+    "source_turn, policy_version, content_hash, access_count, last_accessed_at"
+)
+CURRENT = "status NOT IN ('superseded', 'revoked')"
+LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
+NS_PREFIX = "(m.ns = ? OR substr(m.ns, 1, ?) = ?)"
+SQL_GET = (
+    f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
+)
+SQL_HISTORY = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? ORDER BY m.seq DESC"
+SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
+SQL_REFRESH_TTL = (
+    "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "
+    "WHERE ttl_minutes IS NOT NULL AND {clause}"
+)
+SQL_CURRENT_ROW = (
+    f"SELECT seq, id, value, content_hash FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
+)
+SQL_INSERT = (
+    "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
+    "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
+    "ttl_minutes, source_run_id, source_turn, policy_version) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+)
+SQL_UPDATE_UNTYPED = (
+    "UPDATE memories SET value = ?, updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
+)
+SQL_TOUCH = "UPDATE memories SET updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
+SQL_SUPERSEDE = (
+    "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?, "
+    "search_text = NULL WHERE seq = ?"
+)
+SQL_REVOKE = (
+    "UPDATE memories SET status = 'revoked', updated_at = ?, search_text = NULL WHERE seq = ?"
+)
+SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
+SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
+SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
+SQL_SWEEP_TTL = "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
+SQL_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS memory_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+)
+SQL_APPLIED = "SELECT name FROM memory_migrations"
+SQL_RECORD_MIGRATION = "INSERT INTO memory_migrations (name, applied_at) VALUES (?, ?)"
+SQL_META_GET = "SELECT value FROM memory_meta WHERE key = ?"
+SQL_META_SET = "INSERT INTO memory_meta (key, value) VALUES (?, ?)"
