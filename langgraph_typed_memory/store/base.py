@@ -6,7 +6,7 @@ async) on its connection. Every convenience call goes through `batch`/`abatch`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,8 +18,11 @@ from langgraph_typed_memory.config import (
     normalize_retrieval,
     normalize_ttl,
 )
+from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize_gate
+from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
+from langgraph_typed_memory.store.promotion import PromoteOp
 
 __all__ = ["MemoryStoreBase", "utc_now"]
 
@@ -42,6 +45,7 @@ class MemoryStoreBase(BaseStore):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> None:
         settings = normalize_index(index)
         self.index_config = dict(index) if index is not None else None
@@ -54,6 +58,7 @@ class MemoryStoreBase(BaseStore):
             retrieval=self.retrieval,
             ttl=normalize_ttl(ttl),
             clock=clock or utc_now,
+            gate=normalize_gate(gate),
         )
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
@@ -74,3 +79,53 @@ class MemoryStoreBase(BaseStore):
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Async `history`."""
         return (await self.abatch([HistoryOp(namespace, key)]))[0]  # type: ignore[list-item,return-value]
+
+    def promote(
+        self,
+        proposals: Sequence[Proposal | Mapping[str, Any]],
+        *,
+        tenant_id: str,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        turn: int | None = None,
+        source: str | None = None,
+    ) -> list[Outcome]:
+        """Offer candidate memories to the promotion gate; one transaction for the batch.
+
+        Each proposal is scoped (never wider than the caller's tenant; tenant scope only for
+        facts about the tenant, provisional until a second independent source), verified
+        against per-kind thresholds, deduplicated, and may supersede or contradict what is
+        current. Returns one `Outcome` per proposal (written, deduplicated, confirmed,
+        superseded, contradicted, or rejected with the reason).
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     out = store.promote(
+            ...         [{"kind": "preference", "key": "tone", "value": "terse",
+            ...           "confidence": 0.9},
+            ...          {"kind": "fact", "subject": "user", "predicate": "home_city",
+            ...           "content": "The user lives in Lyon.", "confidence": 0.4}],
+            ...         tenant_id="acme", user_id="alice", run_id="run-1", turn=1)
+            ...     [(o.kind, o.outcome) for o in out]
+            [('preference', 'written'), ('fact', 'rejected')]
+        """
+        op = PromoteOp(Scope(tenant_id, user_id, agent_id), list(proposals), run_id, turn, source)
+        return self.batch([op])[0]  # type: ignore[list-item,return-value]
+
+    async def apromote(
+        self,
+        proposals: Sequence[Proposal | Mapping[str, Any]],
+        *,
+        tenant_id: str,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        turn: int | None = None,
+        source: str | None = None,
+    ) -> list[Outcome]:
+        """Async `promote`."""
+        op = PromoteOp(Scope(tenant_id, user_id, agent_id), list(proposals), run_id, turn, source)
+        return (await self.abatch([op]))[0]  # type: ignore[list-item,return-value]

@@ -34,6 +34,7 @@ from langgraph_typed_memory.errors import (
     InvalidRecord,
     SchemaVersionError,
 )
+from langgraph_typed_memory.gate import GateSettings
 from langgraph_typed_memory.lifecycle import initial_status
 from langgraph_typed_memory.namespaces import (
     EXACT_KINDS,
@@ -50,6 +51,7 @@ from langgraph_typed_memory.scoring import (
     matches_filter,
     query_terms,
 )
+from langgraph_typed_memory.store import promotion
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
@@ -139,7 +141,9 @@ class Engine:
         retrieval: RetrievalSettings,
         ttl: TTLSettings,
         clock: Callable[[], datetime],
+        gate: GateSettings | None = None,
     ) -> None:
+        self.gate = gate or GateSettings()
         self.dialect = dialect
         self.index = index
         self.retrieval = retrieval
@@ -194,10 +198,13 @@ class Engine:
         """Execute a batch: validate all, embed, read, then write in one transaction."""
         ops = list(ops)
         writes: dict[tuple[tuple[str, ...], str], _Write] = {}
-        for op in ops:
+        promotions: dict[int, list[promotion.Prepared]] = {}
+        for i, op in enumerate(ops):
             validate_op(op)
             if isinstance(op, PutOp):
                 writes[(op.namespace, op.key)] = self._prepare_write(op)
+            elif isinstance(op, promotion.PromoteOp):
+                promotions[i] = promotion.prepare(op, self.gate)
         queries = sorted(
             {op.query for op in ops if isinstance(op, SearchOp) and op.query and self.index}
         )
@@ -213,6 +220,7 @@ class Engine:
             it = iter(vectors)
             for w in writes.values():
                 w.vectors = [next(it) for _ in w.texts]
+        degraded_promotions = yield from self._embed_proposals(promotions)
         query_vectors: dict[str, list[float] | EmbedError] = {}
         if queries:
             answer = yield Embed(queries, query=True)
@@ -238,12 +246,37 @@ class Engine:
                 results.append([self._item(r) for r in rows])
             else:
                 results.append(None)
-        if writes:
+        if writes or promotions:
             yield Begin()
             for w in writes.values():
                 yield from self._write(w)
+            for i, prepared in promotions.items():
+                op = ops[i]
+                assert isinstance(op, promotion.PromoteOp)
+                outcomes = yield from promotion.execute(self, op, prepared, self.gate)
+                if degraded_promotions:
+                    for outcome in outcomes:
+                        outcome.reason += f" ({degraded_promotions})"
+                results[i] = outcomes
             yield Commit()
         return results
+
+    def _embed_proposals(self, promotions: dict[int, list[promotion.Prepared]]) -> Plan[str]:
+        """Embed what the gate may write. An embedder failure degrades (no vectors), recorded."""
+        items = [p for prepared in promotions.values() for p in prepared
+                 if self.index and p.embed_text and p.rejection is None]
+        if not items:
+            return ""
+        answer = yield Embed([p.embed_text or "" for p in items])
+        if isinstance(answer, EmbedError):
+            return f"not embedded: embedder failed: {answer.error!r:.120}"
+        try:
+            self._check_vectors(answer, len(items))
+        except EmbeddingDimensionMismatch as exc:
+            return f"not embedded: {exc}"
+        for p, vector in zip(items, answer, strict=True):
+            p.vectors = [((promotion.TYPED_FIELD, p.embed_text or ""), vector)]
+        return ""
 
     # ---------------------------------------------------------------- validation
 
@@ -336,6 +369,10 @@ class Engine:
                     "source_turn": row[17],
                     "policy_version": row[18],
                 },
+                "repetitions": row[22],
+                "evidence": self.dialect.load_json(row[23]) if row[23] is not None else [],
+                "contradicts": self.dialect.load_json(row[24]) if row[24] is not None else [],
+                "needs_review": bool(row[25]),
                 **memory,
             },
         )
@@ -556,11 +593,12 @@ class Engine:
                 seq = (yield Sql(q.SQL_INSERT, [
                     uuid.uuid4().hex, w.ns, op.key, value, None, None, None, None, "active",
                     None, None, None, None, now, now, expires, op.ttl, None, None, None,
+                    None, None, False,
                 ]))[0][0]
             yield from self._insert_vectors(seq, w)
             return
         record, typed = w.record, w.typed
-        assert record is not None
+        assert record is not None and typed is not None
         if old is not None and old[3] == record.content_hash and (
             self.dialect.load_json(old[2]) == record.value
         ):
@@ -568,18 +606,52 @@ class Engine:
             return
         new_id = uuid.uuid4().hex
         if old is not None:
-            yield Sql(q.SQL_SUPERSEDE, [new_id, now, old[0]])
-            yield from self._drop_vectors(old[0])
-        scope = typed.scope
+            yield from self.supersede(old[0], new_id)
+        yield from self.insert_typed(
+            new_id, typed, op.key, record, status=initial_status(typed.kind, typed.scope),
+            vectors=list(zip(w.texts, w.vectors or [], strict=False)), expires=expires,
+            ttl=op.ttl,
+        )
+
+    def supersede(self, old_seq: int, new_id: str) -> Plan[None]:
+        """Mark a current row superseded by `new_id`; drop its index entries."""
+        yield Sql(q.SQL_SUPERSEDE, [new_id, _ts(self.clock()), old_seq])
+        yield from self._drop_vectors(old_seq)
+
+    def insert_typed(
+        self,
+        new_id: str,
+        typed: TypedNamespace,
+        key: str,
+        record: ValidatedRecord,
+        *,
+        status: str,
+        vectors: list[tuple[tuple[str, str], list[float]]],
+        expires: float | None = None,
+        ttl: float | None = None,
+        policy_version: str | None = None,
+        evidence: list[dict[str, Any]] | None = None,
+        contradicts: list[str] | None = None,
+        needs_review: bool = False,
+    ) -> Plan[int]:
+        """Insert one typed record (and its vectors); returns its seq."""
+        now = _ts(self.clock())
+        scope, value, d = typed.scope, record.value, self.dialect
         occurred = _ts(record.occurred_at) if record.occurred_at else None
-        value = record.value
         seq = (yield Sql(q.SQL_INSERT, [
-            new_id, w.ns, op.key, self.dialect.dump_json(value), typed.kind, scope.tenant_id,
-            scope.user_id, scope.agent_id, initial_status(typed.kind, scope), record.confidence,
-            record.content_hash, record.search_text, occurred, now, now, expires, op.ttl,
-            value.get("source_run_id"), value.get("source_turn"), None,
+            new_id, ".".join(typed.namespace()), key, d.dump_json(value), typed.kind,
+            scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
+            record.content_hash, record.search_text, occurred, now, now, expires, ttl,
+            value.get("source_run_id"), value.get("source_turn"), policy_version,
+            d.dump_json(evidence) if evidence is not None else None,
+            d.dump_json(contradicts) if contradicts is not None else None, needs_review,
         ]))[0][0]
-        yield from self._insert_vectors(seq, w)
+        if vectors:
+            yield Sql(
+                q.SQL_INSERT_VECTOR,
+                many=[[seq, field, d.encode_vector(vec)] for (field, _), vec in vectors],
+            )
+        return int(seq)
 
     def _drop_vectors(self, seq: int) -> Plan[None]:
         # Without an index config the Postgres schema has no vector table (its column type

@@ -19,6 +19,7 @@ from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
 
 from langgraph_typed_memory.config import RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
+from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
@@ -66,6 +67,7 @@ class PostgresMemoryStore(MemoryStoreBase):
         ttl: LangGraph's `TTLConfig`.
         retrieval: How semantic discovery ranks (see `RetrievalConfig`).
         clock: Returns the current time (inject one in tests).
+        gate: Thresholds of the promotion gate (see `GateConfig`).
 
     Example:
         ```python
@@ -83,9 +85,10 @@ class PostgresMemoryStore(MemoryStoreBase):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock
+            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate
         )
         self.conn = conn
         self._lock = threading.Lock()
@@ -101,6 +104,7 @@ class PostgresMemoryStore(MemoryStoreBase):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> Iterator[PostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -108,10 +112,10 @@ class PostgresMemoryStore(MemoryStoreBase):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=True,
             ) as pool:
-                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
         else:
             with psycopg.connect(conn_string, autocommit=True) as conn:
-                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -179,9 +183,10 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock
+            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate
         )
         self.conn = conn
         self.loop = asyncio.get_running_loop()
@@ -198,6 +203,7 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -205,12 +211,12 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=False,
             ) as pool:
-                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
         else:
             async with await psycopg.AsyncConnection.connect(
                 conn_string, autocommit=True
             ) as conn:
-                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
 
     async def _arun(self, plan: Any) -> Any:
         if isinstance(self.conn, AsyncConnectionPool):

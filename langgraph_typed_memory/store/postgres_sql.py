@@ -60,10 +60,19 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             ),
         ),
+        (
+            "0003_gate_bookkeeping",
+            (
+                "ALTER TABLE memories ADD COLUMN repetitions INTEGER NOT NULL DEFAULT 1",
+                "ALTER TABLE memories ADD COLUMN evidence JSONB",
+                "ALTER TABLE memories ADD COLUMN contradicts JSONB",
+                "ALTER TABLE memories ADD COLUMN needs_review BOOLEAN NOT NULL DEFAULT FALSE",
+            ),
+        ),
     )
     if dims is None:
         return base
-    return base + (
+    return tuple(sorted(base + (
         (
             "0002_vectors",
             (
@@ -76,7 +85,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 )""",
             ),
         ),
-    )
+    )))
 
 
 def idf(total: int, df: int) -> float:

@@ -9,7 +9,8 @@ from __future__ import annotations
 COLUMNS = (
     "seq, id, ns, key, value, kind, tenant_id, user_id, agent_id, status, confidence, "
     "superseded_by, occurred_at, created_at, updated_at, expires_at, source_run_id, "
-    "source_turn, policy_version, content_hash, access_count, last_accessed_at"
+    "source_turn, policy_version, content_hash, access_count, last_accessed_at, "
+    "repetitions, evidence, contradicts, needs_review"
 )
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
@@ -29,9 +30,19 @@ SQL_CURRENT_ROW = (
 SQL_INSERT = (
     "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
     "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
-    "ttl_minutes, source_run_id, source_turn, policy_version) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+    "ttl_minutes, source_run_id, source_turn, policy_version, evidence, contradicts, "
+    "needs_review) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
 )
+SQL_CURRENT_FOR_GATE = (
+    "SELECT seq, id, content_hash, confidence, status, evidence, contradicts FROM memories m "
+    f"WHERE ns = ? AND key = ? AND {CURRENT}"
+)
+SQL_REPEAT = (
+    "UPDATE memories SET repetitions = repetitions + 1, evidence = ?, status = ?, "
+    "updated_at = ? WHERE seq = ?"
+)
+SQL_LINK_CONTRADICTION = "UPDATE memories SET contradicts = ?, needs_review = ? WHERE seq = ?"
 SQL_UPDATE_UNTYPED = (
     "UPDATE memories SET value = ?, updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
 )

@@ -18,6 +18,7 @@ from typing import Any
 from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
 
 from langgraph_typed_memory.config import RetrievalConfig
+from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_sync
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
@@ -45,6 +46,7 @@ class SqliteMemoryStore(MemoryStoreBase):
         ttl: LangGraph's `TTLConfig`.
         retrieval: How semantic discovery ranks (see `RetrievalConfig`).
         clock: Returns the current time (inject one in tests).
+        gate: Thresholds of the promotion gate (see `GateConfig`).
 
     Example:
         >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
@@ -63,8 +65,11 @@ class SqliteMemoryStore(MemoryStoreBase):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(SqliteDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+        super().__init__(
+            SqliteDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate
+        )
         self.conn = conn
         self._lock = threading.RLock()
 
@@ -78,11 +83,12 @@ class SqliteMemoryStore(MemoryStoreBase):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> Iterator[SqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
         try:
-            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
         finally:
             conn.close()
 
@@ -147,11 +153,12 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
         ttl: TTLConfig | Mapping[str, Any] | None = None,
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AsyncSqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
         try:
-            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock)
+            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
         finally:
             await asyncio.to_thread(conn.close)
 

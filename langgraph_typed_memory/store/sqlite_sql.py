@@ -85,6 +85,15 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        "0003_gate_bookkeeping",
+        (
+            "ALTER TABLE memories ADD COLUMN repetitions INTEGER NOT NULL DEFAULT 1",
+            "ALTER TABLE memories ADD COLUMN evidence TEXT",
+            "ALTER TABLE memories ADD COLUMN contradicts TEXT",
+            "ALTER TABLE memories ADD COLUMN needs_review INTEGER NOT NULL DEFAULT 0",
+        ),
+    ),
 )
 
 

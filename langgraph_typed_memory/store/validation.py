@@ -12,9 +12,10 @@ from typing import Any, NamedTuple
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
 
 from langgraph_typed_memory.errors import InvalidNamespace, InvalidQuery, InvalidRecord
-from langgraph_typed_memory.namespaces import is_typed, parse_namespace
+from langgraph_typed_memory.namespaces import Scope, is_typed, parse_namespace, parse_scope
 from langgraph_typed_memory.schemas import check_json_value
 from langgraph_typed_memory.scoring import validate_filter
+from langgraph_typed_memory.store.promotion import PromoteOp
 
 __all__ = ["HistoryOp", "validate_op", "check_namespace", "check_key", "check_window"]
 
@@ -115,6 +116,14 @@ def validate_op(op: Op) -> None:
             raise InvalidRecord(
                 f"ttl={op.ttl!r} for {op.key!r} in {ns!r}: use a positive number of minutes."
             )
+    elif isinstance(op, PromoteOp):
+        if not isinstance(op.scope, Scope):
+            raise InvalidQuery(f"promote needs a Scope, got {op.scope!r:.80}.")
+        parse_scope(op.scope.labels())
+        if isinstance(op.proposals, (str, bytes)) or not hasattr(op.proposals, "__len__"):
+            raise InvalidQuery("proposals must be a list of dicts or Proposal objects.")
+        if len(op.proposals) > MAX_LIMIT:
+            raise InvalidQuery(f"{len(op.proposals)} proposals in one batch; max {MAX_LIMIT}.")
     else:
         raise InvalidQuery(f"Unknown operation type {type(op).__name__}.")
 

@@ -1,0 +1,364 @@
+"""The promotion gate's decisions (C1-C7), as pure functions.
+
+A *proposal* is a candidate memory from extraction, a tool or application code. The gate
+classifies and scopes it, verifies it against per-kind thresholds, deduplicates it by content
+hash within its scope, and decides whether it supersedes or contradicts what is current. The
+store executes the decisions of a whole batch in one transaction (`store.promote`).
+
+Stateful predicates (a person has one home city, one employer) are keyed by subject and
+predicate, so a new value supersedes the old one; other predicates (allergies, pets) are keyed
+by content, so values accumulate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from langgraph_typed_memory.errors import ConfigurationError, InvalidRecord, StatusNotAllowed
+from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.schemas import COMPUTED_FIELDS, content_hash
+
+__all__ = [
+    "Proposal",
+    "GateConfig",
+    "GateSettings",
+    "normalize_gate",
+    "Current",
+    "Decision",
+    "Outcome",
+    "target_scope",
+    "record_key",
+    "decide",
+    "DEFAULT_STATEFUL_PREDICATES",
+]
+
+DEFAULT_STATEFUL_PREDICATES = frozenset(
+    {
+        "name", "home_city", "city", "country", "address", "employer", "occupation", "job",
+        "title", "role", "email", "phone", "timezone", "birthday", "age", "status",
+        "relationship_status", "spouse", "partner", "manager", "team", "plan", "tier",
+        "region", "language", "dog_name", "cat_name", "pet_name", "fiscal_year_start",
+    }
+)
+
+
+class Proposal(BaseModel):
+    """A candidate memory offered to the gate.
+
+    Example:
+        >>> Proposal(kind="fact", subject="user", predicate="home_city",
+        ...          content="The user lives in Lyon.", value="Lyon", confidence=0.9).kind
+        'fact'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["policy", "preference", "fact", "episode", "procedure", "observation"]
+    key: str | None = Field(default=None, max_length=128)
+    """Preference key (snake_case)."""
+    subject: str | None = Field(default=None, max_length=256)
+    predicate: str | None = Field(default=None, max_length=64)
+    content: str = Field(default="", max_length=32_000)
+    value: Any = None
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    grounding: str | None = Field(default=None, max_length=32_000)
+    correction: bool = False
+    scope: Literal["user", "agent", "tenant"] = "user"
+    """The narrowest scope that fits; "tenant" only for facts about the tenant itself."""
+    source: str | None = Field(default=None, max_length=256)
+    """Who observed it (a user id, a tool): tenant facts need two independent sources."""
+    title: str | None = Field(default=None, max_length=512)
+    """Episodes: a title (the summary goes in `content`)."""
+    outcome: str | None = None
+    task_complete: bool = False
+    """Episodes promote only when their task completed."""
+
+
+class GateConfig(TypedDict, total=False):
+    """Thresholds of the gate; recorded (as a version hash) on every record it writes.
+
+    Example:
+        >>> normalize_gate({"fact_min_confidence": 0.8}).fact_min_confidence
+        0.8
+    """
+
+    preference_min_confidence: float
+    """Lowest confidence at which a preference is promoted. Default 0.5."""
+    fact_min_confidence: float
+    """Lowest confidence at which a fact is promoted. Default 0.7."""
+    stateful_predicates: frozenset[str]
+    """Predicates with one current value per subject (a new value supersedes)."""
+    supersede_margin: float
+    """A new value supersedes unless its confidence is lower than the current one's by more
+    than this (then it is a contradiction). Corrections always supersede. Default 0.15."""
+    review_threshold: float
+    """A contradiction whose stronger side has at least this confidence sets needs_review."""
+
+
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """Validated `GateConfig`."""
+
+    preference_min_confidence: float = 0.5
+    fact_min_confidence: float = 0.7
+    stateful_predicates: frozenset[str] = DEFAULT_STATEFUL_PREDICATES
+    supersede_margin: float = 0.15
+    review_threshold: float = 0.8
+
+    @property
+    def version(self) -> str:
+        """`gate-v1:` and a short hash of the thresholds: each record's policy version."""
+        data = json.dumps(
+            [self.preference_min_confidence, self.fact_min_confidence,
+             sorted(self.stateful_predicates), self.supersede_margin, self.review_threshold]
+        )
+        return "gate-v1:" + hashlib.sha256(data.encode()).hexdigest()[:12]
+
+
+def normalize_gate(config: GateConfig | Mapping[str, Any] | None) -> GateSettings:
+    """Validate a gate config.
+
+    Raises:
+        ConfigurationError: unknown key or out-of-range value, named.
+    """
+    config = dict(config or {})
+    unknown = sorted(set(config) - set(GateConfig.__annotations__))
+    if unknown:
+        raise ConfigurationError(f"gate config has unknown key(s) {unknown}.")
+    out: dict[str, Any] = {}
+    for name in ("preference_min_confidence", "fact_min_confidence", "supersede_margin",
+                 "review_threshold"):
+        if name in config:
+            v = config[name]
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1:
+                raise ConfigurationError(f"gate config {name}={v!r}: use a number in [0, 1].")
+            out[name] = float(v)
+    if "stateful_predicates" in config:
+        out["stateful_predicates"] = frozenset(config["stateful_predicates"])
+    return GateSettings(**out)
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("_", text.lower()).strip("_")[:100] or "x"
+
+
+def parse_proposal(raw: Proposal | Mapping[str, Any]) -> Proposal:
+    """Validate a proposal; refuse computed fields such as `status` (B3).
+
+    Raises:
+        StatusNotAllowed: the proposal sets a field the store computes.
+        InvalidRecord: the proposal does not match the schema (names the field).
+    """
+    if isinstance(raw, Proposal):
+        return raw
+    if not isinstance(raw, Mapping):
+        raise InvalidRecord(f"proposal must be a dict or Proposal, got {type(raw).__name__}.")
+    computed = sorted((COMPUTED_FIELDS | {"id", "scope_id", "tenant_id", "user_id", "agent_id"})
+                      & raw.keys())
+    if computed:
+        raise StatusNotAllowed(
+            f"proposal sets {', '.join(computed)}: status, scope ids and bookkeeping are decided "
+            "by the gate and the caller's scope; remove them."
+        )
+    try:
+        return Proposal.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidRecord(f"proposal does not match the schema: {problems}.") from None
+
+
+def target_scope(proposal: Proposal, caller: Scope) -> Scope:
+    """The narrowest scope that fits, never wider than the caller's tenant (C2).
+
+    Example:
+        >>> target_scope(Proposal(kind="fact", content="x", scope="tenant"), Scope("t", "u"))
+        Scope(tenant_id='t', user_id=None, agent_id=None)
+    """
+    if proposal.scope == "tenant" and proposal.kind == "fact":
+        return Scope(caller.tenant_id)
+    if proposal.scope == "agent" and caller.agent_id is not None:
+        return Scope(caller.tenant_id, None, caller.agent_id)
+    if caller.user_id is not None:
+        return Scope(caller.tenant_id, caller.user_id)
+    if caller.agent_id is not None:
+        return Scope(caller.tenant_id, None, caller.agent_id)
+    return Scope(caller.tenant_id)
+
+
+def is_stateful(proposal: Proposal, settings: GateSettings) -> bool:
+    """Whether a fact's predicate holds one current value per subject."""
+    return proposal.predicate is not None and _slug(proposal.predicate) in {
+        _slug(p) for p in settings.stateful_predicates
+    }
+
+
+def record_key(proposal: Proposal, settings: GateSettings) -> str:
+    """The store key a proposal is written under.
+
+    Preferences: their key. Stateful facts: subject and predicate (so a new value lands on
+    the same key and supersedes). Everything else: a hash of the normalized content.
+
+    Example:
+        >>> record_key(Proposal(kind="fact", subject="User", predicate="home_city",
+        ...                     content="x"), GateSettings())
+        'fact:user:home_city'
+    """
+    if proposal.kind == "preference" and proposal.key:
+        return proposal.key
+    if proposal.kind == "fact" and proposal.subject and is_stateful(proposal, settings):
+        return f"fact:{_slug(proposal.subject)}:{_slug(proposal.predicate or '')}"
+    return f"{proposal.kind}:{proposal_hash(proposal)[:24]}"
+
+
+def proposal_hash(proposal: Proposal) -> str:
+    """Content hash used for deduplication (C3)."""
+    if proposal.kind == "preference":
+        return content_hash(proposal.key or "", json.dumps(proposal.value, sort_keys=True))
+    return content_hash(proposal.subject or "", proposal.predicate or "", proposal.content)
+
+
+@dataclass(frozen=True, slots=True)
+class Current:
+    """The current record at a proposal's key (what the transaction found)."""
+
+    id: str
+    content_hash: str
+    confidence: float
+    status: str
+    sources: tuple[str, ...] = ()
+
+
+Action = Literal["reject", "dedup", "insert", "supersede", "contradict", "confirm"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the store must do with one proposal."""
+
+    action: Action
+    reason: str
+    status: str = "active"
+    """Status of the row the decision inserts."""
+    old_id: str | None = None
+    needs_review: bool = False
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One proposal's outcome, as it goes into the trace envelope (C7)."""
+
+    kind: str
+    id: str | None
+    outcome: Literal["written", "deduplicated", "rejected", "superseded", "contradicted",
+                     "confirmed"]
+    reason: str
+    key: str | None = None
+    old_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        out = {"kind": self.kind, "id": self.id, "outcome": self.outcome, "reason": self.reason,
+               "key": self.key}
+        if self.old_id:
+            out["old_id"] = self.old_id
+        return out
+
+
+def verify(proposal: Proposal, settings: GateSettings, run_id: str | None) -> str | None:
+    """Per-kind verification (C4); returns the rejection reason or None."""
+    kind = proposal.kind
+    if kind == "policy":
+        return "policies are authored explicitly (store.put), never promoted"
+    if kind in ("procedure", "observation"):
+        return f"{kind}s come from maintenance, not from promotion"
+    if not math.isfinite(proposal.confidence):
+        return "confidence is not finite"
+    if kind == "preference":
+        if not proposal.key:
+            return "a preference needs a key"
+        if proposal.value is None:
+            return "a preference needs a value"
+        if proposal.confidence < settings.preference_min_confidence:
+            return (f"confidence {proposal.confidence:.2f} below the preference threshold "
+                    f"{settings.preference_min_confidence:.2f}")
+        return None
+    if kind == "fact":
+        if not run_id:
+            return "a fact needs a source run"
+        if not (proposal.subject and proposal.predicate and proposal.content.strip()):
+            return "a fact needs a subject, a predicate and content"
+        if proposal.confidence < settings.fact_min_confidence:
+            return (f"confidence {proposal.confidence:.2f} below the fact threshold "
+                    f"{settings.fact_min_confidence:.2f}")
+        return None
+    if not proposal.task_complete:
+        return "episodes promote on task completion"
+    if not proposal.content.strip():
+        return "an episode needs a summary (content)"
+    return None
+
+
+def decide(
+    proposal: Proposal,
+    *,
+    scope: Scope,
+    current: Current | None,
+    settings: GateSettings,
+    run_id: str | None,
+    source: str,
+) -> Decision:
+    """Decide one proposal against the current record at its key (C3-C6).
+
+    Example:
+        >>> p = Proposal(kind="fact", subject="user", predicate="home_city",
+        ...              content="The user lives in Paris.", confidence=0.9)
+        >>> old = Current("r1", "h-lyon", 0.9, "active")
+        >>> decide(p, scope=Scope("t", "u"), current=old, settings=GateSettings(),
+        ...        run_id="run-2", source="u").action
+        'supersede'
+    """
+    reason = verify(proposal, settings, run_id)
+    if reason is not None:
+        return Decision("reject", reason)
+    tenant_fact = proposal.kind == "fact" and scope.level == "tenant"
+    digest = proposal_hash(proposal)
+    if current is not None and current.content_hash == digest:
+        if tenant_fact and current.status == "provisional" and source not in current.sources:
+            return Decision("confirm", "second independent source confirms a tenant fact",
+                            old_id=current.id)
+        return Decision("dedup", "same content already remembered in this scope",
+                        old_id=current.id)
+    status = "provisional" if tenant_fact else "active"
+    if current is None:
+        why = ("tenant fact awaits a second independent source" if tenant_fact
+               else "new memory")
+        return Decision("insert", why, status=status)
+    clean = proposal.correction or proposal.kind != "fact" or (
+        proposal.confidence >= current.confidence - settings.supersede_margin
+    )
+    if clean:
+        why = "correction" if proposal.correction else "newer value for the same key"
+        return Decision("supersede", why, status=status, old_id=current.id)
+    review = max(proposal.confidence, current.confidence) >= settings.review_threshold
+    return Decision(
+        "contradict",
+        f"conflicts with a more confident current value ({current.confidence:.2f} vs "
+        f"{proposal.confidence:.2f}); kept as provisional",
+        status="provisional",
+        old_id=current.id,
+        needs_review=review,
+    )
