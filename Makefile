@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install  ## The main job on the embedded default (SQLite file, offline).
-	$(BIN)/python examples/quickstart.py --db .typed-memory/demo.db
+	$(BIN)/python examples/memory_chat_demo.py --db .typed-memory/demo.db
 
 test: install lint typecheck  ## The whole suite, both backends.
 	$(BIN)/pytest -q

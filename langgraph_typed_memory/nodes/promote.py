@@ -1,0 +1,94 @@
+"""The promote node: the turn's candidates through the promotion gate, outcomes into the trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.store.base import BaseStore
+
+from langgraph_typed_memory.nodes._common import (
+    resolve_store,
+    run_id_from_config,
+    scope_from_config,
+    trace_of,
+)
+
+__all__ = ["create_promote_node"]
+
+
+def create_promote_node(
+    store: BaseStore | None = None,
+    /,
+    *,
+    candidates_key: str = "memory_candidates",
+) -> RunnableLambda:
+    """Build the promote node.
+
+    It offers `memory_candidates` to the store's promotion gate (`store.promote`) in one
+    transaction, for the caller's scope, with the run id and turn as provenance, and records
+    each outcome (written, deduplicated, superseded, contradicted, rejected with the reason)
+    in `memory_trace["promotions"]`. A failing store degrades the turn, recorded.
+
+    Args:
+        store: The memory store; default: the graph's runtime store.
+        candidates_key: The state key holding the candidates.
+
+    Example:
+        >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+        >>> store = SqliteMemoryStore(connect_sqlite(":memory:"))
+        >>> store.setup()
+        >>> node = create_promote_node(store)
+        >>> out = node.invoke(
+        ...     {"memory_candidates": [{"kind": "preference", "key": "tone", "value": "terse",
+        ...                             "content": "Prefers terse answers.",
+        ...                             "confidence": 0.9, "grounding": "be terse"}],
+        ...      "memory_trace": {"turn_index": 1}},
+        ...     {"configurable": {"tenant_id": "acme", "user_id": "alice"}})
+        >>> [(p["kind"], p["outcome"]) for p in out["memory_trace"]["promotions"]]
+        [('preference', 'written')]
+    """
+
+    def prepare(state: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
+        scope = scope_from_config(config)
+        trace = trace_of(state)
+        return {
+            "proposals": list(state.get(candidates_key) or []),
+            "tenant_id": scope.tenant_id,
+            "user_id": scope.user_id,
+            "agent_id": scope.agent_id,
+            "run_id": trace.get("run_id") or run_id_from_config(config),
+            "turn": trace.get("turn_index"),
+            "trace": trace,
+        }
+
+    def finish(trace: dict[str, Any], outcomes: list[Any] | None,
+               error: BaseException | None) -> dict[str, Any]:
+        if error is not None:
+            trace["degraded"].append(f"promotion failed: {error!r:.200}")
+            trace["promotions"] = []
+        else:
+            trace["promotions"] = [o.dict() for o in outcomes or []]
+        return {"memory_trace": trace, candidates_key: []}
+
+    def promote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        args = prepare(state, config)
+        trace = args.pop("trace")
+        if not args["proposals"]:
+            return finish(trace, [], None)
+        try:
+            return finish(trace, resolve_store(store).promote(**args), None)  # type: ignore[attr-defined]
+        except Exception as exc:
+            return finish(trace, None, exc)
+
+    async def apromote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        args = prepare(state, config)
+        trace = args.pop("trace")
+        if not args["proposals"]:
+            return finish(trace, [], None)
+        try:
+            return finish(trace, await resolve_store(store).apromote(**args), None)  # type: ignore[attr-defined]
+        except Exception as exc:
+            return finish(trace, None, exc)
+
+    return RunnableLambda(promote, afunc=apromote, name="promote")

