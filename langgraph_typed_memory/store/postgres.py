@@ -144,21 +144,6 @@ class PostgresMemoryStore(MemoryStoreBase):
 
             return drive_sync(plan, execute, self.embeddings, rollback)
 
-    def setup(self) -> None:
-        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
-        self._run(self._engine.setup())
-
-    def sweep_ttl(self) -> int:
-        """Delete items whose TTL has passed; returns how many were deleted."""
-        return int(self._run(self._engine.sweep_ttl()))
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations (reads first, then writes in one transaction)."""
-        return list(self._run(self._engine.run(ops)))
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations in a worker thread (use the async class for native async)."""
-        return await asyncio.to_thread(self.batch, list(ops))
 
 
 class AsyncPostgresMemoryStore(MemoryStoreBase):
@@ -241,11 +226,11 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
 
         return await drive_async(plan, execute, self.embeddings, rollback)
 
-    async def setup(self) -> None:
+    async def setup(self) -> None:  # type: ignore[override]
         """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
         await self._arun(self._engine.setup())
 
-    async def sweep_ttl(self) -> int:
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
         """Delete items whose TTL has passed; returns how many were deleted."""
         return int(await self._arun(self._engine.sweep_ttl()))
 

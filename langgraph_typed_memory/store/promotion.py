@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PromoteOp", "Prepared", "prepare", "execute"]
 
-TYPED_FIELD = "$memory"
 WRITTEN: dict[str, Literal["written", "superseded", "contradicted"]] = {
     "insert": "written", "supersede": "superseded", "contradict": "contradicted"
 }

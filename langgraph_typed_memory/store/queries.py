@@ -6,6 +6,9 @@ vectors, migrations) live in `sqlite_sql.py` and `postgres_sql.py`.
 
 from __future__ import annotations
 
+TYPED_FIELD = "$memory"
+"""The vector field name of a typed record's embedded text."""
+
 COLUMNS = (
     "seq, id, ns, key, value, kind, tenant_id, user_id, agent_id, status, confidence, "
     "superseded_by, occurred_at, created_at, updated_at, expires_at, source_run_id, "

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
+from langgraph.store.base import IndexConfig, TTLConfig
 
 from langgraph_typed_memory.config import RetrievalConfig
 from langgraph_typed_memory.gate import GateConfig
@@ -112,21 +112,6 @@ class SqliteMemoryStore(MemoryStoreBase):
         with self._lock:
             return drive_sync(plan, self._execute, self.embeddings, self._rollback)
 
-    def setup(self) -> None:
-        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
-        self._run(self._engine.setup())
-
-    def sweep_ttl(self) -> int:
-        """Delete items whose TTL has passed; returns how many were deleted."""
-        return int(self._run(self._engine.sweep_ttl()))
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations (reads first, then writes in one transaction)."""
-        return list(self._run(self._engine.run(ops)))
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations in a worker thread."""
-        return await asyncio.to_thread(self.batch, list(ops))
 
 
 class AsyncSqliteMemoryStore(SqliteMemoryStore):
