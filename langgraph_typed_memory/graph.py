@@ -38,7 +38,8 @@ def build_memory_chat_graph(
     """
     builder = StateGraph(MemoryState)
     builder.add_node("retrieve", create_retrieve_node())
-    builder.add_node("assemble", create_assemble_node(assembly, summarizer=summarizer))
+    builder.add_node("assemble", create_assemble_node(assembly, summarizer=summarizer,
+                                                      model=model))
     builder.add_node("respond", create_respond_node(model, combined=combined))
     builder.add_node("extract", create_extract_node(model))
     builder.add_node("promote", create_promote_node())

@@ -174,3 +174,32 @@ async def test_promote_async_path(store):
     out = await create_promote_node(store).ainvoke(
         {"memory_candidates": [lives_in("Lyon")], "memory_trace": {"run_id": "r"}}, ALICE)
     assert out["memory_trace"]["promotions"][0]["outcome"] == "written"
+
+
+def _conversation(n: int) -> list:
+    out = []
+    for i in range(n):
+        out += [HumanMessage(f"Question {i} about order {100 + i}."), AIMessage(f"Answer {i}.")]
+    return out + [HumanMessage("And now?")]
+
+
+def test_assemble_summarizes_older_turns_with_the_model():
+    model = ScriptedChatModel.of("The user asked about orders 100 to 104.")
+    node = create_assemble_node({"recent_turns": 2}, model=model)
+    out = node.invoke({"messages": _conversation(5)})
+    assert out["memory_summary"] == "The user asked about orders 100 to 104."
+    assert "orders 100 to 104" in out["memory_prompt"][0].content
+    assert out["memory_summarized"] == len(_conversation(5)) - 2
+
+
+def test_assemble_summary_falls_back_to_extractive():
+    node = create_assemble_node({"recent_turns": 2}, model=FailingChatModel())
+    out = node.invoke({"messages": _conversation(5)})
+    assert "order 100" in out["memory_summary"]
+
+
+async def test_assemble_async_with_a_model_summary():
+    model = ScriptedChatModel.of("Summary from the model.")
+    out = await create_assemble_node({"recent_turns": 2}, model=model).ainvoke(
+        {"messages": _conversation(3)})
+    assert out["memory_summary"] == "Summary from the model."

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
@@ -68,7 +68,7 @@ def last_human(messages: list[AnyMessage]) -> HumanMessage | None:
     return None
 
 
-def message_text(message: AnyMessage | None) -> str:
+def message_text(message: BaseMessage | None) -> str:
     """A message's text content (text parts joined)."""
     if message is None:
         return ""

@@ -2,15 +2,54 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langgraph_typed_memory.assembly import AssemblyConfig, Summarizer, assemble
-from langgraph_typed_memory.nodes._common import trace_of
+from langgraph_typed_memory.assembly import (
+    AssemblyConfig,
+    Summarizer,
+    assemble,
+    extractive_summary,
+    normalize_assembly,
+)
+from langgraph_typed_memory.nodes._common import message_text, resolve_model, trace_of
 
-__all__ = ["create_assemble_node"]
+__all__ = ["create_assemble_node", "model_summarizer"]
+
+SUMMARY_PROMPT = (
+    "You maintain a running summary of a conversation. Merge the earlier summary and the new "
+    "turns into short, factual sentences, oldest first: what the user asked, stated or decided "
+    "and what was answered. No preamble."
+)
+
+
+def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200) -> Summarizer:
+    """A running summarizer backed by a chat model, extractive when the model fails.
+
+    The assembler still bounds its output to `summary_tokens` (newest sentences kept).
+    """
+
+    def summarize(previous: str | None, turns: list[BaseMessage]) -> str:
+        transcript = "\n".join(f"{m.type}: {message_text(m)}" for m in turns)
+        try:
+            reply = chat.invoke([
+                SystemMessage(SUMMARY_PROMPT),
+                HumanMessage(f"Earlier summary:\n{previous or '(none)'}\n\nNew turns:\n"
+                             f"{transcript}"),
+            ])
+            text = message_text(reply).strip()
+            if text:
+                return text
+        except Exception:  # noqa: S110 - I5: fall back, the turn goes on
+            pass
+        return extractive_summary(previous, turns, max_tokens)
+
+    return summarize
 
 
 def create_assemble_node(
@@ -18,6 +57,7 @@ def create_assemble_node(
     /,
     *,
     summarizer: Summarizer | None = None,
+    model: BaseChatModel | str | None = None,
     messages_key: str = "messages",
 ) -> RunnableLambda:
     """Build the assemble node.
@@ -30,8 +70,11 @@ def create_assemble_node(
 
     Args:
         settings: An `AssemblyConfig` (budget, per-item cap, verbatim window...).
-        summarizer: Folds older turns into the running summary; default extractive. A model
-            can do it: any `(previous_summary, messages) -> str` callable.
+        summarizer: Folds older turns into the running summary: any
+            `(previous_summary, messages) -> str` callable. Default: the chat model when one is
+            configured (`model`, `configurable["model"]` or `TYPED_MEMORY_MODEL`), else the
+            extractive summary.
+        model: The chat model that writes the running summary.
         messages_key: The state key holding the conversation.
 
     Example:
@@ -45,6 +88,14 @@ def create_assemble_node(
         (800, 2)
     """
 
+    limits = normalize_assembly(settings)
+
+    def fold(config: RunnableConfig | None) -> Summarizer | None:
+        if summarizer is not None:
+            return summarizer
+        chat = resolve_model(model, config)
+        return model_summarizer(chat, max_tokens=limits.summary_tokens) if chat else None
+
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
         context = state.get("memory_context") or {}
         built = assemble(
@@ -56,8 +107,8 @@ def create_assemble_node(
             episodes=context.get("episodes", ()),
             summary=state.get("memory_summary") or None,
             summarized_count=int(state.get("memory_summarized") or 0),
-            summarizer=summarizer,
-            config=settings,
+            summarizer=fold(config),
+            config=limits,
         )
         trace = trace_of(state)
         trace["tokens"] = {**built.tokens, "over_budget": built.over_budget,
@@ -70,6 +121,8 @@ def create_assemble_node(
         }
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
-        return run(state, config)  # pure CPU work, no I/O: nothing to await
+        if fold(config) is None:
+            return run(state, config)  # pure CPU work: nothing to await
+        return await asyncio.to_thread(run, state, config)  # a model call: off the event loop
 
     return RunnableLambda(run, afunc=arun, name="assemble")
