@@ -140,3 +140,19 @@ def test_decide_is_pure():
     d = decide(p, scope=Scope("t", "u"), current=None, settings=GateSettings(), run_id=None,
                source="u")
     assert d.action == "insert" and d.status == "active"
+
+
+def test_gate_transitions_are_audited(store):
+    first = store.promote([city("Lyon")], run_id="r1", **ALICE)[0]
+    store.promote([city("Paris", correction=True)], run_id="r2", **ALICE)
+    store.promote([city("Nice", 0.5)], run_id="r3", **ALICE)  # below threshold: no event
+    store.promote([city("Rome", 0.72)], run_id="r4", **ALICE)  # contradiction
+    events = store.audit(FACTS, first.key)
+    assert [(e["from_status"], e["to_status"], e["run_id"]) for e in events] == [
+        (None, "active", "r1"),
+        ("active", "superseded", "r2"),
+        (None, "active", "r2"),
+        ("active", "active", "r4"),
+    ]
+    assert events[1]["reason"].startswith("correction") and events[0]["actor"] == "gate:alice"
+    assert "contradicted by" in events[3]["reason"]

@@ -336,3 +336,21 @@ async def test_async_api(store):
     assert [v.status for v in await store.ahistory(ALICE_FACTS, "f")] == ["active"]
     await store.adelete(("notes",), "n")
     assert await store.aget(("notes",), "n") is None
+
+
+def test_audit_trail_answers_why(store, clock):
+    store.put(ALICE_PREFS, "format", {"value": "xml"})
+    clock.advance(hours=1)
+    store.put(ALICE_PREFS, "format", {"value": "json"})
+    clock.advance(hours=1)
+    store.delete(ALICE_PREFS, "format")
+    events = store.audit(ALICE_PREFS, "format")
+    assert [(e["from_status"], e["to_status"], e["actor"]) for e in events] == [
+        (None, "active", "store.put"),
+        ("active", "superseded", "store.put"),
+        (None, "active", "store.put"),
+        ("active", "revoked", "store.delete"),
+    ]
+    versions = {v.value["value"]: v.memory["id"] for v in store.history(ALICE_PREFS, "format")}
+    assert events[1]["memory_id"] == versions["xml"] and versions["json"] in events[1]["reason"]
+    assert events[3]["at"] > events[0]["at"]

@@ -102,6 +102,31 @@ class MemoryStoreBase(BaseStore):
         """Async `history`."""
         return (await self.abatch([HistoryOp(namespace, key)]))[0]  # type: ignore[list-item,return-value]
 
+    def audit(self, namespace: tuple[str, ...], key: str) -> list[dict[str, Any]]:
+        """The audit trail of a typed record: every lifecycle transition, oldest first (F1).
+
+        Each event says which version (`memory_id`), when (`at`), who or what (`actor`:
+        `store.put`, `store.delete`, `gate:<source>`...), from which status to which, why
+        (`reason`) and in which run: "why did the agent forget that?" has an answer.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     ns = ("tenant:acme", "user:alice", "preference")
+            ...     store.put(ns, "tone", {"value": "formal"})
+            ...     store.delete(ns, "tone")
+            ...     events = store.audit(ns, "tone")
+            ...     [(e["from_status"], e["to_status"], e["actor"]) for e in events]
+            [(None, 'active', 'store.put'), ('active', 'revoked', 'store.delete')]
+        """
+        return self.batch([HistoryOp(namespace, key, audit=True)])[0]  # type: ignore[list-item,return-value]
+
+    async def aaudit(self, namespace: tuple[str, ...], key: str) -> list[dict[str, Any]]:
+        """Async `audit`."""
+        op = HistoryOp(namespace, key, audit=True)
+        return (await self.abatch([op]))[0]  # type: ignore[list-item,return-value]
+
     def promote(
         self,
         proposals: Sequence[Proposal | Mapping[str, Any]],

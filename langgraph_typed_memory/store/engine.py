@@ -240,8 +240,13 @@ class Engine:
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(op)))
             elif isinstance(op, HistoryOp):
-                rows = yield Sql(q.SQL_HISTORY, [".".join(op.namespace), op.key])
-                results.append([self._item(r) for r in rows])
+                ns = ".".join(op.namespace)
+                if op.audit:
+                    rows = yield Sql(q.SQL_AUDIT_FOR_KEY, [ns, op.key])
+                    results.append([_audit_event(r) for r in rows])
+                else:
+                    rows = yield Sql(q.SQL_HISTORY, [ns, op.key])
+                    results.append([self._item(r) for r in rows])
             else:
                 results.append(None)
         if writes or promotions:
@@ -577,6 +582,8 @@ class Engine:
             else:
                 yield Sql(q.SQL_REVOKE, [now, old[0]])
                 yield from self._drop_vectors(old[0])
+                yield from self.transition(old[1], w.typed, op.key, old[4], "revoked",
+                                           "deleted with store.delete", actor="store.delete")
             return
         expires = now + op.ttl * 60.0 if op.ttl else None
         if w.typed is None:
@@ -603,16 +610,41 @@ class Engine:
         new_id = uuid.uuid4().hex
         if old is not None:
             yield from self.supersede(old[0], new_id)
+            yield from self.transition(old[1], typed, op.key, old[4], "superseded",
+                                       f"replaced by {new_id} (store.put)", actor="store.put")
+        status = initial_status(typed.kind, typed.scope)
         yield from self.insert_typed(
-            new_id, typed, op.key, record, status=initial_status(typed.kind, typed.scope),
+            new_id, typed, op.key, record, status=status,
             vectors=list(zip(w.texts, w.vectors or [], strict=False)), expires=expires,
             ttl=op.ttl,
         )
+        yield from self.transition(new_id, typed, op.key, None, status,
+                                   "written with store.put", actor="store.put")
 
     def supersede(self, old_seq: int, new_id: str) -> Plan[None]:
         """Mark a current row superseded by `new_id`; drop its index entries."""
         yield Sql(q.SQL_SUPERSEDE, [new_id, _ts(self.clock()), old_seq])
         yield from self._drop_vectors(old_seq)
+
+    def transition(
+        self,
+        memory_id: str,
+        typed: TypedNamespace,
+        key: str,
+        before: str | None,
+        after: str,
+        reason: str,
+        *,
+        actor: str,
+        run_id: str | None = None,
+    ) -> Plan[None]:
+        """Append one lifecycle transition to the audit log (F1), in the caller's transaction."""
+        scope = typed.scope
+        yield Sql(q.SQL_AUDIT_INSERT, [
+            memory_id, ".".join(typed.namespace()), key, typed.kind, scope.tenant_id,
+            scope.user_id, scope.agent_id, _ts(self.clock()), actor, before, after, reason,
+            run_id,
+        ])
 
     def insert_typed(
         self,
@@ -666,6 +698,12 @@ class Engine:
                 for (field, _), vec in zip(w.texts, w.vectors, strict=True)
             ],
         )
+
+
+def _audit_event(row: tuple[Any, ...]) -> dict[str, Any]:
+    memory_id, at, actor, before, after, reason, run_id = row
+    return {"memory_id": memory_id, "at": _dt(at).isoformat(), "actor": actor,
+            "from_status": before, "to_status": after, "reason": reason, "run_id": run_id}
 
 
 def _matches(match_type: str, path: tuple[str, ...], ns: tuple[str, ...]) -> bool:

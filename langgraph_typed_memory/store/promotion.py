@@ -116,6 +116,7 @@ def execute(
     """Decide and write each proposal, in order, inside the caller's transaction."""
     d = engine.dialect
     source = _source(op)
+    actor = f"gate:{source}"
     outcomes: list[Outcome] = []
     for item in prepared:
         p = item.proposal
@@ -145,6 +146,9 @@ def execute(
             new_status = "active" if decision.action == "confirm" else status
             yield Sql(q.SQL_REPEAT, [d.dump_json(trail), new_status,
                                      engine.clock().timestamp(), seq])
+            if new_status != status:
+                yield from engine.transition(ident, item.typed, item.key, status, new_status,
+                                             decision.reason, actor=actor, run_id=op.run_id)
             outcomes.append(Outcome(
                 p.kind, ident, "confirmed" if decision.action == "confirm" else "deduplicated",
                 decision.reason, key=item.key,
@@ -156,18 +160,27 @@ def execute(
         contradicts: list[str] | None = None
         if decision.action == "supersede" and rows:
             yield from engine.supersede(rows[0][0], new_id)
+            yield from engine.transition(rows[0][1], item.typed, item.key, rows[0][4],
+                                         "superseded", f"{decision.reason}: replaced by {new_id}",
+                                         actor=actor, run_id=op.run_id)
         elif decision.action == "contradict" and rows:
             key = f"{item.key}~{proposal_hash(p)[:10]}"
             contradicts = [rows[0][1]]
             old_links = (d.load_json(rows[0][6]) if rows[0][6] is not None else None) or []
             yield Sql(q.SQL_LINK_CONTRADICTION,
                       [d.dump_json([*old_links, new_id]), decision.needs_review, rows[0][0]])
+            yield from engine.transition(
+                rows[0][1], item.typed, item.key, rows[0][4], rows[0][4],
+                f"contradicted by {new_id}" + ("; needs review" if decision.needs_review else ""),
+                actor=actor, run_id=op.run_id)
         yield from engine.insert_typed(
             new_id, item.typed, key, item.record, status=decision.status,
             vectors=item.vectors, policy_version=settings.version,
             evidence=[evidence_entry], contradicts=contradicts,
             needs_review=decision.needs_review,
         )
+        yield from engine.transition(new_id, item.typed, key, None, decision.status,
+                                     decision.reason, actor=actor, run_id=op.run_id)
         outcomes.append(Outcome(p.kind, new_id, WRITTEN[decision.action], decision.reason,
                                 key=key, old_id=decision.old_id))
     return outcomes

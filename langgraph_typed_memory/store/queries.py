@@ -28,7 +28,8 @@ SQL_REFRESH_TTL = (
     "WHERE ttl_minutes IS NOT NULL AND {clause}"
 )
 SQL_CURRENT_ROW = (
-    f"SELECT seq, id, value, content_hash FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
+    "SELECT seq, id, value, content_hash, status FROM memories m "
+    f"WHERE ns = ? AND key = ? AND {CURRENT}"
 )
 SQL_INSERT = (
     "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
@@ -68,3 +69,12 @@ SQL_APPLIED = "SELECT name FROM memory_migrations"
 SQL_RECORD_MIGRATION = "INSERT INTO memory_migrations (name, applied_at) VALUES (?, ?)"
 SQL_META_GET = "SELECT value FROM memory_meta WHERE key = ?"
 SQL_META_SET = "INSERT INTO memory_meta (key, value) VALUES (?, ?)"
+SQL_AUDIT_INSERT = (
+    "INSERT INTO memory_audit (memory_id, ns, key, kind, tenant_id, user_id, agent_id, at, "
+    "actor, from_status, to_status, reason, run_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+SQL_AUDIT_FOR_KEY = (
+    "SELECT memory_id, at, actor, from_status, to_status, reason, run_id FROM memory_audit "
+    "WHERE ns = ? AND key = ? ORDER BY seq"
+)

@@ -24,10 +24,11 @@ MAX_KEY_CHARS = 1024
 MAX_QUERY_CHARS = 8_000
 
 class HistoryOp(NamedTuple):
-    """Every version of a typed record, newest first (D5 history mode)."""
+    """Every version of a typed record, newest first (D5), or its audit trail (F1)."""
 
     namespace: tuple[str, ...]
     key: str
+    audit: bool = False
 
 
 def check_namespace(namespace: Any, what: str) -> tuple[str, ...]:
