@@ -120,6 +120,7 @@ def backend_store_factory(
 ) -> Iterator[StoreFactory]:
     """`make(index=None, **kwargs)` returns a fresh, set-up store of the backend under test."""
     cleanups: list[Callable[[], None]] = []
+    created: list[BaseStore] = []
     counter = itertools.count()
 
     def make(index: Any = None, **kwargs: Any) -> BaseStore:
@@ -132,6 +133,7 @@ def backend_store_factory(
             cls = AsyncSqliteMemoryStore if backend == "async_sqlite" else SqliteMemoryStore
             store = cls(conn, index=index, **kwargs)
             SqliteMemoryStore.setup(store)
+            created.append(store)
             return store
         server = request.getfixturevalue("pg_server")
         url = fresh_database(server)
@@ -164,13 +166,20 @@ def backend_store_factory(
             cleanups.append(loop.stop)
             cleanups.append(lambda: loop.run(aconn.close()))
             loop.run(async_store.setup())
+            created.append(async_store)
             return async_store
         pg_store.setup()
+        created.append(pg_store)
         return pg_store
 
     yield make
-    for cleanup in reversed(cleanups):
-        cleanup()
+    try:
+        for made in created:  # I3: every test leaves a database whose invariants hold
+            report = made.check_invariants()  # type: ignore[attr-defined]
+            assert report.ok, f"invariants broken after the test: {report}"
+    finally:
+        for cleanup in reversed(cleanups):
+            cleanup()
 
 
 @pytest.fixture

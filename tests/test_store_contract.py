@@ -354,3 +354,27 @@ def test_audit_trail_answers_why(store, clock):
     versions = {v.value["value"]: v.memory["id"] for v in store.history(ALICE_PREFS, "format")}
     assert events[1]["memory_id"] == versions["xml"] and versions["json"] in events[1]["reason"]
     assert events[3]["at"] > events[0]["at"]
+
+
+def test_invariant_checker_detects_a_broken_database(tmp_path):
+    import sqlite3
+
+    from langgraph_typed_memory import SqliteMemoryStore
+
+    path = str(tmp_path / "broken.db")
+    with SqliteMemoryStore.from_conn_string(path) as store:
+        store.setup()
+        store.put(ALICE_PREFS, "format", {"value": "xml"})
+        store.put(ALICE_PREFS, "format", {"value": "json"})
+        assert store.check_invariants().ok
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE memories SET superseded_by = 'nowhere' WHERE status = 'superseded'")
+        raw.execute("UPDATE memories SET status = 'expired' WHERE status = 'active'")
+        raw.commit()
+        raw.close()
+        report = store.check_invariants()
+        assert not report.ok
+        assert set(report.violations) == {
+            "superseded rows point at an existing row",
+            "every typed record's status is the last one its audit log records",
+        }

@@ -23,6 +23,7 @@ from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
+from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.promotion import PromoteOp
 from langgraph_typed_memory.store.protocol import Plan
 
@@ -82,6 +83,23 @@ class MemoryStoreBase(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations in a worker thread, off the event loop."""
         return await asyncio.to_thread(self.batch, list(ops))
+
+    def check_invariants(self) -> InvariantReport:
+        """Verify the database's invariants (I3); `report.ok` is True when all hold.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
+            ...     print(store.check_invariants())
+            all 7 invariants hold
+        """
+        return self._run(check_plan(self._engine.has_vector_table))  # type: ignore[no-any-return]
+
+    async def acheck_invariants(self) -> InvariantReport:
+        """Async `check_invariants`."""
+        return await asyncio.to_thread(self.check_invariants)
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Every version of a typed record, newest first, superseded and revoked included.

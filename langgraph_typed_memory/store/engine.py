@@ -681,6 +681,11 @@ class Engine:
             )
         return int(seq)
 
+    @property
+    def has_vector_table(self) -> bool:
+        """SQLite always has the vector table; Postgres only once set up with an index."""
+        return self.index is not None or self.dialect.name == "sqlite"
+
     def _drop_vectors(self, seq: int) -> Plan[None]:
         # Without an index config the Postgres schema has no vector table (its column type
         # needs the dimension); deleting a record still cascades to any vectors it had.

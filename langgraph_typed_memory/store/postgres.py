@@ -21,6 +21,7 @@ from langgraph_typed_memory.config import RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
 
@@ -246,8 +247,8 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
             return list(await asyncio.wrap_future(future))
         return list(await self._arun(plan))
 
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run `abatch` on the store's event loop from another thread."""
+    def _run(self, plan: Any) -> Any:
+        """Run a plan on the store's event loop from another thread (sync methods)."""
         try:
             if asyncio.get_running_loop() is self.loop:
                 raise asyncio.InvalidStateError(
@@ -257,4 +258,12 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                 )
         except RuntimeError:
             pass
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self.loop).result()
+        return asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop).result()
+
+    async def acheck_invariants(self) -> InvariantReport:
+        """Verify the database's invariants on the store's own loop."""
+        plan = check_plan(self._engine.has_vector_table)
+        if asyncio.get_running_loop() is not self.loop:
+            future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
+            return await asyncio.wrap_future(future)  # type: ignore[no-any-return]
+        return await self._arun(plan)  # type: ignore[no-any-return]

@@ -1,0 +1,98 @@
+"""The invariant checker (I3): what must hold in a memory database, whatever happened to it.
+
+Each check is one SQL query returning the offending rows (none when the invariant holds), plus
+the row checks that compare each typed record's columns with its namespace. Run it after a
+crash, a restore or a migration: `store.check_invariants()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_typed_memory.errors import TypedMemoryError
+from langgraph_typed_memory.namespaces import parse_namespace
+from langgraph_typed_memory.store.protocol import Plan, Sql
+
+__all__ = ["InvariantReport", "check_plan", "CHECKS"]
+
+GONE = "('superseded', 'revoked', 'forgotten', 'merged')"
+
+CHECKS: dict[str, str] = {
+    "one current version per key": (
+        "SELECT ns, key, count(*) FROM memories WHERE status NOT IN ('superseded', 'revoked') "
+        "GROUP BY ns, key HAVING count(*) > 1"
+    ),
+    "superseded rows point at an existing row": (
+        "SELECT m.id FROM memories m WHERE m.status = 'superseded' AND (m.superseded_by IS NULL "
+        "OR NOT EXISTS (SELECT 1 FROM memories n WHERE n.id = m.superseded_by))"
+    ),
+    "no full-text entry for superseded, revoked, forgotten or merged records": (
+        f"SELECT id FROM memories WHERE status IN {GONE} AND search_text IS NOT NULL"
+    ),
+    "typed records have a tenant and untyped records no scope": (
+        "SELECT id FROM memories WHERE (kind IS NOT NULL AND tenant_id IS NULL) OR "
+        "(kind IS NULL AND (tenant_id IS NOT NULL OR user_id IS NOT NULL "
+        "OR agent_id IS NOT NULL))"
+    ),
+    "every typed record's status is the last one its audit log records": (
+        "SELECT m.id, m.status FROM memories m WHERE m.kind IS NOT NULL AND "
+        "m.status <> COALESCE((SELECT a.to_status FROM memory_audit a "
+        "WHERE a.memory_id = m.id ORDER BY a.seq DESC LIMIT 1), '')"
+    ),
+}
+VECTOR_CHECK = (
+    "no vector for superseded, revoked, forgotten or merged records",
+    f"SELECT m.id FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE m.status IN {GONE}",
+)
+SCOPE_ROWS = (
+    "SELECT id, ns, kind, tenant_id, user_id, agent_id FROM memories WHERE kind IS NOT NULL"
+)
+
+
+@dataclass(slots=True)
+class InvariantReport:
+    """The result of `check_invariants`: `ok` when no check found a violation."""
+
+    checked: list[str] = field(default_factory=list)
+    violations: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"all {len(self.checked)} invariants hold"
+        return "; ".join(f"{name}: {len(rows)} violation(s), e.g. {rows[:3]!r}"
+                         for name, rows in self.violations.items())
+
+
+def check_plan(has_vectors: bool) -> Plan[InvariantReport]:
+    """Run every check; the vector check only where the vector table exists."""
+    report = InvariantReport()
+    checks = dict(CHECKS)
+    if has_vectors:
+        checks[VECTOR_CHECK[0]] = VECTOR_CHECK[1]
+    for name, sql in checks.items():
+        rows = yield Sql(sql)
+        report.checked.append(name)
+        if rows:
+            report.violations[name] = [tuple(r) for r in rows]
+    name = "scope columns match the namespace"
+    report.checked.append(name)
+    bad = []
+    for ident, ns, kind, tenant, user, agent in (yield Sql(SCOPE_ROWS)):
+        try:
+            parsed = parse_namespace(tuple(ns.split(".")))
+        except TypedMemoryError:
+            bad.append((ident, ns))
+            continue
+        scope = parsed.scope
+        if (parsed.kind, scope.tenant_id, scope.user_id, scope.agent_id) != (
+            kind, tenant, user, agent
+        ):
+            bad.append((ident, ns))
+    if bad:
+        report.violations[name] = bad
+    return report
