@@ -28,6 +28,7 @@ from langgraph_typed_memory.errors import (
 )
 from langgraph_typed_memory.namespaces import KINDS, Kind, Scope, memory_namespace, parse_namespace
 from langgraph_typed_memory.results import MemoryItem, SearchResults
+from langgraph_typed_memory.retriever import TypedMemoryRetriever
 from langgraph_typed_memory.schemas import (
     EpisodeMemory,
     FactMemory,
@@ -49,6 +50,7 @@ __all__ = [
     "PostgresMemoryStore",
     "AsyncPostgresMemoryStore",
     "LocalEmbeddings",
+    "TypedMemoryRetriever",
     "RetrievalConfig",
     "MemoryItem",
     "SearchResults",

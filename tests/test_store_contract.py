@@ -378,3 +378,28 @@ def test_invariant_checker_detects_a_broken_database(tmp_path):
             "superseded rows point at an existing row",
             "every typed record's status is the last one its audit log records",
         }
+
+
+def test_vector_results_follow_writes_and_expiry(store, clock):
+    store.put(ALICE_FACTS, "a", fact("the garden has red tulips"))
+    first = store.search(ALICE_FACTS, query="red tulips garden")
+    assert [h.key for h in first] == ["a"]
+    store.put(ALICE_FACTS, "b", fact("red tulips bloom in the garden in spring"), ttl=60)
+    assert {h.key for h in store.search(ALICE_FACTS, query="red tulips garden")} == {"a", "b"}
+    clock.advance(minutes=61)
+    assert [h.key for h in store.search(ALICE_FACTS, query="red tulips garden")] == ["a"]
+
+
+def test_sqlite_vector_cache_sees_other_connections_writes(tmp_path):
+    from langgraph_typed_memory import SqliteMemoryStore
+
+    path = str(tmp_path / "shared.db")
+    with SqliteMemoryStore.from_conn_string(path, index=hash_index()) as reader, \
+            SqliteMemoryStore.from_conn_string(path, index=hash_index()) as writer:
+        reader.setup()
+        writer.put(ALICE_FACTS, "a", fact("blue whales sing"))
+        assert [h.key for h in reader.search(ALICE_FACTS, query="whales sing")] == ["a"]
+        writer.put(ALICE_FACTS, "b", fact("humpback whales sing songs"))
+        assert {h.key for h in reader.search(ALICE_FACTS, query="whales sing")} == {"a", "b"}
+        writer.delete(ALICE_FACTS, "a")
+        assert [h.key for h in reader.search(ALICE_FACTS, query="whales sing")] == ["b"]

@@ -78,8 +78,15 @@ class Dialect(Protocol):
         self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]: ...
     def vector_top_k(
-        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
-    ) -> Plan[list[tuple[int, float]]]: ...
+        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
+        now: float,
+    ) -> Plan[list[tuple[int, float]]]:
+        """Top vector matches among rows matching `where` that have not expired at `now`."""
+        ...
+
+    def invalidate(self) -> None:
+        """Forget cached derived data after this store committed a write."""
+        ...
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...
@@ -188,6 +195,7 @@ class Engine:
         yield Begin()
         yield Sql(q.SQL_SWEEP_TTL, [_ts(self.clock())])
         yield Commit()
+        self.dialect.invalidate()
         return int(rows[0][0])
 
     # ---------------------------------------------------------------- batch
@@ -262,6 +270,7 @@ class Engine:
                         outcome.reason += f" ({degraded_promotions})"
                 results[i] = outcomes
             yield Commit()
+            self.dialect.invalidate()
         return results
 
     def _embed_proposals(self, promotions: dict[int, list[promotion.Prepared]]) -> Plan[str]:
@@ -447,9 +456,9 @@ class Engine:
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[SearchResults]:
         typed = parse_namespace(op.namespace_prefix)
-        where, params = visible_scope_sql(typed.scope, typed.kind)
-        where = f"{where} AND m.status = 'active' AND {q.LIVE}"
-        params = [*params, _ts(self.clock())]
+        scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
+        scope_where = f"{scope_where} AND m.status = 'active'"
+        where, params = f"{scope_where} AND {q.LIVE}", [*scope_params, _ts(self.clock())]
         if typed.kind in EXACT_KINDS:
             # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
             rows = yield Sql(
@@ -472,7 +481,9 @@ class Engine:
             return SearchResults(
                 [self._item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
             )
-        return (yield from self._hybrid(op, typed, where, params, query_vector))
+        return (yield from self._hybrid(
+            op, typed, where, params, query_vector, (scope_where, scope_params)
+        ))
 
     def _hybrid(
         self,
@@ -481,8 +492,13 @@ class Engine:
         where: str,
         params: list[Any],
         query_vector: list[float] | EmbedError | None,
+        scope: tuple[str, list[Any]],
     ) -> Plan[SearchResults]:
-        """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like."""
+        """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like.
+
+        `where`/`params` filter live, active, visible rows; `scope` is the same filter without
+        the expiry condition, which the vector path applies itself (so it can cache).
+        """
         settings = self.retrieval
         depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
         degraded: list[str] = []
@@ -497,7 +513,9 @@ class Engine:
             except Exception as exc:  # a broken full-text index degrades, never fails
                 degraded.append(f"lexical failed: {exc!r:.200}")
         if isinstance(query_vector, list):
-            vector = yield from self.dialect.vector_top_k(where, params, query_vector, depth)
+            vector = yield from self.dialect.vector_top_k(
+                scope[0], scope[1], query_vector, depth, _ts(self.clock())
+            )
         elif isinstance(query_vector, EmbedError):
             degraded.append(f"embedder failed: {query_vector.error!r:.200}")
         if lexical_ran and isinstance(query_vector, list):

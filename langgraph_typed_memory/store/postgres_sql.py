@@ -196,10 +196,16 @@ class PostgresDialect:
         )
         return [(seq, float(score)) for seq, score in rows]
 
+    def invalidate(self) -> None:
+        pass  # nothing cached: Postgres ranks in the database
+
     def vector_top_k(
-        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
+        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
+        now: float,
     ) -> Plan[list[tuple[int, float]]]:
         literal = _vector_literal(query)
+        where = f"{where} AND (m.expires_at IS NULL OR m.expires_at > ?)"
+        params = [*params, now]
         rows = yield Sql(
             (
                 "SELECT v.seq, 1 - (v.embedding <=> ?::vector) AS sim "

@@ -8,7 +8,9 @@ such as sqlite-vec, and an exact scan keeps results exact (docs/backends.md has 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -121,8 +123,29 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+@dataclass(slots=True)
+class _ScopeMatrix:
+    """The unit-normalized vectors of one scope, as one matrix, with their expiry times."""
+
+    version: tuple[int, int]
+    seqs: np.ndarray
+    matrix: np.ndarray
+    expires: np.ndarray
+
+
 class SqliteDialect:
-    """The SQLite flavour of the statements the engine needs."""
+    """The SQLite flavour of the statements the engine needs.
+
+    Vector search keeps, per scope filter, the scope's vectors as one normalized float32
+    matrix (an LRU of `cache_scopes` entries), so a query is one matrix-vector product. An
+    entry is valid while this store has committed no write (`invalidate`) and no other
+    connection has committed one (`PRAGMA data_version`).
+    """
+
+    def __init__(self, cache_scopes: int = 8) -> None:
+        self.cache_scopes = cache_scopes
+        self._cache: OrderedDict[tuple[Any, ...], _ScopeMatrix] = OrderedDict()
+        self._writes = 0
 
     position_fn = "instr"
     name = "sqlite"
@@ -159,15 +182,35 @@ class SqliteDialect:
         )
         return [(seq, float(score)) for seq, score in rows]
 
+    def invalidate(self) -> None:
+        self._writes += 1
+        self._cache.clear()
+
     def vector_top_k(
-        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None
+        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
+        now: float,
     ) -> Plan[list[tuple[int, float]]]:
-        rows = yield Sql(
-            "SELECT v.seq, v.embedding FROM memory_vectors v JOIN memories m ON m.seq = v.seq "
-            f"WHERE {where}",
-            list(params),
-        )
-        return _rank(rows, query, depth)
+        version = (self._writes, (yield Sql("PRAGMA data_version"))[0][0])
+        key = (where, tuple(params))
+        entry = self._cache.get(key)
+        if entry is None or entry.version != version:
+            rows = yield Sql(
+                "SELECT v.seq, v.embedding, m.expires_at FROM memory_vectors v "
+                f"JOIN memories m ON m.seq = v.seq WHERE {where}",
+                list(params),
+            )
+            entry = _scope_matrix(rows, version)
+            self._cache[key] = entry
+            while len(self._cache) > self.cache_scopes:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        if not len(entry.seqs):
+            return []
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        scores = entry.matrix @ (q / norm) if norm else np.zeros(len(entry.seqs), np.float32)
+        scores = np.where(entry.expires > now, scores, -np.inf)
+        return _top(entry.seqs, scores, depth)
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
@@ -175,6 +218,36 @@ class SqliteDialect:
         clause, params = self.in_list("seq", seqs)
         rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
         return _rank(rows, query, None)
+
+
+def _scope_matrix(rows: list[tuple[Any, ...]], version: tuple[int, int]) -> _ScopeMatrix:
+    if not rows:
+        empty = np.zeros(0)
+        return _ScopeMatrix(version, empty.astype(np.int64), empty.astype(np.float32), empty)
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    expires = np.array([np.inf if r[2] is None else r[2] for r in rows], dtype=np.float64)
+    return _ScopeMatrix(version, np.array([r[0] for r in rows], dtype=np.int64),
+                        matrix / norms, expires)
+
+
+def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
+    """Best-first (seq, score), one per record (max over its vectors), expired ones left out."""
+    live = np.isfinite(scores)
+    seqs, scores = seqs[live], scores[live]
+    if depth is not None and len(scores) > depth * 4:
+        keep = np.argpartition(-scores, depth * 4)[: depth * 4]  # enough for max-pooling
+        seqs, scores = seqs[keep], scores[keep]
+    order = np.argsort(-scores, kind="stable")
+    best: dict[int, float] = {}
+    for i in order:
+        seq = int(seqs[i])
+        if seq not in best:
+            best[seq] = float(scores[i])
+            if depth is not None and len(best) == depth:
+                break
+    return list(best.items())
 
 
 def _rank(
