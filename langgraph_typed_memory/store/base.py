@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langgraph_typed_memory.config import (
@@ -23,6 +24,7 @@ from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
+from langgraph_typed_memory.store.erasure import ErasureReport, erase_plan, purge_plan
 from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.promotion import PromoteOp
 from langgraph_typed_memory.store.protocol import Plan
@@ -100,6 +102,73 @@ class MemoryStoreBase(BaseStore):
     async def acheck_invariants(self) -> InvariantReport:
         """Async `check_invariants`."""
         return await asyncio.to_thread(self.check_invariants)
+
+    def erase(
+        self,
+        tenant_id: str,
+        user_id: str | None = None,
+        *,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        untyped_prefixes: Sequence[tuple[str, ...]] = (),
+        actor: str = "api",
+        reason: str = "erasure request",
+    ) -> ErasureReport:
+        """Erase a user (or, without `user_id`, a whole tenant) everywhere (G1).
+
+        In one transaction: every typed record of the scope (all kinds, all statuses, user and
+        user+agent records), their vectors and full-text entries, their audit trail, this
+        user's entries in the evidence of wider records (records only they sourced are
+        deleted), the untyped namespaces under `untyped_prefixes`, and a deletion event with
+        the counts. Then the checkpointer's threads whose metadata carries this scope (the
+        memory graph's runs record `tenant_id` and `user_id`) are deleted. On SQLite the
+        full-text index is compacted and the WAL emptied, and `secure_delete` zeroes freed
+        pages, so the erased text is gone from the file too.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
+            ...     store.erase("acme", "alice").records
+            {'preference': 1}
+        """
+        plan = erase_plan(self._engine, tenant_id, user_id, actor=actor, reason=reason,
+                          untyped_prefixes=[tuple(p) for p in untyped_prefixes])
+        report: ErasureReport = self._run(plan)
+        if checkpointer is not None:
+            report.threads = _threads(checkpointer.list(None, filter=_thread_filter(
+                tenant_id, user_id)))
+            for thread in report.threads:
+                checkpointer.delete_thread(thread)
+        self._run(purge_plan(self._engine))
+        return report
+
+    async def aerase(
+        self,
+        tenant_id: str,
+        user_id: str | None = None,
+        *,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        untyped_prefixes: Sequence[tuple[str, ...]] = (),
+        actor: str = "api",
+        reason: str = "erasure request",
+    ) -> ErasureReport:
+        """Async `erase`."""
+        if checkpointer is None:
+            return await asyncio.to_thread(
+                self.erase, tenant_id, user_id, untyped_prefixes=untyped_prefixes, actor=actor,
+                reason=reason,
+            )
+        plan = erase_plan(self._engine, tenant_id, user_id, actor=actor, reason=reason,
+                          untyped_prefixes=[tuple(p) for p in untyped_prefixes])
+        report: ErasureReport = await asyncio.to_thread(self._run, plan)
+        found = [c async for c in checkpointer.alist(
+            None, filter=_thread_filter(tenant_id, user_id))]
+        report.threads = _threads(found)
+        for thread in report.threads:
+            await checkpointer.adelete_thread(thread)
+        await asyncio.to_thread(self._run, purge_plan(self._engine))
+        return report
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Every version of a typed record, newest first, superseded and revoked included.
@@ -194,3 +263,12 @@ class MemoryStoreBase(BaseStore):
         """Async `promote`."""
         op = PromoteOp(Scope(tenant_id, user_id, agent_id), list(proposals), run_id, turn, source)
         return (await self.abatch([op]))[0]  # type: ignore[list-item,return-value]
+
+
+def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:
+    return {"tenant_id": tenant_id} if user_id is None else {
+        "tenant_id": tenant_id, "user_id": user_id}
+
+
+def _threads(checkpoints: Iterable[Any]) -> list[str]:
+    return sorted({c.config["configurable"]["thread_id"] for c in checkpoints})

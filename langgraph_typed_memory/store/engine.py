@@ -87,6 +87,10 @@ class Dialect(Protocol):
     def invalidate(self) -> None:
         """Forget cached derived data after this store committed a write."""
         ...
+
+    def after_erasure(self) -> list[Sql]:
+        """Statements that purge erased content from files and index structures."""
+        ...
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...

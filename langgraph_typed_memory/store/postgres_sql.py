@@ -93,6 +93,20 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 "CREATE INDEX memory_audit_scope ON memory_audit (tenant_id, user_id)",
             ),
         ),
+        (
+            "0005_deletions",
+            (
+                """CREATE TABLE memory_deletions (
+                    id TEXT PRIMARY KEY,
+                    at DOUBLE PRECISION NOT NULL,
+                    tenant_id TEXT NOT NULL,
+                    user_id TEXT,
+                    actor TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    counts JSONB NOT NULL
+                )""",
+            ),
+        ),
     )
     if dims is None:
         return base
@@ -195,6 +209,10 @@ class PostgresDialect:
             ],
         )
         return [(seq, float(score)) for seq, score in rows]
+
+    def after_erasure(self) -> list[Sql]:
+        """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""
+        return []
 
     def invalidate(self) -> None:
         pass  # nothing cached: Postgres ranks in the database

@@ -30,6 +30,7 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     """Open a connection configured for the store (autocommit, WAL, foreign keys)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left in the file
     conn.execute("PRAGMA busy_timeout = 10000")
     if path != ":memory:" and not path.startswith("file::memory:"):
         conn.execute("PRAGMA journal_mode = WAL")

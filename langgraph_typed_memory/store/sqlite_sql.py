@@ -120,6 +120,20 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "CREATE INDEX memory_audit_scope ON memory_audit (tenant_id, user_id)",
         ),
     ),
+    (
+        "0005_deletions",
+        (
+            """CREATE TABLE memory_deletions (
+                id TEXT PRIMARY KEY,
+                at DOUBLE PRECISION NOT NULL,
+                tenant_id TEXT NOT NULL,
+                user_id TEXT,
+                actor TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                counts TEXT NOT NULL
+            )""",
+        ),
+    ),
 )
 
 
@@ -181,6 +195,16 @@ class SqliteDialect:
             [match, *params, *([depth] if depth is not None else [])],
         )
         return [(seq, float(score)) for seq, score in rows]
+
+    def after_erasure(self) -> list[Sql]:
+        """Leave no trace of erased text in the file: merge the full-text segments (dropping
+        deleted postings), rewrite the file without free pages (other connections, such as a
+        checkpointer's, may have freed pages without zeroing them) and empty the WAL."""
+        return [
+            Sql("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')"),
+            Sql("VACUUM"),
+            Sql("PRAGMA wal_checkpoint(TRUNCATE)"),
+        ]
 
     def invalidate(self) -> None:
         self._writes += 1

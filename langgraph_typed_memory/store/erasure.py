@@ -1,0 +1,127 @@
+"""Erasure of a user or a tenant (G1): every kind and status, the full-text and vector
+indexes, the audit trail, evidence the user contributed to wider records, and a deletion
+event that records what was erased (counts only, never content).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
+
+if TYPE_CHECKING:
+    from langgraph_typed_memory.store.engine import Engine
+
+__all__ = ["ErasureReport", "erase_plan", "purge_plan"]
+
+SQL_INSERT_DELETION = (
+    "INSERT INTO memory_deletions (id, at, tenant_id, user_id, actor, reason, counts) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(slots=True)
+class ErasureReport:
+    """What an erasure removed."""
+
+    event_id: str
+    tenant_id: str
+    user_id: str | None
+    records: dict[str, int] = field(default_factory=dict)
+    """Records deleted, per kind (`untyped` for untyped namespaces)."""
+    evidence_scrubbed: int = 0
+    """Wider records whose evidence trail lost this user's entries."""
+    derived_deleted: int = 0
+    """Wider records deleted because this user was their only source."""
+    audit_events: int = 0
+    threads: list[str] = field(default_factory=list)
+    """Checkpointer threads deleted."""
+
+
+def _scope(tenant_id: str, user_id: str | None) -> tuple[str, list[Any]]:
+    if user_id is None:
+        return "tenant_id = ?", [tenant_id]
+    return "tenant_id = ? AND user_id = ?", [tenant_id, user_id]
+
+
+def erase_plan(
+    engine: Engine,
+    tenant_id: str,
+    user_id: str | None,
+    *,
+    actor: str,
+    reason: str,
+    untyped_prefixes: list[tuple[str, ...]],
+) -> Plan[ErasureReport]:
+    """Delete the scope's memory in one transaction, then compact the indexes."""
+    d = engine.dialect
+    where, params = _scope(tenant_id, user_id)
+    report = ErasureReport(uuid.uuid4().hex, tenant_id, user_id)
+    yield Begin()
+    for kind, count in (yield Sql(
+        f"SELECT kind, count(*) FROM memories WHERE kind IS NOT NULL AND {where} GROUP BY kind",
+        params,
+    )):
+        report.records[kind] = int(count)
+    doomed = f"SELECT seq FROM memories WHERE kind IS NOT NULL AND {where}"
+    if engine.has_vector_table:
+        yield Sql(f"DELETE FROM memory_vectors WHERE seq IN ({doomed})", params)
+    yield Sql(f"DELETE FROM memories WHERE kind IS NOT NULL AND {where}", params)
+    report.audit_events = int((yield Sql(
+        f"SELECT count(*) FROM memory_audit WHERE {where}", params))[0][0])
+    yield Sql(f"DELETE FROM memory_audit WHERE {where}", params)
+    if user_id is not None:
+        yield from _scrub_evidence(engine, tenant_id, user_id, report)
+    untyped = 0
+    for prefix in untyped_prefixes:
+        joined = ".".join(prefix)
+        match = "(ns = ? OR substr(ns, 1, ?) = ?) AND kind IS NULL"
+        args = [joined, len(joined) + 1, joined + "."]
+        untyped += int((yield Sql(f"SELECT count(*) FROM memories WHERE {match}", args))[0][0])
+        if engine.has_vector_table:
+            yield Sql(f"DELETE FROM memory_vectors WHERE seq IN "
+                      f"(SELECT seq FROM memories WHERE {match})", args)
+        yield Sql(f"DELETE FROM memories WHERE {match}", args)
+    if untyped:
+        report.records["untyped"] = untyped
+    counts = {"records": report.records, "evidence_scrubbed": report.evidence_scrubbed,
+              "derived_deleted": report.derived_deleted, "audit_events": report.audit_events}
+    yield Sql(SQL_INSERT_DELETION, [report.event_id, engine.clock().timestamp(), tenant_id,
+                                    user_id, actor, reason, d.dump_json(counts)])
+    yield Commit()
+    engine.dialect.invalidate()
+    return report
+
+
+def purge_plan(engine: Engine) -> Plan[None]:
+    """After an erasure (and the checkpointer's thread deletions): purge erased text from
+    files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL)."""
+    for statement in engine.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()
+        yield statement
+
+
+def _scrub_evidence(engine: Engine, tenant_id: str, user_id: str, report: ErasureReport
+                    ) -> Plan[None]:
+    """Wider (tenant- or agent-scoped) records keep no trace of the erased user."""
+    d = engine.dialect
+    rows = yield Sql(
+        "SELECT seq, id, evidence FROM memories WHERE tenant_id = ? AND user_id IS NULL "
+        "AND evidence IS NOT NULL",
+        [tenant_id],
+    )
+    for seq, _ident, evidence in rows:
+        trail = d.load_json(evidence) or []
+        kept = [e for e in trail if not (isinstance(e, dict) and e.get("source") == user_id)]
+        if len(kept) == len(trail):
+            continue
+        if kept:
+            yield Sql("UPDATE memories SET evidence = ? WHERE seq = ?", [d.dump_json(kept), seq])
+            report.evidence_scrubbed += 1
+        else:
+            if engine.has_vector_table:
+                yield Sql("DELETE FROM memory_vectors WHERE seq = ?", [seq])
+            yield Sql("DELETE FROM memory_audit WHERE memory_id = ?", [_ident])
+            yield Sql("DELETE FROM memories WHERE seq = ?", [seq])
+            report.derived_deleted += 1

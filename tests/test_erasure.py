@@ -1,0 +1,116 @@
+"""Erasure (G1): a user's canary is gone from every table, index and (SQLite) file byte."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from langgraph_typed_memory import PostgresMemoryStore, SqliteMemoryStore
+from langgraph_typed_memory.graph import create_memory_chat_graph
+from tests.conftest import fresh_database, hash_index
+
+CANARY = "zqcanary" + uuid.uuid4().hex[:10]
+
+
+def plant(store: Any, graph: Any) -> None:
+    """The canary in every kind, a superseded version, metadata, evidence, untyped data and
+    checkpointed messages of alice; bob and the tenant hold similar data without it."""
+    for user in ("alice", "bob"):
+        word = CANARY if user == "alice" else "plainword"
+        base = ("tenant:acme", f"user:{user}")
+        store.put((*base, "preference"), "motto", {"value": f"old {word}"})
+        store.put((*base, "preference"), "motto", {"value": f"new {word}"})
+        store.put((*base, "fact"), "f", {"subject": user, "predicate": "note",
+                                         "content": f"{user} said {word}",
+                                         "metadata": {"tag": word}})
+        store.put((*base, "episode"), "e", {"title": f"t {word}", "summary": f"s {word}"})
+        store.put((*base, "observation"), "o", {"category": "style", "quote": f"q {word}"})
+        store.put((*base, "agent:bot", "procedure"), "p", {"rule": f"rule {word}"})
+        store.put(("memories", user), "m", {"text": f"untyped {word}"})
+        store.promote([{"kind": "fact", "subject": "acme", "predicate": "slogan",
+                        "scope": "tenant", "content": f"Acme slogan {word}",
+                        "grounding": word, "confidence": 0.9}],
+                      tenant_id="acme", user_id=user, run_id="r1")
+        graph.invoke({"messages": [HumanMessage(f"I live in Lyon and my code is {word}.")]},
+                     {"configurable": {"thread_id": f"thread-{user}", "tenant_id": "acme",
+                                       "user_id": user}})
+    store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
+
+
+def erase_and_check(store: Any, saver: Any, dump: Any) -> Any:
+    assert CANARY in dump()
+    bob_before = [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))]
+    report = store.erase("acme", "alice", checkpointer=saver,
+                         untyped_prefixes=[("memories", "alice")], reason="GDPR art. 17")
+    assert report.records["preference"] == 2 and report.records["untyped"] == 1
+    assert report.threads == ["thread-alice"] and report.derived_deleted == 1
+    assert CANARY not in dump()
+    assert [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))] == bob_before
+    assert store.get(("memories", "bob"), "m") is not None
+    assert saver.get({"configurable": {"thread_id": "thread-bob"}}) is not None
+    assert saver.get({"configurable": {"thread_id": "thread-alice"}}) is None
+    assert store.search(("tenant:acme", "policy"))
+    assert store.check_invariants().ok
+    return report
+
+
+@pytest.fixture
+def sqlite_file(tmp_path: Path) -> Iterator[tuple[Any, Any, Path]]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "memory.db"
+    with SqliteMemoryStore.from_conn_string(str(path), index=hash_index()) as store:
+        store.setup()
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        yield store, SqliteSaver(conn), path
+        conn.close()
+
+
+def test_erasure_sqlite_tables_indexes_and_file_bytes(sqlite_file):
+    store, saver, path = sqlite_file
+    plant(store, create_memory_chat_graph(store=store, checkpointer=saver))
+
+    def dump() -> str:
+        conn = sqlite3.connect(str(path))
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        rows = [repr(conn.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables]
+        conn.close()
+        files = b"".join(p.read_bytes() for p in path.parent.glob("memory.db*"))
+        return "\n".join(rows) + files.decode("latin-1")
+
+    erase_and_check(store, saver, dump)
+    hits = store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
+    assert hits == []
+
+
+def test_erasure_postgres_every_table(pg_server):
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    url = fresh_database(pg_server)
+    with PostgresMemoryStore.from_conn_string(url, index=hash_index()) as store, \
+            PostgresSaver.from_conn_string(url) as saver, \
+            psycopg.connect(url, autocommit=True) as raw:
+        store.setup()
+        saver.setup()
+        plant(store, create_memory_chat_graph(store=store, checkpointer=saver))
+
+        def dump() -> str:
+            tables = [r[0] for r in raw.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()]
+            text = []
+            for table in tables:
+                rows = raw.execute(f'SELECT * FROM "{table}"').fetchall()
+                text.append(repr([[bytes(v).decode("latin-1") if isinstance(
+                    v, (bytes, memoryview)) else v for v in row] for row in rows]))
+            return "\n".join(text)
+
+        erase_and_check(store, saver, dump)
+        assert raw.execute("SELECT count(*) FROM memory_deletions WHERE user_id = 'alice'"
+                           ).fetchone()[0] == 1
