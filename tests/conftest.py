@@ -192,3 +192,16 @@ def make_store(backend_store_factory: StoreFactory) -> StoreFactory:
 def store(backend_store_factory: StoreFactory, clock: FakeClock) -> BaseStore:
     """A fresh store with the fake embedder and the injected clock."""
     return backend_store_factory(hash_index(), clock=clock)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="run the long (stress) variants")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="long variant: run with `make stress`")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
