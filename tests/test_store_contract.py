@@ -403,3 +403,21 @@ def test_sqlite_vector_cache_sees_other_connections_writes(tmp_path):
         assert {h.key for h in reader.search(ALICE_FACTS, query="whales sing")} == {"a", "b"}
         writer.delete(ALICE_FACTS, "a")
         assert [h.key for h in reader.search(ALICE_FACTS, query="whales sing")] == ["b"]
+
+
+def test_writes_to_one_tenant_keep_answers_right_for_all(store):
+    other = ("tenant:other", "user:u", "fact")
+    store.put(ALICE_FACTS, "a", fact("swallows fly south"))
+    store.put(other, "o", fact("swallows fly north"))
+    assert [h.key for h in store.search(ALICE_FACTS, query="swallows fly")] == ["a"]
+    assert [h.key for h in store.search(other, query="swallows fly")] == ["o"]
+    store.put(other, "o2", fact("swallows fly east"))
+    assert [h.key for h in store.search(ALICE_FACTS, query="swallows fly")] == ["a"]
+    assert {h.key for h in store.search(other, query="swallows fly")} == {"o", "o2"}
+    store.promote([{"kind": "fact", "subject": "user", "predicate": "bird",
+                    "content": "swallows fly west", "confidence": 0.9}],
+                  tenant_id="acme", user_id="alice", run_id="r")
+    assert len(store.search(ALICE_FACTS, query="swallows fly")) == 2
+    store.erase("acme", "alice")
+    assert store.search(ALICE_FACTS, query="swallows fly") == []
+    assert len(store.search(other, query="swallows fly")) == 2

@@ -84,8 +84,9 @@ class Dialect(Protocol):
         """Top vector matches among rows matching `where` that have not expired at `now`."""
         ...
 
-    def invalidate(self) -> None:
-        """Forget cached derived data after this store committed a write."""
+    def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
+        """Forget cached derived data of the (kind, tenant) pairs a committed write touched
+        (None: everything)."""
         ...
 
     def after_erasure(self) -> list[Sql]:
@@ -274,7 +275,12 @@ class Engine:
                         outcome.reason += f" ({degraded_promotions})"
                 results[i] = outcomes
             yield Commit()
-            self.dialect.invalidate()
+            touched: set[tuple[str | None, str]] = {
+                (w.typed.kind, w.typed.scope.tenant_id) for w in writes.values() if w.typed
+            }
+            touched |= {(p.typed.kind, p.typed.scope.tenant_id)
+                        for prepared in promotions.values() for p in prepared if p.typed}
+            self.dialect.invalidate(touched)
         return results
 
     def _embed_proposals(self, promotions: dict[int, list[promotion.Prepared]]) -> Plan[str]:

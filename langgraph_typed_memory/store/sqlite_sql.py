@@ -206,9 +206,22 @@ class SqliteDialect:
             Sql("PRAGMA wal_checkpoint(TRUNCATE)"),
         ]
 
-    def invalidate(self) -> None:
+    def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
+        """Drop cached scopes a committed write may have changed.
+
+        `touched` holds (kind, tenant) pairs (kind None: every kind of the tenant); None
+        drops everything. Cache keys start with the reader's kind and tenant parameters.
+        """
         self._writes += 1
-        self._cache.clear()
+        if touched is None:
+            self._cache.clear()
+            return
+        for key in list(self._cache):
+            kind, tenant = key[1][0], key[1][1]
+            if (kind, tenant) in touched or (None, tenant) in touched:
+                del self._cache[key]
+        for entry in self._cache.values():
+            entry.version = (self._writes, entry.version[1])
 
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
