@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_typed_memory.errors import ConfigurationError, InvalidRecord, StatusNotAllowed
 from langgraph_typed_memory.namespaces import Scope
-from langgraph_typed_memory.schemas import COMPUTED_FIELDS, content_hash
+from langgraph_typed_memory.schemas import COMPUTED_FIELDS, check_json_value, content_hash
 
 __all__ = [
     "Proposal",
@@ -171,6 +171,7 @@ def parse_proposal(raw: Proposal | Mapping[str, Any]) -> Proposal:
             f"proposal sets {', '.join(computed)}: status, scope ids and bookkeeping are decided "
             "by the gate and the caller's scope; remove them."
         )
+    check_json_value(dict(raw), "proposal")
     try:
         return Proposal.model_validate(raw)
     except ValidationError as exc:

@@ -98,12 +98,21 @@ def is_typed(namespace: tuple[str, ...]) -> bool:
     return bool(namespace) and namespace[0].startswith(TENANT)
 
 
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _check_id(namespace: tuple[str, ...], label: str, prefix: str) -> str:
     ident = label[len(prefix) :]
-    if not _ID.match(ident):
+    if not _ID.match(ident) or _has_surrogate(ident):
         raise InvalidNamespace(
             f"Namespace {namespace!r}: label {label!r} has an invalid id {ident!r}. Ids are "
-            "1-128 characters without '.', ':' or control characters, e.g. 'tenant:acme'."
+            "1-128 characters without '.', ':', control characters or lone surrogates, "
+            "e.g. 'tenant:acme'."
         )
     return ident
 

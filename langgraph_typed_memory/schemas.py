@@ -64,7 +64,7 @@ class _Record(BaseModel):
 
     source_run_id: str | None = None
     """The run that produced the memory (provenance, B4)."""
-    source_turn: int | None = Field(default=None, ge=0)
+    source_turn: int | None = Field(default=None, ge=0, le=2**31 - 1)
     """The turn of that run."""
     occurred_at: datetime | None = None
     """When the remembered thing happened; freshness counts from here (default: write time)."""

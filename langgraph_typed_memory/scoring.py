@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from langgraph_typed_memory.errors import InvalidQuery
+from langgraph_typed_memory.errors import InvalidQuery, InvalidRecord
+from langgraph_typed_memory.schemas import check_json_value
 
 __all__ = [
     "Tier",
@@ -44,9 +45,14 @@ def validate_filter(filter: Mapping[str, Any] | None) -> None:
         return
     if not isinstance(filter, Mapping):
         raise InvalidQuery(f"filter must be a dict of field -> value, got {filter!r:.80}.")
-    for key, value in filter.items():
+    for key in filter:
         if not isinstance(key, str) or not key:
             raise InvalidQuery(f"filter key {key!r} must be a non-empty string.")
+    try:
+        check_json_value(dict(filter), "filter", "filter")
+    except InvalidRecord as exc:
+        raise InvalidQuery(str(exc)) from None
+    for key, value in filter.items():
         if isinstance(value, Mapping):
             ops = [k for k in value if isinstance(k, str) and k.startswith("$")]
             unknown = sorted(set(ops) - _OPERATORS)

@@ -20,6 +20,7 @@ from langgraph_typed_memory.config import (
     normalize_retrieval,
     normalize_ttl,
 )
+from langgraph_typed_memory.errors import InvalidQuery
 from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize_gate
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
@@ -246,7 +247,8 @@ class MemoryStoreBase(BaseStore):
             ...     [(o.kind, o.outcome) for o in out]
             [('preference', 'written'), ('fact', 'rejected')]
         """
-        op = PromoteOp(Scope(tenant_id, user_id, agent_id), list(proposals), run_id, turn, source)
+        op = PromoteOp(Scope(tenant_id, user_id, agent_id), _proposal_list(proposals), run_id,
+                       turn, source)
         return self.batch([op])[0]  # type: ignore[list-item,return-value]
 
     async def apromote(
@@ -261,7 +263,8 @@ class MemoryStoreBase(BaseStore):
         source: str | None = None,
     ) -> list[Outcome]:
         """Async `promote`."""
-        op = PromoteOp(Scope(tenant_id, user_id, agent_id), list(proposals), run_id, turn, source)
+        op = PromoteOp(Scope(tenant_id, user_id, agent_id), _proposal_list(proposals), run_id,
+                       turn, source)
         return (await self.abatch([op]))[0]  # type: ignore[list-item,return-value]
 
 
@@ -272,3 +275,11 @@ def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:
 
 def _threads(checkpoints: Iterable[Any]) -> list[str]:
     return sorted({c.config["configurable"]["thread_id"] for c in checkpoints})
+
+
+def _proposal_list(proposals: Any) -> list[Any]:
+    if isinstance(proposals, (str, bytes, Mapping)) or not isinstance(proposals, Sequence):
+        raise InvalidQuery(
+            f"proposals must be a list of dicts or Proposal objects, got {proposals!r:.80}."
+        )
+    return list(proposals)

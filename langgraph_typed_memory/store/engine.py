@@ -383,7 +383,7 @@ class Engine:
                 "status": status,
                 "confidence": confidence,
                 "superseded_by": superseded_by,
-                "occurred_at": _dt(occurred_at).isoformat() if occurred_at else None,
+                "occurred_at": _dt(occurred_at).isoformat() if occurred_at is not None else None,
                 "provenance": {
                     "source_run_id": row[16],
                     "source_turn": row[17],

