@@ -121,8 +121,8 @@ def create_assemble_node(
         }
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
-        if fold(config) is None:
-            return run(state, config)  # pure CPU work: nothing to await
-        return await asyncio.to_thread(run, state, config)  # a model call: off the event loop
+        # Tokenizing (and, the first time, loading the encoding file; with a model, the
+        # summary call) must not block the event loop: `langgraph dev` rejects that.
+        return await asyncio.to_thread(run, state, config)
 
     return RunnableLambda(run, afunc=arun, name="assemble")

@@ -106,6 +106,11 @@ def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
     return out
 
 
+def _sibling(key: str, proposal: Proposal) -> str:
+    """Where a contradicting value is kept, beside the current one."""
+    return f"{key}~{proposal_hash(proposal)[:10]}"
+
+
 def _source(op: PromoteOp) -> str:
     return op.source or op.scope.user_id or op.scope.agent_id or "app"
 
@@ -139,19 +144,27 @@ def execute(
         if decision.action == "reject":
             outcomes.append(Outcome(p.kind, None, "rejected", decision.reason, key=item.key))
             continue
-        if decision.action in ("dedup", "confirm"):
-            seq, ident, _, _, status, evidence, _ = rows[0]
+        sibling_rows: list[Any] = []
+        if decision.action == "contradict":
+            # The same challenger offered again lands on its sibling key: a repetition.
+            sibling_rows = yield Sql(q.SQL_CURRENT_FOR_GATE, [ns, _sibling(item.key, p)])
+        if decision.action in ("dedup", "confirm") or sibling_rows:
+            target = sibling_rows[0] if sibling_rows else rows[0]
+            seq, ident, _, _, status, evidence, _ = target
             trail = (d.load_json(evidence) if evidence is not None else None) or []
             trail = [*trail, evidence_entry][-MAX_EVIDENCE:]
             new_status = "active" if decision.action == "confirm" else status
             yield Sql(q.SQL_REPEAT, [d.dump_json(trail), new_status,
                                      engine.clock().timestamp(), seq])
+            key = _sibling(item.key, p) if sibling_rows else item.key
             if new_status != status:
-                yield from engine.transition(ident, item.typed, item.key, status, new_status,
+                yield from engine.transition(ident, item.typed, key, status, new_status,
                                              decision.reason, actor=actor, run_id=op.run_id)
+            reason = ("the same challenger is already recorded" if sibling_rows
+                      else decision.reason)
             outcomes.append(Outcome(
                 p.kind, ident, "confirmed" if decision.action == "confirm" else "deduplicated",
-                decision.reason, key=item.key,
+                reason, key=key,
             ))
             continue
         assert item.record is not None
@@ -164,7 +177,7 @@ def execute(
                                          "superseded", f"{decision.reason}: replaced by {new_id}",
                                          actor=actor, run_id=op.run_id)
         elif decision.action == "contradict" and rows:
-            key = f"{item.key}~{proposal_hash(p)[:10]}"
+            key = _sibling(item.key, p)
             contradicts = [rows[0][1]]
             old_links = (d.load_json(rows[0][6]) if rows[0][6] is not None else None) or []
             yield Sql(q.SQL_LINK_CONTRADICTION,
