@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
 
@@ -69,44 +70,8 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 "ALTER TABLE memories ADD COLUMN needs_review BOOLEAN NOT NULL DEFAULT FALSE",
             ),
         ),
-        (
-            "0004_audit",
-            (
-                """CREATE TABLE memory_audit (
-                    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                    memory_id TEXT NOT NULL,
-                    ns TEXT NOT NULL,
-                    key TEXT NOT NULL,
-                    kind TEXT NOT NULL,
-                    tenant_id TEXT NOT NULL,
-                    user_id TEXT,
-                    agent_id TEXT,
-                    at DOUBLE PRECISION NOT NULL,
-                    actor TEXT NOT NULL,
-                    from_status TEXT,
-                    to_status TEXT NOT NULL,
-                    reason TEXT NOT NULL,
-                    run_id TEXT
-                )""",
-                "CREATE INDEX memory_audit_key ON memory_audit (ns, key)",
-                "CREATE INDEX memory_audit_memory ON memory_audit (memory_id)",
-                "CREATE INDEX memory_audit_scope ON memory_audit (tenant_id, user_id)",
-            ),
-        ),
-        (
-            "0005_deletions",
-            (
-                """CREATE TABLE memory_deletions (
-                    id TEXT PRIMARY KEY,
-                    at DOUBLE PRECISION NOT NULL,
-                    tenant_id TEXT NOT NULL,
-                    user_id TEXT,
-                    actor TEXT NOT NULL,
-                    reason TEXT NOT NULL,
-                    counts JSONB NOT NULL
-                )""",
-            ),
-        ),
+        q.audit_migration("seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+        q.deletions_migration("JSONB"),
     )
     if dims is None:
         return base

@@ -78,3 +78,49 @@ SQL_AUDIT_FOR_KEY = (
     "SELECT memory_id, at, actor, from_status, to_status, reason, run_id FROM memory_audit "
     "WHERE ns = ? AND key = ? ORDER BY seq"
 )
+
+
+def audit_migration(seq_column: str) -> tuple[str, tuple[str, ...]]:
+    """Migration 0004: the audit log; `seq_column` is the dialect's auto-increment key."""
+    return (
+        "0004_audit",
+        (
+            f"""CREATE TABLE memory_audit (
+                {seq_column},
+                memory_id TEXT NOT NULL,
+                ns TEXT NOT NULL,
+                key TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                tenant_id TEXT NOT NULL,
+                user_id TEXT,
+                agent_id TEXT,
+                at DOUBLE PRECISION NOT NULL,
+                actor TEXT NOT NULL,
+                from_status TEXT,
+                to_status TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                run_id TEXT
+            )""",
+            "CREATE INDEX memory_audit_key ON memory_audit (ns, key)",
+            "CREATE INDEX memory_audit_memory ON memory_audit (memory_id)",
+            "CREATE INDEX memory_audit_scope ON memory_audit (tenant_id, user_id)",
+        ),
+    )
+
+
+def deletions_migration(json_type: str) -> tuple[str, tuple[str, ...]]:
+    """Migration 0005: erasure events (counts only, never content)."""
+    return (
+        "0005_deletions",
+        (
+            f"""CREATE TABLE memory_deletions (
+                id TEXT PRIMARY KEY,
+                at DOUBLE PRECISION NOT NULL,
+                tenant_id TEXT NOT NULL,
+                user_id TEXT,
+                actor TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                counts {json_type} NOT NULL
+            )""",
+        ),
+    )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from langgraph_typed_memory.scoring import cosine_scores
+from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -96,44 +97,8 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ALTER TABLE memories ADD COLUMN needs_review INTEGER NOT NULL DEFAULT 0",
         ),
     ),
-    (
-        "0004_audit",
-        (
-            """CREATE TABLE memory_audit (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                memory_id TEXT NOT NULL,
-                ns TEXT NOT NULL,
-                key TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                tenant_id TEXT NOT NULL,
-                user_id TEXT,
-                agent_id TEXT,
-                at DOUBLE PRECISION NOT NULL,
-                actor TEXT NOT NULL,
-                from_status TEXT,
-                to_status TEXT NOT NULL,
-                reason TEXT NOT NULL,
-                run_id TEXT
-            )""",
-            "CREATE INDEX memory_audit_key ON memory_audit (ns, key)",
-            "CREATE INDEX memory_audit_memory ON memory_audit (memory_id)",
-            "CREATE INDEX memory_audit_scope ON memory_audit (tenant_id, user_id)",
-        ),
-    ),
-    (
-        "0005_deletions",
-        (
-            """CREATE TABLE memory_deletions (
-                id TEXT PRIMARY KEY,
-                at DOUBLE PRECISION NOT NULL,
-                tenant_id TEXT NOT NULL,
-                user_id TEXT,
-                actor TEXT NOT NULL,
-                reason TEXT NOT NULL,
-                counts TEXT NOT NULL
-            )""",
-        ),
-    ),
+    q.audit_migration("seq INTEGER PRIMARY KEY AUTOINCREMENT"),
+    q.deletions_migration("TEXT"),
 )
 
 
