@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 import tiktoken
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
+from langgraph_typed_memory.config import reject_unknown_keys
 from langgraph_typed_memory.errors import ConfigurationError
 
 __all__ = [
@@ -98,12 +99,7 @@ def normalize_assembly(
     if isinstance(config, AssemblySettings):
         return config
     config = dict(config or {})
-    unknown = sorted(set(config) - set(AssemblyConfig.__annotations__))
-    if unknown:
-        raise ConfigurationError(
-            f"assembly config has unknown key(s) {unknown}; "
-            f"known keys: {sorted(AssemblyConfig.__annotations__)}."
-        )
+    reject_unknown_keys("assembly", config, AssemblyConfig.__annotations__)
     for name, (low, high) in _INT_RANGES.items():
         value = config.get(name, low)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:

@@ -6,7 +6,7 @@ stores read. A test checks that the documented example configuration takes effec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
@@ -24,6 +24,7 @@ __all__ = [
     "normalize_retrieval",
     "normalize_index",
     "normalize_ttl",
+    "reject_unknown_keys",
     "DEFAULT_HALF_LIVES_DAYS",
 ]
 
@@ -87,6 +88,20 @@ class RetrievalSettings:
     tier_thresholds: tuple[float, float] = (0.6, 0.3)
 
 
+def reject_unknown_keys(what: str, config: Mapping[str, Any], known: Iterable[str]) -> None:
+    """The one check every config normalizer starts with.
+
+    Raises:
+        ConfigurationError: naming the unknown keys and listing the known ones.
+    """
+    known = sorted(known)
+    unknown = sorted(set(config) - set(known))
+    if unknown:
+        raise ConfigurationError(
+            f"{what} config has unknown key(s) {unknown}; known keys: {known}."
+        )
+
+
 def _unit(name: str, value: Any) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
         raise ConfigurationError(f"retrieval config {name}={value!r}: use a number in [0, 1].")
@@ -100,12 +115,7 @@ def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> R
         ConfigurationError: an unknown key or an out-of-range value, named.
     """
     config = dict(config or {})
-    unknown = sorted(set(config) - set(RetrievalConfig.__annotations__))
-    if unknown:
-        raise ConfigurationError(
-            f"retrieval config has unknown key(s) {unknown}; "
-            f"known keys: {sorted(RetrievalConfig.__annotations__)}."
-        )
+    reject_unknown_keys("retrieval", config, RetrievalConfig.__annotations__)
     out: dict[str, Any] = {}
     if "candidate_depth" in config:
         depth = config["candidate_depth"]
@@ -181,11 +191,9 @@ def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSetti
     if index is None:
         return None
     index = dict(index)
-    unknown = sorted(set(index) - {"dims", "embed", "fields", "ann_index_config", "distance_type"})
-    if unknown:
-        raise ConfigurationError(
-            f"index config has unknown key(s) {unknown}; use dims, embed and fields."
-        )
+    reject_unknown_keys(
+        "index", index, ("dims", "embed", "fields", "ann_index_config", "distance_type")
+    )
     dims = index.get("dims")
     if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= 16_000:
         raise ConfigurationError(
@@ -221,9 +229,7 @@ class TTLSettings:
 def normalize_ttl(ttl: TTLConfig | Mapping[str, Any] | None) -> TTLSettings:
     """Validate LangGraph's `TTLConfig` (default_ttl, refresh_on_read, sweep_interval_minutes)."""
     ttl = dict(ttl or {})
-    unknown = sorted(set(ttl) - {"default_ttl", "refresh_on_read", "sweep_interval_minutes"})
-    if unknown:
-        raise ConfigurationError(f"ttl config has unknown key(s) {unknown}.")
+    reject_unknown_keys("ttl", ttl, ("default_ttl", "refresh_on_read", "sweep_interval_minutes"))
     for name in ("default_ttl", "sweep_interval_minutes"):
         v = ttl.get(name)
         if v is not None and (not isinstance(v, (int, float)) or v <= 0):

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langgraph_typed_memory.config import reject_unknown_keys
 from langgraph_typed_memory.errors import ConfigurationError, InvalidRecord, StatusNotAllowed
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.schemas import COMPUTED_FIELDS, check_json_value, content_hash
@@ -130,9 +131,7 @@ def normalize_gate(config: GateConfig | Mapping[str, Any] | None) -> GateSetting
         ConfigurationError: unknown key or out-of-range value, named.
     """
     config = dict(config or {})
-    unknown = sorted(set(config) - set(GateConfig.__annotations__))
-    if unknown:
-        raise ConfigurationError(f"gate config has unknown key(s) {unknown}.")
+    reject_unknown_keys("gate", config, GateConfig.__annotations__)
     out: dict[str, Any] = {}
     for name in ("preference_min_confidence", "fact_min_confidence", "supersede_margin",
                  "review_threshold"):

@@ -114,3 +114,17 @@ def test_erasure_postgres_every_table(pg_server):
         erase_and_check(store, saver, dump)
         assert raw.execute("SELECT count(*) FROM memory_deletions WHERE user_id = 'alice'"
                            ).fetchone()[0] == 1
+
+
+async def test_async_erasure_with_an_async_checkpointer(tmp_path):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    with SqliteMemoryStore.from_conn_string(str(tmp_path / "a.db"), index=hash_index()) as store:
+        store.setup()
+        saver = InMemorySaver()
+        graph = create_memory_chat_graph(store=store, checkpointer=saver)
+        config = {"configurable": {"thread_id": "t-a", "tenant_id": "acme", "user_id": "alice"}}
+        await graph.ainvoke({"messages": [HumanMessage(f"I live in {CANARY}ville.")]}, config)
+        report = await store.aerase("acme", "alice", checkpointer=saver)
+        assert report.threads == ["t-a"] and report.records["fact"] == 1
+        assert await store.asearch(("tenant:acme", "user:alice", "fact"), query=CANARY) == []

@@ -154,20 +154,16 @@ class MemoryStoreBase(BaseStore):
         actor: str = "api",
         reason: str = "erasure request",
     ) -> ErasureReport:
-        """Async `erase`."""
-        if checkpointer is None:
-            return await asyncio.to_thread(
-                self.erase, tenant_id, user_id, untyped_prefixes=untyped_prefixes, actor=actor,
-                reason=reason,
-            )
+        """Async `erase` (the checkpointer's async API for its threads)."""
         plan = erase_plan(self._engine, tenant_id, user_id, actor=actor, reason=reason,
                           untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = await asyncio.to_thread(self._run, plan)
-        found = [c async for c in checkpointer.alist(
-            None, filter=_thread_filter(tenant_id, user_id))]
-        report.threads = _threads(found)
-        for thread in report.threads:
-            await checkpointer.adelete_thread(thread)
+        if checkpointer is not None:
+            found = [c async for c in checkpointer.alist(
+                None, filter=_thread_filter(tenant_id, user_id))]
+            report.threads = _threads(found)
+            for thread in report.threads:
+                await checkpointer.adelete_thread(thread)
         await asyncio.to_thread(self._run, purge_plan(self._engine))
         return report
 
@@ -247,8 +243,7 @@ class MemoryStoreBase(BaseStore):
             ...     [(o.kind, o.outcome) for o in out]
             [('preference', 'written'), ('fact', 'rejected')]
         """
-        op = PromoteOp(Scope(tenant_id, user_id, agent_id), _proposal_list(proposals), run_id,
-                       turn, source)
+        op = _promote_op(proposals, tenant_id, user_id, agent_id, run_id, turn, source)
         return self.batch([op])[0]  # type: ignore[list-item,return-value]
 
     async def apromote(
@@ -263,8 +258,7 @@ class MemoryStoreBase(BaseStore):
         source: str | None = None,
     ) -> list[Outcome]:
         """Async `promote`."""
-        op = PromoteOp(Scope(tenant_id, user_id, agent_id), _proposal_list(proposals), run_id,
-                       turn, source)
+        op = _promote_op(proposals, tenant_id, user_id, agent_id, run_id, turn, source)
         return (await self.abatch([op]))[0]  # type: ignore[list-item,return-value]
 
 
@@ -277,9 +271,12 @@ def _threads(checkpoints: Iterable[Any]) -> list[str]:
     return sorted({c.config["configurable"]["thread_id"] for c in checkpoints})
 
 
-def _proposal_list(proposals: Any) -> list[Any]:
+def _promote_op(
+    proposals: Any, tenant_id: str, user_id: str | None, agent_id: str | None,
+    run_id: str | None, turn: int | None, source: str | None,
+) -> PromoteOp:
     if isinstance(proposals, (str, bytes, Mapping)) or not isinstance(proposals, Sequence):
         raise InvalidQuery(
             f"proposals must be a list of dicts or Proposal objects, got {proposals!r:.80}."
         )
-    return list(proposals)
+    return PromoteOp(Scope(tenant_id, user_id, agent_id), list(proposals), run_id, turn, source)
