@@ -15,7 +15,9 @@ Systems, side by side in one run:
 
 Records (`layout_default`): title `"<speaker> (<session date>)"`, summary
 `"<speaker>: <text>"` plus `" [image: <caption>]"` when the speaker shared an image,
-`occurred_at` the session's time, `metadata` the dia_id and session; the key is the dia_id.
+`occurred_at` the session's time, `metadata` the dia_id and session, and the session's two
+previous turns in `context` (the episode field the store indexes for full text only, never
+embeds); the key is the dia_id.
 Measured against the alternatives (`LAYOUTS`, docs/benchmarks.md): the date in the title lets
 questions naming a month or year match their session, the name in the summary helps questions
 naming a speaker; dropping either costs 0.02-0.06 R@5.
@@ -280,7 +282,8 @@ Layout = Callable[[Sequence[Turn], int], dict[str, Any]]
 """Builds the episode value of turn i from the turns of its conversation."""
 
 
-def _episode(turn: Turn, title: str, summary: str, key_steps: Sequence[str] = ()) -> dict[str, Any]:
+def _episode(turn: Turn, title: str, summary: str, key_steps: Sequence[str] = (),
+             context: Sequence[str] = ()) -> dict[str, Any]:
     value: dict[str, Any] = {
         "title": title,
         "summary": summary,
@@ -289,6 +292,8 @@ def _episode(turn: Turn, title: str, summary: str, key_steps: Sequence[str] = ()
     }
     if key_steps:
         value["key_steps"] = list(key_steps)
+    if context:
+        value["context"] = list(context)
     return value
 
 
@@ -304,7 +309,14 @@ def _next(turns: Sequence[Turn], i: int) -> list[str]:
 
 
 def layout_default(turns: Sequence[Turn], i: int) -> dict[str, Any]:
-    """Title `speaker (date)`, summary `speaker: text [image: caption]`."""
+    """Title `speaker (date)`, summary `speaker: text [image: caption]`, and the session's two
+    previous turns as the episode's `context` (full-text only), as the product writes them."""
+    t = turns[i]
+    return _episode(t, f"{t.speaker} ({t.day})", t.line, context=_previous(turns, i, 2))
+
+
+def layout_single_turn(turns: Sequence[Turn], i: int) -> dict[str, Any]:
+    """Experiment: the default without `context` (the turn alone)."""
     t = turns[i]
     return _episode(t, f"{t.speaker} ({t.day})", t.line)
 
@@ -329,7 +341,8 @@ def layout_date_title(turns: Sequence[Turn], i: int) -> dict[str, Any]:
 
 def layout_prev_key_steps(turns: Sequence[Turn], i: int) -> dict[str, Any]:
     """Experiment: default + the previous turn of the session in `key_steps` (lexical only)."""
-    return {**layout_default(turns, i), **({"key_steps": p} if (p := _previous(turns, i)) else {})}
+    steps = _previous(turns, i)
+    return {**layout_single_turn(turns, i), **({"key_steps": steps} if steps else {})}
 
 
 def layout_prev_summary(turns: Sequence[Turn], i: int) -> dict[str, Any]:
@@ -347,7 +360,7 @@ def layout_prev_summary_next_key_steps(turns: Sequence[Turn], i: int) -> dict[st
 def layout_prev2_key_steps(turns: Sequence[Turn], i: int) -> dict[str, Any]:
     """Experiment: default + the two previous turns of the session in `key_steps`."""
     steps = _previous(turns, i, 2)
-    return {**layout_default(turns, i), **({"key_steps": steps} if steps else {})}
+    return {**layout_single_turn(turns, i), **({"key_steps": steps} if steps else {})}
 
 
 def layout_neighbours_summary(turns: Sequence[Turn], i: int) -> dict[str, Any]:
@@ -360,11 +373,12 @@ def layout_neighbours_summary(turns: Sequence[Turn], i: int) -> dict[str, Any]:
 def layout_neighbours_key_steps(turns: Sequence[Turn], i: int) -> dict[str, Any]:
     """Experiment: default + previous and next turn in `key_steps` (needs the next turn)."""
     steps = [*_previous(turns, i), *_next(turns, i)]
-    return {**layout_default(turns, i), **({"key_steps": steps} if steps else {})}
+    return {**layout_single_turn(turns, i), **({"key_steps": steps} if steps else {})}
 
 
 LAYOUTS: dict[str, Layout] = {
     "default": layout_default,
+    "single_turn": layout_single_turn,
     "bare": layout_bare,
     "speaker_title": layout_speaker_title,
     "date_title": layout_date_title,

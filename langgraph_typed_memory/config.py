@@ -55,7 +55,7 @@ class RetrievalConfig(TypedDict, total=False):
     rrf_k: float
     """The reciprocal-rank-fusion constant k in k / (k + rank), for fusion="rrf". Default 60."""
     lexical_weight: float
-    """Weight of the BM25 list in the fusion. Default 1.0."""
+    """Weight of the BM25 list in the fusion. Default 1.5 (LoCoMo: docs/benchmarks.md)."""
     vector_weight: float
     """Weight of the vector list in the fusion. Default 1.0."""
     freshness_weight: float
@@ -77,7 +77,7 @@ class RetrievalSettings:
     candidate_depth: int = 50
     fusion: Literal["rsf", "rrf"] = "rsf"
     rrf_k: float = 60.0
-    lexical_weight: float = 1.0
+    lexical_weight: float = 1.5
     vector_weight: float = 1.0
     freshness_weight: float = 0.2
     confidence_weight: float = 0.2

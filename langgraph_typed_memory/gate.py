@@ -79,6 +79,8 @@ class Proposal(BaseModel):
     title: str | None = Field(default=None, max_length=512)
     """Episodes: a title (the summary goes in `content`)."""
     outcome: str | None = None
+    context: list[str] = Field(default_factory=list, max_length=8)
+    """Episodes: the turns that led to it, oldest first (full-text search only)."""
     task_complete: bool = False
     """Episodes promote only when their task completed."""
 

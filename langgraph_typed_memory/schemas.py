@@ -148,6 +148,9 @@ class EpisodeMemory(_Record):
     summary: str = Text
     outcome: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     key_steps: list[str] = Field(default_factory=list)
+    context: list[str] = Field(default_factory=list, max_length=8)
+    """The turns that led to this one, oldest first: indexed for full-text search only (a
+    question often echoes the turn before the answer), never embedded or put in the prompt."""
     artifacts: dict[str, Any] | None = None
     compaction_tier: Literal[0, 1, 2] = 0
     """0 raw, 1 weekly group, 2 monthly group."""
@@ -322,7 +325,7 @@ def _derived_texts(kind: str, key: str, r: Any) -> tuple[str, str | None, tuple[
         return f"{r.subject} {r.predicate} {r.content}", r.content, (r.subject, r.predicate,
                                                                     r.content)
     if kind == "episode":
-        body = " ".join([r.title, r.summary, *(r.key_steps), r.outcome or ""]).strip()
+        body = " ".join([r.title, r.summary, *r.key_steps, r.outcome or "", *r.context]).strip()
         return body, f"{r.title}\n{r.summary}", (r.title, r.summary)
     if kind == "observation":
         return f"{r.category} {r.quote}", r.quote, (r.category, r.quote)

@@ -111,14 +111,33 @@ def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -
     return all(_compare(value.get(k), v) for k, v in filter.items())
 
 
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over
+own same she should so some such than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours yourself yourselves s t d ll m re ve
+""".split())
+"""English function words (Snowball's list, which Postgres' `english` configuration drops too):
+in a question they match nearly every record and drown the words that carry its meaning."""
+
+
 def query_terms(query: str) -> list[str]:
     """Word terms of a query for full-text search: safe to quote in any FTS syntax.
 
+    Stop words are dropped, unless the query has nothing else (then all its words count).
+
     Example:
         >>> query_terms("What's Bob's DOB? (1990-*)")
-        ['what', 's', 'bob', 's', 'dob', '1990']
+        ['bob', 'dob', '1990']
+        >>> query_terms("Who is it?")
+        ['who', 'is', 'it']
     """
-    return [t.lower() for t in _TERM.findall(query)][:MAX_QUERY_TERMS]
+    words = [t.lower() for t in _TERM.findall(query)]
+    content = [w for w in words if w not in STOP_WORDS]
+    return (content or words)[:MAX_QUERY_TERMS]
 
 
 def cosine_scores(query: Sequence[float], matrix: np.ndarray) -> np.ndarray:

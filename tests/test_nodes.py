@@ -170,6 +170,22 @@ def test_promote_writes_and_records_outcomes(store):
     assert item.memory["provenance"]["source_turn"] == 3
 
 
+def test_promote_gives_an_episode_its_preceding_turns_as_searchable_context(store):
+    messages = [HumanMessage("Can you help me move the billing service to Postgres?"),
+                AIMessage("Start with a schema dump."), HumanMessage("I finished the migration.")]
+    episode = {"kind": "episode", "title": "Billing migration", "confidence": 0.9,
+               "content": "The user migrated the billing service.", "task_complete": True,
+               "grounding": "I finished the migration"}
+    out = create_promote_node(store).invoke(
+        {"messages": messages, "memory_candidates": [episode, lives_in("Lyon")]}, ALICE)
+    assert [p["outcome"] for p in out["memory_trace"]["promotions"]] == ["written", "written"]
+    episodes = ("tenant:acme", "user:alice", "episode")
+    [hit] = store.search(episodes, query="schema dump")  # words only the context holds
+    assert hit.memory["lexical_rank"] == 1
+    assert hit.value["context"] == [m.content for m in messages[:2]]
+    assert "context" not in store.search(FACTS)[0].value
+
+
 async def test_promote_async_path(store):
     out = await create_promote_node(store).ainvoke(
         {"memory_candidates": [lives_in("Lyon")], "memory_trace": {"run_id": "r"}}, ALICE)

@@ -98,10 +98,13 @@ def test_filter_semantics_match_langgraph():
 
 
 def test_query_terms_are_safe_words():
-    assert query_terms('"x" OR y* NEAR(a b) -- \'; DROP') == [
-        "x", "or", "y", "near", "a", "b", "drop"
-    ]
+    assert query_terms('"x" OR y* NEAR(a b) -- \'; DROP') == ["x", "y", "near", "b", "drop"]
     assert query_terms("?!") == []
+
+
+def test_query_terms_drop_stop_words_unless_nothing_else_is_left():
+    assert query_terms("What did the user say about Lyon?") == ["user", "say", "lyon"]
+    assert query_terms("Where is it?") == ["where", "is", "it"]
 
 
 def test_freshness_halves_per_half_life():

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.nodes._common import (
+    message_text,
     resolve_store,
     run_id_from_config,
     scope_from_config,
@@ -22,17 +25,21 @@ def create_promote_node(
     /,
     *,
     candidates_key: str = "memory_candidates",
+    messages_key: str = "messages",
 ) -> RunnableLambda:
     """Build the promote node.
 
     It offers `memory_candidates` to the store's promotion gate (`store.promote`) in one
     transaction, for the caller's scope, with the run id and turn as provenance, and records
     each outcome (written, deduplicated, superseded, contradicted, rejected with the reason)
-    in `memory_trace["promotions"]`. A failing store degrades the turn, recorded.
+    in `memory_trace["promotions"]`. A failing store degrades the turn, recorded. An episode
+    gets the two messages before the newest user message as its `context` (indexed for
+    full-text search, so a later question that echoes them finds the episode).
 
     Args:
         store: The memory store; default: the graph's runtime store.
         candidates_key: The state key holding the candidates.
+        messages_key: The state key holding the conversation.
 
     Example:
         >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
@@ -52,8 +59,14 @@ def create_promote_node(
     def prepare(state: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
         scope = scope_from_config(config)
         trace = trace_of(state)
+        context = _preceding_turns(state.get(messages_key) or [])
         return {
-            "proposals": list(state.get(candidates_key) or []),
+            "proposals": [
+                {**c, "context": context}
+                if isinstance(c, Mapping) and c.get("kind") == "episode" and "context" not in c
+                else c
+                for c in state.get(candidates_key) or []
+            ],
             "tenant_id": scope.tenant_id,
             "user_id": scope.user_id,
             "agent_id": scope.agent_id,
@@ -92,3 +105,11 @@ def create_promote_node(
             return finish(trace, None, exc)
 
     return RunnableLambda(promote, afunc=apromote, name="promote")
+
+
+def _preceding_turns(messages: list[Any], n: int = 2) -> list[str]:
+    """The texts of up to `n` messages before the newest user message, oldest first."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return [t for m in messages[max(0, i - n):i] if (t := message_text(m).strip())]
+    return []

@@ -79,7 +79,7 @@ def _value(p: Proposal, run_id: str | None, turn: int | None) -> dict[str, Any]:
         return {"subject": p.subject, "predicate": p.predicate, "content": p.content,
                 "value": p.value, "confidence": p.confidence, **provenance}
     return {"title": p.title or p.content[:80], "summary": p.content, "outcome": p.outcome,
-            "confidence": p.confidence, **provenance}
+            "context": list(p.context), "confidence": p.confidence, **provenance}
 
 
 def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
