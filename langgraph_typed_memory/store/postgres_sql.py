@@ -8,7 +8,6 @@ post-filtered approximate index can (docs/backends.md has the measurements).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,16 +90,6 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     )))
 
 
-def idf(total: int, df: int) -> float:
-    """BM25's inverse document frequency (never negative).
-
-    Example:
-        >>> round(idf(100, 1), 2), round(idf(100, 100), 3)
-        (4.21, 0.005)
-    """
-    return math.log(1 + (total - df + 0.5) / (df + 0.5))
-
-
 def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{float(x):.8g}" for x in vector) + "]"
 
@@ -134,47 +123,33 @@ class PostgresDialect:
     def lexical(
         self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
-        """BM25-style ranking on Postgres full-text search.
+        """BM25-style ranking on Postgres full-text search, in one statement.
 
         `ts_rank_cd` has no inverse document frequency, so a rare exact term (an error code,
-        a name) would rank no higher than a common word. First count, per query term, the
-        in-scope rows that match it (GIN index), then score each match as the sum of the
-        IDFs of the terms it contains, with `ts_rank_cd` as a tie-breaker. The collection size
-        in the IDF is the planner's row estimate of the table (counting the scope exactly cost
-        ~100 ms at 100k rows); only the ratio of IDFs between terms matters for the ranking.
+        a name) would rank no higher than a common word. The statement finds the in-scope rows
+        matching any term (GIN index), counts per term how many of them contain it (df), and
+        scores each row as the sum of its terms' BM25 IDFs, ln(1 + (N - df + 0.5) / (df + 0.5)),
+        `ts_rank_cd` breaking ties. N is the planner's row estimate of the table (counting
+        the scope exactly cost ~100 ms at 100k rows); only the ratio of IDFs between terms
+        matters for the ranking. The terms travel as one array, so the statement's text does
+        not depend on the query and the server keeps one prepared plan per scope shape.
         """
-        unique = list(dict.fromkeys(terms))
-        quoted = [f"'{t}'" for t in unique]
-        counts = ", ".join(
-            f"(SELECT count(*) FROM memories m WHERE m.search_tsv @@ "
-            f"to_tsquery('english', ?) AND {where})"
-            for _ in quoted
-        )
-        row = (yield Sql(
-            "SELECT (SELECT GREATEST(reltuples, 0)::bigint FROM pg_class "
-            f"WHERE oid = 'memories'::regclass), {counts}",
-            [*(x for q in quoted for x in (q, *params))],
-        ))[0]
-        dfs = [int(x) for x in row[1:]]
-        total = max(int(row[0] or 0), max(dfs, default=0) * 2, 1)
-        live = [(q, idf(total, df)) for q, df in zip(quoted, dfs, strict=True) if df > 0]
-        if not live:
-            return []
-        weighted = " + ".join(
-            "(CASE WHEN m.search_tsv @@ to_tsquery('english', ?) THEN ? ELSE 0 END)"
-            for _ in live
-        )
+        quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
         rows = yield Sql(
-            f"SELECT m.seq, {weighted} + 0.01 * ts_rank_cd(m.search_tsv, tq) AS score "
-            "FROM memories m, to_tsquery('english', ?) tq "
-            f"WHERE m.search_tsv @@ tq AND {where} ORDER BY score DESC, m.seq"
+            "WITH terms AS MATERIALIZED (SELECT to_tsquery('english', t) AS q FROM unnest(?::text[]) t), "
+            "hits AS MATERIALIZED (SELECT m.seq, m.search_tsv, "
+            "ts_rank_cd(m.search_tsv, to_tsquery('english', ?)) AS tie FROM memories m "
+            f"WHERE m.search_tsv @@ to_tsquery('english', ?) AND {where}), "
+            "df AS (SELECT terms.q, count(*) AS n FROM terms JOIN hits "
+            "ON hits.search_tsv @@ terms.q GROUP BY terms.q), "
+            "total AS (SELECT GREATEST((SELECT reltuples FROM pg_class "
+            "WHERE oid = 'memories'::regclass), 2 * max(n), 1) AS n FROM df) "
+            "SELECT hits.seq, sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5))) "
+            "+ 0.01 * hits.tie AS score FROM hits JOIN df ON hits.search_tsv @@ df.q, total "
+            "GROUP BY hits.seq, hits.tie, total.n ORDER BY score DESC, hits.seq"
             + (" LIMIT ?" if depth is not None else ""),
-            [
-                *(x for q, w in live for x in (q, w)),
-                " | ".join(q for q, _ in live),
-                *params,
-                *([depth] if depth is not None else []),
-            ],
+            [quoted, " | ".join(quoted), " | ".join(quoted), *params,
+             *([depth] if depth is not None else [])],
         )
         return [(seq, float(score)) for seq, score in rows]
 
