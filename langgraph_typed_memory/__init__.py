@@ -18,13 +18,26 @@ from langgraph_typed_memory.errors import (
     ConfigurationError,
     EmbeddingDimensionMismatch,
     EmbeddingFailed,
+    ExportDecryptError,
+    ExportFileError,
+    ExportFormatError,
+    ImportCollision,
     InvalidNamespace,
+    InvalidPassphrase,
     InvalidQuery,
     InvalidRecord,
+    InvalidVerdict,
     SchemaVersionError,
     StatusNotAllowed,
     TypedMemoryError,
     UnknownKind,
+    UnknownMemory,
+)
+from langgraph_typed_memory.maintenance import (
+    FeedbackResult,
+    MaintenanceConfig,
+    MaintenanceReport,
+    create_memory_maintenance_graph,
 )
 from langgraph_typed_memory.namespaces import KINDS, Kind, Scope, memory_namespace, parse_namespace
 from langgraph_typed_memory.results import MemoryItem, SearchResults
@@ -37,6 +50,7 @@ from langgraph_typed_memory.schemas import (
     PreferenceMemory,
     ProcedureMemory,
 )
+from langgraph_typed_memory.store.portability import ExportReport, ImportReport
 from langgraph_typed_memory.store.sqlite import (
     AsyncSqliteMemoryStore,
     SqliteMemoryStore,
@@ -75,6 +89,19 @@ __all__ = [
     "EmbeddingFailed",
     "SchemaVersionError",
     "ConfigurationError",
+    "InvalidPassphrase",
+    "ExportFileError",
+    "ExportFormatError",
+    "ExportDecryptError",
+    "ImportCollision",
+    "ExportReport",
+    "ImportReport",
+    "MaintenanceConfig",
+    "MaintenanceReport",
+    "FeedbackResult",
+    "InvalidVerdict",
+    "UnknownMemory",
+    "create_memory_maintenance_graph",
 ]
 
 

@@ -6,6 +6,7 @@ stores read. A test checks that the documented example configuration takes effec
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
@@ -26,6 +27,10 @@ __all__ = [
     "normalize_ttl",
     "reject_unknown_keys",
     "DEFAULT_HALF_LIVES_DAYS",
+    "LifecycleConfig",
+    "RetentionConfig",
+    "LifecycleSettings",
+    "normalize_lifecycle",
 ]
 
 DEFAULT_HALF_LIVES_DAYS: dict[str, float | None] = {
@@ -168,6 +173,10 @@ def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> R
     return RetrievalSettings(**out)
 
 
+DEFAULT_EMBED_TIMEOUT = 10.0
+"""Seconds an embedding call may take by default (index config key `embed_timeout`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class IndexSettings:
     """A validated LangGraph `IndexConfig`."""
@@ -177,23 +186,45 @@ class IndexSettings:
     fields: tuple[str, ...]
     paths: tuple[tuple[str, Any], ...]
     """(field, tokenized path) pairs, as LangGraph tokenizes them."""
+    embed_timeout: float | None = DEFAULT_EMBED_TIMEOUT
+    """Seconds an embedding call may take before the store gives up on it (None: no limit)."""
 
 
 def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSettings | None:
-    """Validate LangGraph's `IndexConfig` (`dims`, `embed`, `fields`).
+    """Validate LangGraph's `IndexConfig` (`dims`, `embed`, `fields`) and `embed_timeout`.
 
     `embed` may be an `Embeddings`, a callable, an `init_embeddings` string, or
     ``"local:all-MiniLM-L6-v2"`` for the bundled offline model (the `local` extra).
+    `embed_timeout` (seconds, default 10, None for no limit) bounds every embedding call: a
+    search whose query embedding overruns it degrades to lexical retrieval (recorded in
+    `degraded`), a put fails with `EmbeddingFailed` and writes nothing, and a promotion
+    writes without vectors (recorded in the outcome's reason).
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> fake = DeterministicFakeEmbedding(size=8)
+        >>> normalize_index({"dims": 8, "embed": fake, "embed_timeout": 2.5}).embed_timeout
+        2.5
 
     Raises:
-        ConfigurationError: missing or wrong `dims`/`embed`/`fields`.
+        ConfigurationError: missing or wrong `dims`/`embed`/`fields`/`embed_timeout`.
     """
     if index is None:
         return None
     index = dict(index)
     reject_unknown_keys(
-        "index", index, ("dims", "embed", "fields", "ann_index_config", "distance_type")
+        "index", index,
+        ("dims", "embed", "fields", "ann_index_config", "distance_type", "embed_timeout"),
     )
+    timeout = index.get("embed_timeout", DEFAULT_EMBED_TIMEOUT)
+    if timeout is not None and (
+        not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+        or not 0 < timeout <= 3600
+    ):
+        raise ConfigurationError(
+            f"index config embed_timeout={timeout!r}: use a number of seconds in (0, 3600], "
+            "or None for no limit."
+        )
     dims = index.get("dims")
     if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= 16_000:
         raise ConfigurationError(
@@ -214,6 +245,7 @@ def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSetti
         embeddings=ensure_embeddings(embed),
         fields=tuple(fields),
         paths=tuple((f, f if f == "$" else tokenize_path(f)) for f in fields),
+        embed_timeout=None if timeout is None else float(timeout),
     )
 
 
@@ -239,3 +271,144 @@ def normalize_ttl(ttl: TTLConfig | Mapping[str, Any] | None) -> TTLSettings:
         refresh_on_read=bool(ttl.get("refresh_on_read", True)),
         sweep_interval_minutes=ttl.get("sweep_interval_minutes"),
     )
+
+
+class RetentionConfig(TypedDict, total=False):
+    """Retention classes (G2): how long typed records of each class may be kept.
+
+    A record names its class in ``metadata["retention"]``; the sweep forgets records older
+    than their class's maximum age (counted from when the record was written).
+
+    Example:
+        >>> s = normalize_lifecycle({"retention": {"classes": {"short": 30, "legal_hold": None}}})
+        >>> s.retention_classes["short"], s.retention_classes["legal_hold"]
+        (30.0, None)
+    """
+
+    classes: dict[str, float | None]
+    """Class name -> maximum age in days (None: kept until deleted, e.g. a legal hold)."""
+    default: float | None
+    """Maximum age in days of typed records that name no class. Default None (no limit)."""
+
+
+class LifecycleConfig(TypedDict, total=False):
+    """Freshness, expiry, garbage collection, access tracking and retention (D4, F1, F2, G2).
+
+    Half-lives per kind are `RetrievalConfig.half_lives_days`: ranking and expiry share them.
+
+    Example:
+        >>> normalize_lifecycle({"expiry_floor": 0.1}).expiry_floor
+        0.1
+    """
+
+    expiry_floor: float
+    """An active fact or observation whose freshness falls below this expires, 0..1.
+    Default 0.05."""
+    access_boost_step: float
+    """Freshness multiplier gained per retrieval: boost = 1 + step x access_count. Default 0.1."""
+    access_boost_cap: float
+    """Largest access boost, >= 1. Default 1.5."""
+    gc_after_days: float
+    """Garbage collection forgets records expired for at least this many days... Default 180."""
+    gc_below_confidence: float
+    """...and whose confidence is below this, 0..1. Default 0.5."""
+    retention: RetentionConfig
+    """Retention classes and the default maximum age (see `RetentionConfig`)."""
+    access_flush_every: int
+    """Access counts are buffered in memory and written in one batched update after this
+    many retrievals (or with the next write transaction, or the next sweep). Default 256;
+    1 writes on every read."""
+    access_flush_seconds: float
+    """...or when this much time has passed since the last flush. Default 60."""
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleSettings:
+    """Validated `LifecycleConfig` with defaults filled."""
+
+    expiry_floor: float = 0.05
+    access_boost_step: float = 0.1
+    access_boost_cap: float = 1.5
+    gc_after_days: float = 180.0
+    gc_below_confidence: float = 0.5
+    retention_classes: Mapping[str, float | None] = field(default_factory=dict)
+    retention_default: float | None = None
+    access_flush_every: int = 256
+    access_flush_seconds: float = 60.0
+
+
+def _number(what: str, value: Any, low: float, high: float, fix: str) -> float:
+    if (not isinstance(value, (int, float)) or isinstance(value, bool)
+            or not math.isfinite(value) or not low <= value <= high):
+        raise ConfigurationError(f"{what}={value!r}: {fix}.")
+    return float(value)
+
+
+def _days(what: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    return _number(what, value, 1e-9, 1e6, "use a positive number of days, or None for no limit")
+
+
+def normalize_lifecycle(config: LifecycleConfig | Mapping[str, Any] | None) -> LifecycleSettings:
+    """Validate a lifecycle config and fill defaults.
+
+    Raises:
+        ConfigurationError: an unknown key, an out-of-range value or a bad retention class,
+            named.
+    """
+    if config is not None and not isinstance(config, Mapping):
+        raise ConfigurationError(f"lifecycle config must be a dict, got {config!r:.80}.")
+    config = dict(config or {})
+    reject_unknown_keys("lifecycle", config, LifecycleConfig.__annotations__)
+    out: dict[str, Any] = {}
+    for name in ("expiry_floor", "gc_below_confidence"):
+        if name in config:
+            out[name] = _number(f"lifecycle config {name}", config[name], 0, 1,
+                                "use a number in [0, 1]")
+    if "access_boost_step" in config:
+        out["access_boost_step"] = _number("lifecycle config access_boost_step",
+                                           config["access_boost_step"], 0, 10,
+                                           "use a number in [0, 10]")
+    if "access_boost_cap" in config:
+        out["access_boost_cap"] = _number("lifecycle config access_boost_cap",
+                                          config["access_boost_cap"], 1, 100,
+                                          "use a number in [1, 100] (1: no boost)")
+    if "gc_after_days" in config:
+        out["gc_after_days"] = _number("lifecycle config gc_after_days", config["gc_after_days"],
+                                       0, 1e6, "use a number of days >= 0")
+    if "access_flush_every" in config:
+        every = config["access_flush_every"]
+        if not isinstance(every, int) or isinstance(every, bool) or not 1 <= every <= 1_000_000:
+            raise ConfigurationError(
+                f"lifecycle config access_flush_every={every!r}: use an int in [1, 1000000]."
+            )
+        out["access_flush_every"] = every
+    if "access_flush_seconds" in config:
+        out["access_flush_seconds"] = _number(
+            "lifecycle config access_flush_seconds", config["access_flush_seconds"], 0, 86_400,
+            "use a number of seconds in [0, 86400]")
+    if "retention" in config:
+        retention = config["retention"]
+        if not isinstance(retention, Mapping):
+            raise ConfigurationError(
+                f"lifecycle config retention={retention!r:.80}: use a dict such as "
+                "{'classes': {'short': 30, 'legal_hold': None}, 'default': None}."
+            )
+        reject_unknown_keys("lifecycle retention", retention, RetentionConfig.__annotations__)
+        classes = retention.get("classes", {})
+        if not isinstance(classes, Mapping):
+            raise ConfigurationError(
+                f"retention classes={classes!r:.80}: use a dict of class name -> days or None."
+            )
+        normalized: dict[str, float | None] = {}
+        for name, days in classes.items():
+            if not isinstance(name, str) or not name.strip() or len(name) > 64:
+                raise ConfigurationError(
+                    f"retention class name {name!r:.80}: use a non-empty string of at most "
+                    "64 characters."
+                )
+            normalized[name] = _days(f"retention class {name!r}", days)
+        out["retention_classes"] = normalized
+        out["retention_default"] = _days("retention default", retention.get("default"))
+    return LifecycleSettings(**out)

@@ -54,7 +54,13 @@ class LocalEmbeddings(Embeddings):
             return self._model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed texts (normalized vectors)."""
+        """Embed texts (normalized vectors).
+
+        Example:
+            >>> vectors = LocalEmbeddings().embed_documents(["a cat", "a kitten"])
+            >>> len(vectors), len(vectors[0])
+            (2, 384)
+        """
         if not texts:
             return []
         vectors = self._load().encode(
@@ -64,7 +70,12 @@ class LocalEmbeddings(Embeddings):
         return [v.tolist() for v in vectors]
 
     def embed_query(self, text: str) -> list[float]:
-        """Embed one query."""
+        """Embed one query.
+
+        Example:
+            >>> round(sum(x * x for x in LocalEmbeddings().embed_query("hello")), 3)
+            1.0
+        """
         return self.embed_documents([text])[0]
 
 

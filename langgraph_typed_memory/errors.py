@@ -19,11 +19,27 @@ __all__ = [
     "EmbeddingFailed",
     "SchemaVersionError",
     "ConfigurationError",
+    "InvalidPassphrase",
+    "ExportFileError",
+    "ExportFormatError",
+    "ExportDecryptError",
+    "ImportCollision",
+    "InvalidVerdict",
+    "UnknownMemory",
 ]
 
 
 class TypedMemoryError(Exception):
-    """Base class of every error raised by `langgraph_typed_memory`."""
+    """Base class of every error raised by `langgraph_typed_memory`.
+
+    Example:
+        >>> from langgraph_typed_memory import parse_namespace
+        >>> try:
+        ...     parse_namespace(("tenant:acme", "recipes"))
+        ... except TypedMemoryError as exc:
+        ...     print(type(exc).__name__)
+        UnknownKind
+    """
 
 
 class InvalidNamespace(TypedMemoryError, InvalidNamespaceError):
@@ -31,36 +47,169 @@ class InvalidNamespace(TypedMemoryError, InvalidNamespaceError):
 
     It is also LangGraph's `InvalidNamespaceError` (a `ValueError`), so code that catches
     LangGraph's error keeps working.
+
+    Example:
+        >>> from langgraph_typed_memory import parse_namespace
+        >>> parse_namespace(("acme", "fact"))
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.InvalidNamespace: ...
     """
 
 
 class UnknownKind(InvalidNamespace):
-    """A typed namespace whose last label is not one of the memory kinds."""
+    """A typed namespace whose last label is not one of the memory kinds.
+
+    Example:
+        >>> issubclass(UnknownKind, InvalidNamespace), issubclass(UnknownKind, ValueError)
+        (True, True)
+    """
 
 
 class InvalidRecord(TypedMemoryError, ValueError):
-    """A value that does not validate against its kind's schema, or an out-of-range argument."""
+    """A value that does not validate against its kind's schema, or an out-of-range argument.
+
+    Example:
+        >>> from langgraph_typed_memory.schemas import validate_record
+        >>> validate_record("fact", "k", {"subject": "user"}, ("tenant:a", "user:b", "fact"))
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.InvalidRecord: ...
+    """
 
 
 class StatusNotAllowed(InvalidRecord):
-    """The caller tried to set a field the store computes (status, supersession, hashes)."""
+    """The caller tried to set a field the store computes (status, supersession, hashes).
+
+    Example:
+        >>> from langgraph_typed_memory.schemas import validate_record
+        >>> validate_record("preference", "tone", {"value": "terse", "status": "active"},
+        ...                 ("tenant:a", "user:b", "preference"))
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.StatusNotAllowed: ...
+    """
 
 
 class InvalidQuery(TypedMemoryError, ValueError):
-    """A bad search argument: filter, limit, offset, query text."""
+    """A bad search argument: filter, limit, offset, query text.
+
+    Example:
+        >>> from langgraph_typed_memory.scoring import validate_filter
+        >>> validate_filter({"n": {"$regex": "x"}})
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.InvalidQuery: ...
+    """
 
 
 class EmbeddingDimensionMismatch(TypedMemoryError, ValueError):
-    """An embedder returned vectors whose size differs from the configured `dims`."""
+    """An embedder returned vectors whose size differs from the configured `dims`.
+
+    Example:
+        >>> issubclass(EmbeddingDimensionMismatch, ValueError)
+        True
+    """
 
 
 class EmbeddingFailed(TypedMemoryError, RuntimeError):
-    """The embedder raised while indexing a write; nothing was written."""
+    """The embedder raised while indexing a write; nothing was written.
+
+    Example:
+        >>> issubclass(EmbeddingFailed, RuntimeError)
+        True
+    """
 
 
 class SchemaVersionError(TypedMemoryError, RuntimeError):
-    """The database was set up by an incompatible configuration or a newer version."""
+    """The database was set up by an incompatible configuration or a newer version.
+
+    Example:
+        >>> issubclass(SchemaVersionError, RuntimeError)
+        True
+    """
 
 
 class ConfigurationError(TypedMemoryError, ValueError):
-    """A store or retrieval configuration value is wrong."""
+    """A store or retrieval configuration value is wrong.
+
+    Example:
+        >>> from langgraph_typed_memory.config import normalize_retrieval
+        >>> normalize_retrieval({"candidate_dept": 10})
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: ...
+    """
+
+
+class InvalidPassphrase(TypedMemoryError, ValueError):
+    """An export or import passphrase that is empty or not a str/bytes.
+
+    Example:
+        >>> from langgraph_typed_memory.store.envelope import seal
+        >>> seal(b"data", "")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.InvalidPassphrase: passphrase is empty: ...
+    """
+
+
+class ExportFileError(TypedMemoryError, ValueError):
+    """An export file that cannot be imported; nothing was written (see the subclasses).
+
+    Example:
+        >>> issubclass(ExportFormatError, ExportFileError), issubclass(ExportFileError, ValueError)
+        (True, True)
+    """
+
+
+class ExportFormatError(ExportFileError):
+    """Not an export file, an unsupported format version, or a damaged header or payload.
+
+    Example:
+        >>> from langgraph_typed_memory.store.envelope import unseal
+        >>> unseal(b"not an export", "pw")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ExportFormatError: This is not a langgraph-typed-memory ...
+    """
+
+
+class ExportDecryptError(ExportFileError):
+    """An export that fails authentication: a wrong passphrase, or a modified or truncated
+    file.
+
+    Example:
+        >>> from langgraph_typed_memory.store.envelope import seal, unseal
+        >>> unseal(seal(b"data", "right", scrypt_n=2**10), "wrong")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ExportDecryptError: The export could not be decrypted: ...
+    """
+
+
+class ImportCollision(TypedMemoryError, ValueError):
+    """An import onto a store that already holds part of the scope: import never merges.
+
+    Example:
+        >>> issubclass(ImportCollision, ValueError)
+        True
+    """
+
+
+class InvalidVerdict(InvalidRecord):
+    """A feedback verdict that is not "correct", "wrong" or "dismissed".
+
+    Example:
+        >>> issubclass(InvalidVerdict, ValueError)
+        True
+    """
+
+
+class UnknownMemory(TypedMemoryError, LookupError):
+    """Feedback names a record that does not exist (or is no longer current).
+
+    Example:
+        >>> issubclass(UnknownMemory, LookupError)
+        True
+    """

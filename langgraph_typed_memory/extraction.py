@@ -154,9 +154,9 @@ _CHIT_CHAT = re.compile(r"\b(?:" + "|".join(sorted((  # whole turns made of thes
     "will do|bye|goodbye|see you|later|take care|have a nice day|have a good day|love it|"
     "well done|good job|great job|thats it|thats all|that works|works for me|i dont know|idk|"
     "absolutely|definitely|youre right").split("|"), key=len, reverse=True)) + r")\b")
-_FILLER = frozenset("so very much a lot the there again all everyone guys man dude buddy friend "
-                    "mate for that this it is its thats really too just well then now you your "
-                    "and but super totally help to me".split())
+_FILLER = frozenset("so very much thing a lot the there again all everyone guys man dude buddy "
+                    "friend mate for that this it is its thats really too just well then now "
+                    "you your and but super totally help to me".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +173,7 @@ class FilterDecision:
 
 
 def prefilter(text: str, *, role: str, recent: Sequence[tuple[str, float]] = (), now: float,
-              min_words: int = 3, max_words: int = 400, duplicate_window_s: float = 60.0
+              min_words: int = 2, max_words: int = 400, duplicate_window_s: float = 60.0
               ) -> FilterDecision:
     """Decide whether a turn is worth extracting from (C8); most turns stop here.
 

@@ -4,16 +4,38 @@ States: ``active``, ``provisional``, ``superseded``, ``expired``, ``revoked``, `
 A new record of a user- or agent-scoped kind enters ``active``; a tenant-scoped fact enters
 ``provisional`` and stays invisible to semantic discovery until confirmed (C6). A new value for
 the same key supersedes the old record (kept, pointing at its replacement). A typed delete
-revokes. ``expired`` and ``forgotten`` are set by maintenance (docs/kinds.md).
+revokes. ``expired`` and ``forgotten`` are set by maintenance: the freshness sweep, garbage
+collection and retention (F2, G2; docs/lifecycle.md). The rules are the pure functions below;
+`store/freshness.py` runs them over the database.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
 
+from langgraph_typed_memory.config import LifecycleSettings
+from langgraph_typed_memory.errors import InvalidQuery, InvalidRecord
 from langgraph_typed_memory.namespaces import Scope
 
-__all__ = ["Status", "STATUSES", "initial_status"]
+__all__ = [
+    "Status",
+    "STATUSES",
+    "EXPIRING_KINDS",
+    "HISTORY_KEY",
+    "HISTORY_STATUSES",
+    "initial_status",
+    "access_boost",
+    "decay_freshness",
+    "days_until_expiry_possible",
+    "next_status",
+    "on_access",
+    "gc_due",
+    "retention_of",
+    "check_retention_class",
+    "split_history",
+]
 
 Status = Literal["active", "provisional", "superseded", "expired", "revoked", "forgotten"]
 STATUSES: tuple[Status, ...] = (
@@ -33,3 +55,173 @@ def initial_status(kind: str, scope: Scope) -> Status:
     if kind == "fact" and scope.level == "tenant":
         return "provisional"
     return "active"
+
+
+EXPIRING_KINDS: frozenset[str] = frozenset({"fact", "observation"})
+"""Kinds whose active records expire when their freshness falls below the floor (F2).
+Episodes are compacted instead (F3); policies, preferences and procedures are read by
+exhaustive lookup and never expire by decay."""
+HISTORY_KEY = "$history"
+"""The reserved search-filter key that turns on history mode (D5)."""
+HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
+"""What history-mode search returns; normal search returns only ``active`` records."""
+
+
+def access_boost(access_count: int, settings: LifecycleSettings) -> float:
+    """The freshness multiplier earned by retrievals: ``min(1 + step x count, cap)``.
+
+    Example:
+        >>> s = LifecycleSettings()
+        >>> access_boost(0, s), access_boost(3, s), access_boost(50, s)
+        (1.0, 1.3, 1.5)
+    """
+    return min(1.0 + settings.access_boost_step * max(access_count, 0), settings.access_boost_cap)
+
+
+def decay_freshness(
+    days_since_use: float,
+    half_life_days: float | None,
+    access_count: int,
+    settings: LifecycleSettings,
+) -> float:
+    """Freshness for expiry (F2): ``min(1, 2^(-days/half-life) x access boost)``.
+
+    `days_since_use` counts from the record's last use: the later of its last write (put,
+    re-statement, confirmation) and its last retrieval. Kinds without a half-life stay 1.
+
+    Example:
+        >>> s = LifecycleSettings()
+        >>> round(decay_freshness(180, 180, 0, s), 3), round(decay_freshness(180, 180, 2, s), 3)
+        (0.5, 0.6)
+        >>> decay_freshness(10_000, None, 0, s)
+        1.0
+    """
+    if half_life_days is None:
+        return 1.0
+    decay = 2.0 ** (-max(days_since_use, 0.0) / half_life_days)
+    return min(1.0, decay * access_boost(access_count, settings))
+
+
+def days_until_expiry_possible(half_life_days: float, settings: LifecycleSettings) -> float:
+    """Days of disuse before which no record of this half-life can expire (an access boost
+    only delays expiry): the sweep's SQL pre-filter.
+
+    Example:
+        >>> round(days_until_expiry_possible(180, LifecycleSettings()), 1)
+        777.9
+    """
+    if settings.expiry_floor <= 0:
+        return math.inf
+    return half_life_days * math.log2(1.0 / settings.expiry_floor)
+
+
+def next_status(kind: str, status: str, freshness: float, settings: LifecycleSettings) -> str:
+    """The status a sweep gives a record: active facts and observations below the floor
+    expire; every other record keeps its status.
+
+    Example:
+        >>> s = LifecycleSettings()
+        >>> next_status("fact", "active", 0.01, s), next_status("episode", "active", 0.01, s)
+        ('expired', 'active')
+    """
+    if status == "active" and kind in EXPIRING_KINDS and freshness < settings.expiry_floor:
+        return "expired"
+    return status
+
+
+def on_access(status: str) -> str:
+    """The status after a read (`get`, history-mode search): expiry is reversed on access.
+
+    Example:
+        >>> on_access("expired"), on_access("superseded")
+        ('active', 'superseded')
+    """
+    return "active" if status == "expired" else status
+
+
+def gc_due(days_expired: float, confidence: float | None, settings: LifecycleSettings) -> bool:
+    """Garbage collection forgets only long-expired AND low-confidence records (F2).
+
+    Example:
+        >>> s = LifecycleSettings()
+        >>> gc_due(200, 0.3, s), gc_due(200, 0.9, s), gc_due(20, 0.3, s)
+        (True, False, False)
+    """
+    return (
+        days_expired >= settings.gc_after_days
+        and (confidence if confidence is not None else 1.0) < settings.gc_below_confidence
+    )
+
+
+def retention_of(
+    value: Mapping[str, Any], settings: LifecycleSettings
+) -> tuple[str | None, float | None]:
+    """A typed record's retention class (``metadata["retention"]``) and its maximum age in
+    days (None: no limit). A class the configuration does not know has no limit here; the
+    store refuses such a class when the record is written.
+
+    Example:
+        >>> from langgraph_typed_memory.config import normalize_lifecycle
+        >>> s = normalize_lifecycle({"retention": {"classes": {"short": 30}, "default": 365}})
+        >>> retention_of({"metadata": {"retention": "short"}}, s), retention_of({}, s)
+        (('short', 30.0), (None, 365.0))
+    """
+    metadata = value.get("metadata")
+    name = metadata.get("retention") if isinstance(metadata, Mapping) else None
+    if name is None:
+        return None, settings.retention_default
+    if not isinstance(name, str) or name not in settings.retention_classes:
+        return (name if isinstance(name, str) else repr(name)), None
+    return name, settings.retention_classes[name]
+
+
+def check_retention_class(
+    value: Mapping[str, Any], settings: LifecycleSettings, where: str
+) -> None:
+    """Refuse a record whose ``metadata["retention"]`` names no configured class.
+
+    Raises:
+        InvalidRecord: naming the class and the configured ones.
+
+    Example:
+        >>> from langgraph_typed_memory.config import normalize_lifecycle
+        >>> s = normalize_lifecycle({"retention": {"classes": {"short": 30}}})
+        >>> check_retention_class({"metadata": {"retention": "short"}}, s, "fact 'k'")
+    """
+    metadata = value.get("metadata")
+    if not isinstance(metadata, Mapping) or "retention" not in metadata:
+        return
+    name = metadata["retention"]
+    if name is None or (isinstance(name, str) and name in settings.retention_classes):
+        return
+    known = sorted(settings.retention_classes)
+    raise InvalidRecord(
+        f"{where}: metadata.retention={name!r:.80} is not a configured retention class; "
+        + (f"use one of {known}" if known else "configure classes with "
+           "lifecycle={'retention': {'classes': {...}}}")
+        + " or drop the key."
+    )
+
+
+def split_history(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any] | None]:
+    """Take the reserved ``$history`` key out of a typed search's filter (D5).
+
+    Raises:
+        InvalidQuery: ``$history`` is not a boolean.
+
+    Example:
+        >>> split_history({"$history": True, "metadata": {"project": "x"}})
+        (True, {'metadata': {'project': 'x'}})
+        >>> split_history(None)
+        (False, None)
+    """
+    if not filter or HISTORY_KEY not in filter:
+        return False, dict(filter) if filter else None
+    flag = filter[HISTORY_KEY]
+    if not isinstance(flag, bool):
+        raise InvalidQuery(
+            f"filter {HISTORY_KEY}={flag!r:.80}: use True to include superseded and expired "
+            f"records (history mode) or False; {HISTORY_KEY} is reserved for this switch."
+        )
+    rest = {k: v for k, v in filter.items() if k != HISTORY_KEY}
+    return flag, rest or None

@@ -65,7 +65,12 @@ class Scope:
     agent_id: str | None = None
 
     def labels(self) -> tuple[str, ...]:
-        """The namespace labels naming this scope, without the kind."""
+        """The namespace labels naming this scope, without the kind.
+
+        Example:
+            >>> Scope("acme", user_id="alice").labels()
+            ('tenant:acme', 'user:alice')
+        """
         out = [TENANT + self.tenant_id]
         if self.user_id is not None:
             out.append(USER + self.user_id)

@@ -27,6 +27,8 @@ __all__ = [
     "fuse",
     "freshness",
     "tier_of",
+    "DEFAULT_TIER_DECAY_WEIGHTS",
+    "tier_half_life",
 ]
 
 Tier = Literal["high", "standard", "low"]
@@ -161,6 +163,31 @@ def freshness(age_days: float, half_life_days: float | None) -> float:
     if half_life_days is None:
         return 1.0
     return float(2.0 ** (-max(age_days, 0.0) / half_life_days))
+
+
+DEFAULT_TIER_DECAY_WEIGHTS: Mapping[int, float] = {0: 1.0, 1: 4.0, 2: 12.0}
+"""Tier-aware decay of episodes (D2, F3): the episode half-life is multiplied by the weight of
+its compaction tier, so a weekly summary (tier 1) fades 4x slower than a raw episode and a
+monthly one (tier 2) 12x slower: older periods stay findable through their summaries."""
+
+
+def tier_half_life(
+    half_life_days: float | None,
+    tier: Any,
+    weights: Mapping[int, float] = DEFAULT_TIER_DECAY_WEIGHTS,
+) -> float | None:
+    """The half-life of an episode of compaction `tier` (None: no decay; unknown tier: 0).
+
+    Example:
+        >>> tier_half_life(30, 0), tier_half_life(30, 1), tier_half_life(30, 2)
+        (30.0, 120.0, 360.0)
+        >>> freshness(120, tier_half_life(30, 1))
+        0.5
+    """
+    if half_life_days is None:
+        return None
+    level = tier if isinstance(tier, int) and not isinstance(tier, bool) else 0
+    return float(half_life_days) * float(weights.get(level, weights.get(0, 1.0)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,8 +177,8 @@ def test_prefilter_gates(text: str, role: str, reason: str) -> None:
 
 
 def test_prefilter_word_gates_are_configurable() -> None:
-    assert prefilter("I'm vegan.", role="human", now=0.0).reason == "too_short"
-    assert prefilter("I'm vegan.", role="human", now=0.0, min_words=2).keep
+    assert prefilter("I'm vegan.", role="human", now=0.0).keep  # "Use markdown." is two words
+    assert prefilter("I'm vegan.", role="human", now=0.0, min_words=3).reason == "too_short"
     assert prefilter("I live in Lyon", role="human", now=0.0, max_words=3).reason == "too_long"
     assert prefilter("👍", role="human", now=0.0, min_words=0).reason == "chit_chat"
 

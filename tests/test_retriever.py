@@ -151,7 +151,7 @@ def test_one_batch_per_query(store, monkeypatch):
 
 async def test_async_path(store):
     seed(store)
-    r = retriever(store, k=4, min_tier="standard")
+    r = retriever(store, k=4, min_tier="low")
     docs = await r.ainvoke(QUERY)
     assert len(docs) == 4
     assert [(d.page_content, d.metadata) for d in docs] == [

@@ -405,6 +405,20 @@ def test_sqlite_vector_cache_sees_other_connections_writes(tmp_path):
         assert [h.key for h in reader.search(ALICE_FACTS, query="whales sing")] == ["b"]
 
 
+def test_a_second_store_on_the_same_connection_sees_the_first_ones_writes(store, clock, backend):
+    if backend.startswith("async"):
+        pytest.skip("an async store owns its connection's event loop")
+    other = type(store)(store.conn, index=hash_index(), clock=clock)
+    store.put(ALICE_FACTS, "a", fact("blue whales sing"))
+    assert [h.key for h in other.search(ALICE_FACTS, query="whales sing")] == ["a"]
+    store.put(ALICE_FACTS, "b", fact("humpback whales sing songs"))
+    assert {h.key for h in other.search(ALICE_FACTS, query="whales sing")} == {"a", "b"}
+    store.put(ALICE_FACTS, "a", fact("grey seals bark"))  # a re-put replaces the vector
+    assert [h.key for h in other.search(ALICE_FACTS, query="whales sing")][0] == "b"
+    store.delete(ALICE_FACTS, "b")
+    assert [h.key for h in other.search(ALICE_FACTS, query="whales sing")] == ["a"]
+
+
 def test_writes_to_one_tenant_keep_answers_right_for_all(store):
     other = ("tenant:other", "user:u", "fact")
     store.put(ALICE_FACTS, "a", fact("swallows fly south"))

@@ -24,7 +24,12 @@ OFFLINE_NOTICE = "(Offline extractive responder, not a language model: I repeat 
 
 
 class ReplyWithMemories(BaseModel):
-    """One combined call: the reply to the user and the memories worth keeping from their turn."""
+    """One combined call: the reply to the user and the memories worth keeping from their turn.
+
+    Example:
+        >>> ReplyWithMemories(reply="Noted: answers in French.").candidates
+        []
+    """
 
     reply: str = Field(description="Your reply to the user's last message.")
     candidates: list[Candidate] = Field(

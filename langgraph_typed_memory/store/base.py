@@ -7,16 +7,20 @@ async) on its connection. Every convenience call goes through `batch`/`abatch`.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langgraph_typed_memory.config import (
+    LifecycleConfig,
     RetrievalConfig,
     normalize_index,
+    normalize_lifecycle,
     normalize_retrieval,
     normalize_ttl,
 )
@@ -26,9 +30,25 @@ from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
 from langgraph_typed_memory.store.erasure import ErasureReport, erase_plan, purge_plan
+from langgraph_typed_memory.store.freshness import SweepReport, sweep_plan
 from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
+from langgraph_typed_memory.store.portability import (
+    DEFAULT_SCRYPT_N,
+    ExportReport,
+    ImportReport,
+    export_to_file,
+    import_from_file,
+)
+from langgraph_typed_memory.store.portability import Progress as TransferProgress
 from langgraph_typed_memory.store.promotion import PromoteOp
-from langgraph_typed_memory.store.protocol import Plan
+from langgraph_typed_memory.store.retry import PlanSource, RetryPolicy
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from langgraph_typed_memory.maintenance.feedback import FeedbackResult, Verdict
+    from langgraph_typed_memory.maintenance.report import MaintenanceReport, Progress
+    from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
 
 __all__ = ["MemoryStoreBase", "utc_now"]
 
@@ -42,6 +62,8 @@ class MemoryStoreBase(BaseStore):
     """Shared configuration of the SQLite and Postgres stores, sync and async."""
 
     supports_ttl = True
+    retry_policy: RetryPolicy = RetryPolicy()
+    """How plans are retried when the database asks (lock timeouts, write races: I2)."""
 
     def __init__(
         self,
@@ -52,6 +74,7 @@ class MemoryStoreBase(BaseStore):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> None:
         settings = normalize_index(index)
         self.index_config = dict(index) if index is not None else None
@@ -65,23 +88,95 @@ class MemoryStoreBase(BaseStore):
             ttl=normalize_ttl(ttl),
             clock=clock or utc_now,
             gate=normalize_gate(gate),
+            lifecycle=normalize_lifecycle(lifecycle),
         )
 
-    def _run(self, plan: Plan[Any]) -> Any:
-        """Execute an engine plan on this store's connection (each backend supplies it)."""
+    def _run(self, plan: PlanSource[Any]) -> Any:
+        """Execute an engine plan on this store's connection (each backend supplies it).
+
+        Given a plan factory, the backend rebuilds the plan and retries it when the database
+        asks (see `retry.py`); a plan object runs once.
+        """
         raise NotImplementedError
 
     def setup(self) -> None:
-        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
-        self._run(self._engine.setup())
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.setup()  # a second call applies nothing
+        """
+        self._run(self._engine.setup)
 
     def sweep_ttl(self) -> int:
-        """Delete items whose TTL has passed; returns how many were deleted."""
-        return int(self._run(self._engine.sweep_ttl()))
+        """Delete items whose TTL has passed; returns how many were deleted.
+
+        Example:
+            >>> from datetime import UTC, datetime, timedelta
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> now = [datetime(2026, 1, 1, tzinfo=UTC)]
+            >>> with SqliteMemoryStore.from_conn_string(":memory:", clock=lambda: now[0]) as store:
+            ...     store.setup()
+            ...     store.put(("notes",), "n1", {"text": "call back"}, ttl=5)
+            ...     now[0] += timedelta(minutes=6)
+            ...     print(store.sweep_ttl())
+            1
+        """
+        return int(self._run(self._engine.sweep_ttl))
+
+    def sweep(
+        self, *, freshness: bool = True, gc: bool = True, retention: bool = True
+    ) -> SweepReport:
+        """Run the lifecycle sweeps (F2, G2), each in one transaction, every transition audited
+        with actor ``maintenance``: expire active facts and observations whose freshness fell
+        below the floor, forget long-expired low-confidence records (garbage collection), and
+        forget records older than their retention class allows. Settings: `lifecycle=` (see
+        `LifecycleConfig`); half-lives: `retrieval=`. Returns the counts.
+
+        Example:
+            >>> from datetime import UTC, datetime, timedelta
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> now = [datetime(2026, 1, 1, tzinfo=UTC)]
+            >>> with SqliteMemoryStore.from_conn_string(":memory:", clock=lambda: now[0]) as store:
+            ...     store.setup()
+            ...     ns = ("tenant:acme", "user:alice", "fact")
+            ...     store.put(ns, "f", {"subject": "alice", "predicate": "city",
+            ...                         "content": "Alice lives in Lyon", "confidence": 0.3})
+            ...     now[0] += timedelta(days=800)
+            ...     print(store.sweep().expired, len(store.search(ns, query="Lyon")))
+            ...     now[0] += timedelta(days=200)
+            ...     print(store.sweep().forgotten, store.get(ns, "f"))
+            1 0
+            1 None
+        """
+        plan = partial(sweep_plan, self._engine, freshness=freshness, gc=gc, retention=retention)
+        report: SweepReport = self._run(plan)
+        return report
+
+    async def asweep(
+        self, *, freshness: bool = True, gc: bool = True, retention: bool = True
+    ) -> SweepReport:
+        """Async `sweep` (the work runs off the event loop)."""
+        return await asyncio.to_thread(self.sweep, freshness=freshness, gc=gc,
+                                       retention=retention)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations (reads first, then writes in one transaction)."""
-        return list(self._run(self._engine.run(ops)))
+        """Execute operations (reads first, then writes in one transaction).
+
+        Example:
+            >>> from langgraph.store.base import GetOp, PutOp
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     results = store.batch([PutOp(("notes",), "n1", {"text": "hi"}),
+            ...                            GetOp(("notes",), "n1")])
+            >>> results[0], results[1]  # reads run before the writes of the same batch
+            (None, None)
+        """
+        ops = list(ops)
+        return list(self._run(lambda: self._engine.run(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations in a worker thread, off the event loop."""
@@ -95,10 +190,11 @@ class MemoryStoreBase(BaseStore):
             >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
             ...     store.setup()
             ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
-            ...     print(store.check_invariants())
-            all 7 invariants hold
+            ...     print(store.check_invariants().ok)
+            True
         """
-        return self._run(check_plan(self._engine.has_vector_table))  # type: ignore[no-any-return]
+        return self._run(  # type: ignore[no-any-return]
+            lambda: check_plan(self._engine.has_vector_table))
 
     async def acheck_invariants(self) -> InvariantReport:
         """Async `check_invariants`."""
@@ -133,15 +229,15 @@ class MemoryStoreBase(BaseStore):
             ...     store.erase("acme", "alice").records
             {'preference': 1}
         """
-        plan = erase_plan(self._engine, tenant_id, user_id, actor=actor, reason=reason,
-                          untyped_prefixes=[tuple(p) for p in untyped_prefixes])
+        plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
+                       untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = self._run(plan)
         if checkpointer is not None:
             report.threads = _threads(checkpointer.list(None, filter=_thread_filter(
                 tenant_id, user_id)))
             for thread in report.threads:
                 checkpointer.delete_thread(thread)
-        self._run(purge_plan(self._engine))
+        self._run(partial(purge_plan, self._engine))
         return report
 
     async def aerase(
@@ -155,8 +251,8 @@ class MemoryStoreBase(BaseStore):
         reason: str = "erasure request",
     ) -> ErasureReport:
         """Async `erase` (the checkpointer's async API for its threads)."""
-        plan = erase_plan(self._engine, tenant_id, user_id, actor=actor, reason=reason,
-                          untyped_prefixes=[tuple(p) for p in untyped_prefixes])
+        plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
+                       untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = await asyncio.to_thread(self._run, plan)
         if checkpointer is not None:
             found = [c async for c in checkpointer.alist(
@@ -164,8 +260,102 @@ class MemoryStoreBase(BaseStore):
             report.threads = _threads(found)
             for thread in report.threads:
                 await checkpointer.adelete_thread(thread)
-        await asyncio.to_thread(self._run, purge_plan(self._engine))
+        await asyncio.to_thread(self._run, partial(purge_plan, self._engine))
         return report
+
+    def export_scope(
+        self,
+        path: str | os.PathLike[str],
+        passphrase: str | bytes,
+        *,
+        tenant_id: str,
+        user_id: str | None = None,
+        untyped_prefixes: Sequence[tuple[str, ...]] = (),
+        progress: TransferProgress | None = None,
+        scrypt_n: int = DEFAULT_SCRYPT_N,
+    ) -> ExportReport:
+        """Export a user (or, without `user_id`, a tenant) to an encrypted file (G3).
+
+        The scope is the one `erase` removes: every typed record (all kinds and statuses,
+        history included) with its vectors, its audit trail and the scope's deletion events,
+        plus the untyped namespaces under `untyped_prefixes`, read in one snapshot. The file is
+        AES-256-GCM with a key derived by scrypt (`scrypt_n`, default 2**15; lower it only in
+        tests) from `passphrase`, which is never stored. `progress(step, done, total)` is
+        called as it goes. See docs/governance.md for the format.
+
+        Example:
+            >>> import os, tempfile
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> path = os.path.join(tempfile.mkdtemp(), "alice.lgtm")
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
+            ...     store.export_scope(path, "a long passphrase", tenant_id="acme",
+            ...                        user_id="alice").records
+            {'preference': 1}
+        """
+        return export_to_file(self._run, self._engine, path, passphrase, tenant_id=tenant_id,
+                              user_id=user_id, untyped_prefixes=untyped_prefixes,
+                              progress=progress, scrypt_n=scrypt_n)
+
+    async def aexport_scope(
+        self,
+        path: str | os.PathLike[str],
+        passphrase: str | bytes,
+        *,
+        tenant_id: str,
+        user_id: str | None = None,
+        untyped_prefixes: Sequence[tuple[str, ...]] = (),
+        progress: TransferProgress | None = None,
+        scrypt_n: int = DEFAULT_SCRYPT_N,
+    ) -> ExportReport:
+        """Async `export_scope` (the key derivation and the file run in a worker thread)."""
+        return await asyncio.to_thread(
+            self.export_scope, path, passphrase, tenant_id=tenant_id, user_id=user_id,
+            untyped_prefixes=untyped_prefixes, progress=progress, scrypt_n=scrypt_n)
+
+    def import_scope(
+        self,
+        path: str | os.PathLike[str],
+        passphrase: str | bytes,
+        *,
+        progress: TransferProgress | None = None,
+    ) -> ImportReport:
+        """Import a scope written by `export_scope`, in one transaction (G3).
+
+        Ids, keys, values, statuses, timestamps, history, audit and vectors come back as they
+        were. Raises `ExportDecryptError` (wrong passphrase, modified or truncated file),
+        `ExportFormatError` (not an export, another format version), `ImportCollision` (this
+        store already holds part of the scope: import never merges) or
+        `EmbeddingDimensionMismatch` (the vectors do not fit this store's index); in every
+        case nothing is written. A `progress` callback that raises aborts the import too.
+
+        Example:
+            >>> import os, tempfile
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> path = os.path.join(tempfile.mkdtemp(), "alice.lgtm")
+            >>> ns = ("tenant:acme", "user:alice", "preference")
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as source:
+            ...     source.setup()
+            ...     source.put(ns, "tone", {"value": "terse"})
+            ...     _ = source.export_scope(path, "pw: horse staple", tenant_id="acme")
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as target:
+            ...     target.setup()
+            ...     report = target.import_scope(path, "pw: horse staple")
+            ...     report.records, target.get(ns, "tone").value["value"]
+            ({'preference': 1}, 'terse')
+        """
+        return import_from_file(self._run, self._engine, path, passphrase, progress=progress)
+
+    async def aimport_scope(
+        self,
+        path: str | os.PathLike[str],
+        passphrase: str | bytes,
+        *,
+        progress: TransferProgress | None = None,
+    ) -> ImportReport:
+        """Async `import_scope` (decryption and the writes run in a worker thread)."""
+        return await asyncio.to_thread(self.import_scope, path, passphrase, progress=progress)
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Every version of a typed record, newest first, superseded and revoked included.
@@ -260,6 +450,107 @@ class MemoryStoreBase(BaseStore):
         """Async `promote`."""
         op = _promote_op(proposals, tenant_id, user_id, agent_id, run_id, turn, source)
         return (await self.abatch([op]))[0]  # type: ignore[list-item,return-value]
+
+    def maintain(
+        self,
+        *,
+        tenant_id: str | None = None,
+        model: BaseChatModel | None = None,
+        progress: Progress | None = None,
+        config: MaintenanceConfig | Mapping[str, Any] | None = None,
+    ) -> MaintenanceReport:
+        """Run maintenance in its fixed order (F6): compaction, consolidation, detection,
+        promotion, erasure queue, sweeps. Each step runs in short transactions of its own and
+        is idempotent; a chat graph may keep serving meanwhile. See docs/maintenance.md.
+
+        Args:
+            tenant_id: Maintain one tenant (default: every tenant).
+            model: A chat model for compaction summaries and pattern detection (default: the
+                extractive summary and the deterministic detector).
+            progress: Called as `(step, done, total)` while a step advances.
+            config: A `MaintenanceConfig` (windows and thresholds).
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     [step.name for step in store.maintain().steps][:3]
+            ['compaction', 'consolidation', 'detection']
+        """
+        from langgraph_typed_memory.maintenance.runner import run_maintenance
+
+        return run_maintenance(self, tenant_id=tenant_id, model=model, progress=progress,
+                               config=config)
+
+    async def amaintain(
+        self,
+        *,
+        tenant_id: str | None = None,
+        model: BaseChatModel | None = None,
+        progress: Progress | None = None,
+        config: MaintenanceConfig | Mapping[str, Any] | None = None,
+    ) -> MaintenanceReport:
+        """Async `maintain`, off the event loop."""
+        from langgraph_typed_memory.maintenance.runner import run_maintenance
+
+        return await asyncio.to_thread(run_maintenance, self, tenant_id=tenant_id,
+                                       model=model, progress=progress, config=config)
+
+    def feedback(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        verdict: Verdict,
+        *,
+        actor: str = "api",
+        reason: str | None = None,
+        config: MaintenanceConfig | Mapping[str, Any] | None = None,
+    ) -> FeedbackResult:
+        """Give feedback on an observation or a procedure (F5), in one transaction.
+
+        `"correct"` raises an observation's confidence (and promotes it to a procedure once
+        it is high) or confirms a procedure; `"wrong"` rejects the observation (kept as the
+        counter-signal that stops it being detected again, its embedding dropped) and revokes
+        the procedures promoted from it; `"dismissed"` keeps the observation but never
+        promotes it. Every change is in the audit log under `actor`.
+
+        Raises:
+            InvalidVerdict: a verdict other than "correct", "wrong", "dismissed".
+            UnknownMemory: no current record at `key`.
+            InvalidRecord: the namespace holds neither observations nor procedures.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     ns = ("tenant:acme", "user:alice", "observation")
+            ...     store.put(ns, "o1", {"category": "format", "quote": "Asks for CSV.",
+            ...                          "confidence": 0.6})
+            ...     result = store.feedback(ns, "o1", "correct")
+            ...     result.confidence, len(result.promoted)
+            (0.8, 1)
+        """
+        from langgraph_typed_memory.maintenance.feedback import check_verdict
+        from langgraph_typed_memory.maintenance.settings import normalize_maintenance
+        from langgraph_typed_memory.store.maintenance import feedback_plan
+
+        plan = feedback_plan(self._engine, tuple(namespace), key, check_verdict(verdict),
+                             actor=actor, reason=reason, settings=normalize_maintenance(config))
+        return self._run(plan)  # type: ignore[no-any-return]
+
+    async def afeedback(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        verdict: Verdict,
+        *,
+        actor: str = "api",
+        reason: str | None = None,
+        config: MaintenanceConfig | Mapping[str, Any] | None = None,
+    ) -> FeedbackResult:
+        """Async `feedback`."""
+        return await asyncio.to_thread(self.feedback, namespace, key, verdict, actor=actor,
+                                       reason=reason, config=config)
 
 
 def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:

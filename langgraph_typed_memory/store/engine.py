@@ -9,6 +9,7 @@ LangGraph's `InMemoryStore`; writes run in one transaction, the last put to a ke
 from __future__ import annotations
 
 import math
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
-from langgraph_typed_memory.config import IndexSettings, RetrievalSettings, TTLSettings
+from langgraph_typed_memory.config import (
+    IndexSettings,
+    LifecycleSettings,
+    RetrievalSettings,
+    TTLSettings,
+)
 from langgraph_typed_memory.errors import (
     EmbeddingDimensionMismatch,
     EmbeddingFailed,
@@ -35,7 +41,13 @@ from langgraph_typed_memory.errors import (
     SchemaVersionError,
 )
 from langgraph_typed_memory.gate import GateSettings
-from langgraph_typed_memory.lifecycle import initial_status
+from langgraph_typed_memory.lifecycle import (
+    HISTORY_STATUSES,
+    check_retention_class,
+    initial_status,
+    on_access,
+    split_history,
+)
 from langgraph_typed_memory.namespaces import (
     EXACT_KINDS,
     Scope,
@@ -46,11 +58,15 @@ from langgraph_typed_memory.namespaces import (
 from langgraph_typed_memory.results import MemoryItem, SearchResults
 from langgraph_typed_memory.schemas import ValidatedRecord, check_json_value, validate_record
 from langgraph_typed_memory.scoring import (
+    DEFAULT_TIER_DECAY_WEIGHTS,
     freshness,
     fuse,
     matches_filter,
     query_terms,
+    tier_half_life,
+    tier_of,
 )
+from langgraph_typed_memory.store import freshness as sweeps
 from langgraph_typed_memory.store import promotion
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
@@ -79,14 +95,15 @@ class Dialect(Protocol):
     ) -> Plan[list[tuple[int, float]]]: ...
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
-        now: float,
+        now: float, cells: tuple[str, Sequence[Any]],
     ) -> Plan[list[tuple[int, float]]]:
-        """Top vector matches among rows matching `where` that have not expired at `now`."""
+        """Top vector matches among rows matching `where` that have not expired at `now`;
+        `cells` selects the scope's cells in `memory_scope_versions` (cache validity)."""
         ...
 
     def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
-        """Forget cached derived data of the (kind, tenant) pairs a committed write touched
-        (None: everything)."""
+        """Called after a committed write with the (kind, tenant) pairs it touched (None:
+        everything). Both dialects ignore it now: triggers version every scope change."""
         ...
 
     def after_erasure(self) -> list[Sql]:
@@ -95,6 +112,10 @@ class Dialect(Protocol):
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...
+
+
+_HISTORY_SQL = "m.status IN (" + ", ".join(f"'{s}'" for s in HISTORY_STATUSES) + ")"
+"""What history-mode search may return (a constant list, never caller input)."""
 
 
 def _ts(dt: datetime) -> float:
@@ -152,8 +173,14 @@ class Engine:
         ttl: TTLSettings,
         clock: Callable[[], datetime],
         gate: GateSettings | None = None,
+        lifecycle: LifecycleSettings | None = None,
     ) -> None:
         self.gate = gate or GateSettings()
+        self.lifecycle = lifecycle or LifecycleSettings()
+        self._access: dict[str, tuple[int, float]] = {}
+        """Retrievals not yet written (D4): id -> (count, last access time)."""
+        self._access_lock = threading.Lock()
+        self._access_flushed = _ts(clock())
         self.dialect = dialect
         self.index = index
         self.retrieval = retrieval
@@ -192,16 +219,9 @@ class Engine:
                 )
 
     def sweep_ttl(self) -> Plan[int]:
-        """Delete rows whose TTL has passed; returns how many."""
-        rows = yield Sql(
-            "SELECT count(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?",
-            [_ts(self.clock())],
-        )
-        yield Begin()
-        yield Sql(q.SQL_SWEEP_TTL, [_ts(self.clock())])
-        yield Commit()
-        self.dialect.invalidate()
-        return int(rows[0][0])
+        """Delete rows whose TTL has passed; returns how many. Typed records are audited as
+        `forgotten`, with their older versions (`freshness.ttl_plan`)."""
+        return (yield from sweeps.ttl_plan(self))
 
     # ---------------------------------------------------------------- batch
 
@@ -264,6 +284,7 @@ class Engine:
                 results.append(None)
         if writes or promotions:
             yield Begin()
+            yield from self.flush_access()  # D4: buffered access counts ride along
             for w in writes.values():
                 yield from self._write(w)
             for i, prepared in promotions.items():
@@ -318,6 +339,7 @@ class Engine:
         if op.value is None:
             return _Write(op, ns, typed, None, [])
         record = validate_record(typed.kind, op.key, op.value, op.namespace)
+        check_retention_class(record.value, self.lifecycle, f"{typed.kind} {op.key!r}")
         texts = []
         if self.index and record.embed_text and op.index is not False:
             texts = [(q.TYPED_FIELD, record.embed_text)]
@@ -408,7 +430,75 @@ class Engine:
         if not rows:
             return None
         yield from self._refresh([rows[0][0]], op.refresh_ttl)
-        return self._item(rows[0])
+        item = self._item(rows[0])
+        if isinstance(item, MemoryItem):
+            yield from self._reactivate([item], actor="store.get")
+            yield from self.note_access([item.memory["id"]])
+        return item
+
+    # ---------------------------------------------------------------- lifecycle (D4, D5, F2)
+
+    def note_access(self, ids: Sequence[str]) -> Plan[None]:
+        """Record retrievals of typed records (D4) in memory; write them in one batched
+        update once `access_flush_every` are pending or `access_flush_seconds` have passed
+        (also with the next write transaction, and before a sweep)."""
+        if not ids:
+            return
+        now = _ts(self.clock())
+        with self._access_lock:
+            for ident in ids:
+                count, _ = self._access.get(ident, (0, now))
+                self._access[ident] = (count + 1, now)
+            due = (len(self._access) >= self.lifecycle.access_flush_every
+                   or now - self._access_flushed >= self.lifecycle.access_flush_seconds)
+        if due:
+            try:
+                yield from self.flush_access()
+            except Exception:  # a busy database must not fail a read: keep them for later
+                pass
+
+    def flush_access(self) -> Plan[int]:
+        """Write the buffered access counts and times (one batched update); returns how many
+        records were updated. Runs in the caller's transaction, or alone."""
+        with self._access_lock:
+            pending, self._access = self._access, {}
+            self._access_flushed = _ts(self.clock())
+        if not pending:
+            return 0
+        try:
+            yield Sql(q.SQL_NOTE_ACCESS, many=[
+                [count, at, at, ident] for ident, (count, at) in pending.items()
+            ])
+        except BaseException:
+            with self._access_lock:  # put them back, merged with newer ones
+                for ident, (count, at) in pending.items():
+                    newer, last = self._access.get(ident, (0, at))
+                    self._access[ident] = (count + newer, max(at, last))
+            raise
+        return len(pending)
+
+    def _reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
+        """Expiry is reversed on access (F2): expired items among `items` become active,
+        audited, in one transaction; their `memory` says so (`reactivated`)."""
+        expired = [i for i in items if isinstance(i, MemoryItem) and i.status == "expired"]
+        if not expired:
+            return
+        now = _ts(self.clock())
+        touched: set[tuple[str | None, str]] = set()
+        yield Begin()
+        for item in expired:
+            if not (yield Sql(q.SQL_REACTIVATE, [now, now, item.memory["id"]])):
+                continue  # already reactivated or replaced by a concurrent writer
+            typed = parse_namespace(item.namespace)
+            after = on_access("expired")
+            yield from self.transition(item.memory["id"], typed, item.key, "expired", after,
+                                       f"read while expired ({actor}): expiry reversed on "
+                                       "access", actor=actor)
+            item.memory.update(status=after, reactivated=True)
+            touched.add((typed.kind, typed.scope.tenant_id))
+        yield Commit()
+        if touched:
+            self.dialect.invalidate(touched)
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
         sql, params = q.SQL_LIST_NS, [_ts(self.clock())]
@@ -466,14 +556,35 @@ class Engine:
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[SearchResults]:
         typed = parse_namespace(op.namespace_prefix)
+        history, plain = split_history(op.filter)  # D5: filter={"$history": True}
+        op = op._replace(filter=plain)
+        results = yield from self._typed_find(op, typed, query_vector, history)
+        # What a search uses (D4): every record of an exact lookup, ranked results of tier
+        # high or standard; a listing or a low-relevance tail is not a use.
+        used = [i for i in results if isinstance(i, MemoryItem) and results.retrieval_mode != "list"
+                and (results.retrieval_mode == "exact" or i.tier in ("high", "standard"))]
+        if history:
+            yield from self._reactivate(used, actor="store.search")
+        yield from self.note_access([i.memory["id"] for i in used])
+        return results
+
+    def _typed_find(
+        self,
+        op: SearchOp,
+        typed: TypedNamespace,
+        query_vector: list[float] | EmbedError | None,
+        history: bool,
+    ) -> Plan[SearchResults]:
         scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
-        scope_where = f"{scope_where} AND m.status = 'active'"
-        where, params = f"{scope_where} AND {q.LIVE}", [*scope_params, _ts(self.clock())]
+        visible = _HISTORY_SQL if history else "m.status = 'active'"
+        where, params = (f"{scope_where} AND {visible} AND {q.LIVE}",
+                         [*scope_params, _ts(self.clock())])
         if typed.kind in EXACT_KINDS:
             # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
             rows = yield Sql(
                 f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
-                "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, m.seq",
+                "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
+                + ("m.seq DESC" if history else "m.seq"),
                 params,
             )
             items = [
@@ -491,9 +602,80 @@ class Engine:
             return SearchResults(
                 [self._item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
             )
-        return (yield from self._hybrid(
-            op, typed, where, params, query_vector, (scope_where, scope_params)
-        ))
+        if not history:
+            scope_where = f"{scope_where} AND m.status = 'active'"
+            return (yield from self._hybrid(
+                op, typed, where, params, query_vector, (scope_where, scope_params)
+            ))
+        # History mode: active and expired records keep their index entries and go through
+        # the cascade; superseded ones have none and are matched on their stored text.
+        indexed = f"{scope_where} AND m.status IN ('active', 'expired')"
+        window = op._replace(offset=0, limit=op.offset + op.limit)
+        found = yield from self._hybrid(
+            window, typed, f"{indexed} AND {q.LIVE}", params, query_vector,
+            (indexed, scope_params),
+        )
+        older = yield from self._superseded_matches(
+            window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
+        )
+        # One common measure for indexed and unindexed versions: the share of the query's
+        # terms a record's text holds scales every score by (1 + share) / 2.
+        terms = set(query_terms(op.query or ""))
+        for item in found:
+            share = self._term_share(typed, item, terms)
+            item.score = (item.score or 0.0) * (1 + share) / 2  # type: ignore[attr-defined]
+        merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
+        return SearchResults(merged[op.offset : op.offset + op.limit],
+                             retrieval_mode=found.retrieval_mode, degraded=found.degraded)
+
+    @staticmethod
+    def _term_share(typed: TypedNamespace, item: Item, terms: set[str]) -> float:
+        """Share of the query terms found in a typed record's indexed text."""
+        if not terms:
+            return 0.0
+        text = validate_record(typed.kind, item.key, item.value, typed.namespace()).search_text
+        return len(terms & set(query_terms(text))) / len(terms)
+
+    def _superseded_matches(
+        self, op: SearchOp, typed: TypedNamespace, where: str, params: list[Any]
+    ) -> Plan[list[Item]]:
+        """History mode (D5): superseded versions matching the query's terms, scored by the
+        share of the terms their indexed text holds, times the usual priors."""
+        terms = list(dict.fromkeys(query_terms(op.query or "")))[:16]
+        if not terms:
+            return []
+        hits = " + ".join(
+            f"(CASE WHEN {self.dialect.position_fn}(lower(CAST(m.value AS TEXT)), ?) > 0 "
+            "THEN 1 ELSE 0 END)" for _ in terms
+        )
+        depth = max(self.retrieval.candidate_depth, op.limit) * 4
+        rows = yield Sql(
+            f"SELECT {q.COLUMNS}, {hits} AS hits FROM memories m WHERE {where} "
+            "ORDER BY hits DESC, m.seq DESC LIMIT ?",
+            [*terms, *params, depth],
+        )
+        settings, now, out = self.retrieval, _ts(self.clock()), []
+        for r in rows:
+            if not r[-1]:
+                break
+            value = self.dialect.load_json(r[4])
+            if not matches_filter(value, op.filter):
+                continue
+            item = self._item(r[:-1])
+            relevance = self._term_share(typed, item, set(terms))
+            if relevance <= 0 or relevance < settings.min_relevance:
+                continue
+            age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
+            fresh = freshness(age_days, settings.half_lives_days.get(typed.kind))
+            score = (relevance * (1 - settings.freshness_weight + settings.freshness_weight * fresh)
+                     * (1 - settings.confidence_weight
+                        + settings.confidence_weight * float(r[10] or 0.0)))
+            out.append(self._item(
+                r[:-1], score * (1 + relevance) / 2, retrieval_mode="like", tier=tier_of(relevance,
+                                                                   *settings.tier_thresholds),
+                relevance=relevance, lexical_rank=None, vector_rank=None,
+            ))
+        return out
 
     def _hybrid(
         self,
@@ -524,7 +706,8 @@ class Engine:
                 degraded.append(f"lexical failed: {exc!r:.200}")
         if isinstance(query_vector, list):
             vector = yield from self.dialect.vector_top_k(
-                scope[0], scope[1], query_vector, depth, _ts(self.clock())
+                scope[0], scope[1], query_vector, depth, _ts(self.clock()),
+                visible_scope_sql(typed.scope, typed.kind),
             )
         elif isinstance(query_vector, EmbedError):
             degraded.append(f"embedder failed: {query_vector.error!r:.200}")
@@ -549,7 +732,10 @@ class Engine:
         priors = {}
         for seq, r in rows_by_seq.items():
             age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
-            priors[str(seq)] = (freshness(age_days, half_life), float(r[10] or 0.0))
+            life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
+                half_life, self.dialect.load_json(r[4]).get("compaction_tier"),
+                getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
+            priors[str(seq)] = (freshness(age_days, life), float(r[10] or 0.0))
         fused = fuse(
             [(str(s), score) for s, score in lexical if s in rows_by_seq],
             [(str(s), score) for s, score in vector if s in rows_by_seq],

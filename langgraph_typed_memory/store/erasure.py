@@ -40,10 +40,29 @@ class ErasureReport:
     """Checkpointer threads deleted."""
 
 
-def _scope(tenant_id: str, user_id: str | None) -> tuple[str, list[Any]]:
+def scope_filter(tenant_id: str, user_id: str | None, alias: str = "") -> tuple[str, list[Any]]:
+    """The rows of a tenant, or of one user of it (user and user+agent scopes): what erasure
+    deletes and an export holds. `alias` prefixes the columns (e.g. "m.").
+
+    Example:
+        >>> scope_filter("acme", "alice", "m.")
+        ('m.tenant_id = ? AND m.user_id = ?', ['acme', 'alice'])
+    """
     if user_id is None:
-        return "tenant_id = ?", [tenant_id]
-    return "tenant_id = ? AND user_id = ?", [tenant_id, user_id]
+        return f"{alias}tenant_id = ?", [tenant_id]
+    return f"{alias}tenant_id = ? AND {alias}user_id = ?", [tenant_id, user_id]
+
+
+def untyped_prefix_filter(prefix: tuple[str, ...], alias: str = "") -> tuple[str, list[Any]]:
+    """The untyped items under a namespace prefix.
+
+    Example:
+        >>> untyped_prefix_filter(("notes",))
+        ('(ns = ? OR substr(ns, 1, ?) = ?) AND kind IS NULL', ['notes', 6, 'notes.'])
+    """
+    joined = ".".join(prefix)
+    return (f"({alias}ns = ? OR substr({alias}ns, 1, ?) = ?) AND {alias}kind IS NULL",
+            [joined, len(joined) + 1, joined + "."])
 
 
 def erase_plan(
@@ -57,7 +76,7 @@ def erase_plan(
 ) -> Plan[ErasureReport]:
     """Delete the scope's memory in one transaction, then compact the indexes."""
     d = engine.dialect
-    where, params = _scope(tenant_id, user_id)
+    where, params = scope_filter(tenant_id, user_id)
     report = ErasureReport(uuid.uuid4().hex, tenant_id, user_id)
     yield Begin()
     for kind, count in (yield Sql(
@@ -76,9 +95,7 @@ def erase_plan(
         yield from _scrub_evidence(engine, tenant_id, user_id, report)
     untyped = 0
     for prefix in untyped_prefixes:
-        joined = ".".join(prefix)
-        match = "(ns = ? OR substr(ns, 1, ?) = ?) AND kind IS NULL"
-        args = [joined, len(joined) + 1, joined + "."]
+        match, args = untyped_prefix_filter(prefix)
         untyped += int((yield Sql(f"SELECT count(*) FROM memories WHERE {match}", args))[0][0])
         if engine.has_vector_table:
             yield Sql(f"DELETE FROM memory_vectors WHERE seq IN "

@@ -7,6 +7,7 @@ crash, a restore or a migration: `store.check_invariants()`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,8 @@ from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.namespaces import parse_namespace
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
-__all__ = ["InvariantReport", "check_plan", "CHECKS"]
+__all__ = ["InvariantReport", "check_plan", "CHECKS", "MAINTENANCE_CHECKS",
+           "maintenance_checks_plan"]
 
 GONE = "('superseded', 'revoked', 'forgotten', 'merged')"
 
@@ -40,10 +42,32 @@ CHECKS: dict[str, str] = {
         "m.status <> COALESCE((SELECT a.to_status FROM memory_audit a "
         "WHERE a.memory_id = m.id ORDER BY a.seq DESC LIMIT 1), '')"
     ),
+    "a typed record that is gone was forgotten: its audit trail ends in 'forgotten'": (
+        "SELECT a.memory_id, a.to_status FROM memory_audit a WHERE a.seq = "
+        "(SELECT max(b.seq) FROM memory_audit b WHERE b.memory_id = a.memory_id) "
+        "AND a.to_status <> 'forgotten' "
+        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = a.memory_id)"
+    ),
 }
 VECTOR_CHECK = (
     "no vector for superseded, revoked, forgotten or merged records",
     f"SELECT m.id FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE m.status IN {GONE}",
+)
+MAINTENANCE_CHECKS: dict[str, str] = {
+    "compacted and merged records point at an existing record": (
+        "SELECT m.id, m.status FROM memories m WHERE m.status IN ('compacted', 'merged') AND "
+        "(m.superseded_by IS NULL OR NOT EXISTS "
+        "(SELECT 1 FROM memories n WHERE n.id = m.superseded_by))"
+    ),
+    "no full-text entry for rejected observations": (
+        "SELECT id FROM memories WHERE status = 'rejected' AND search_text IS NOT NULL"
+    ),
+}
+"""What maintenance (F3-F5) must leave true; see `maintenance_checks_plan` for the rest."""
+MAINTENANCE_VECTOR_CHECK = (
+    "no vector for compacted or rejected records (their embeddings are dropped)",
+    "SELECT m.id FROM memory_vectors v JOIN memories m ON m.seq = v.seq "
+    "WHERE m.status IN ('compacted', 'rejected')",
 )
 SCOPE_ROWS = (
     "SELECT id, ns, kind, tenant_id, user_id, agent_id FROM memories WHERE kind IS NOT NULL"
@@ -72,8 +96,10 @@ def check_plan(has_vectors: bool) -> Plan[InvariantReport]:
     """Run every check; the vector check only where the vector table exists."""
     report = InvariantReport()
     checks = dict(CHECKS)
+    checks.update(MAINTENANCE_CHECKS)
     if has_vectors:
         checks[VECTOR_CHECK[0]] = VECTOR_CHECK[1]
+        checks[MAINTENANCE_VECTOR_CHECK[0]] = MAINTENANCE_VECTOR_CHECK[1]
     for name, sql in checks.items():
         rows = yield Sql(sql)
         report.checked.append(name)
@@ -95,4 +121,40 @@ def check_plan(has_vectors: bool) -> Plan[InvariantReport]:
             bad.append((ident, ns))
     if bad:
         report.violations[name] = bad
+    yield from maintenance_checks_plan(report)
     return report
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def maintenance_checks_plan(report: InvariantReport) -> Plan[None]:
+    """The checks that read values: a compacted episode's sources exist (or were forgotten:
+    their audit trail says so), and no active procedure comes from a rejected observation."""
+    name = "a compacted episode's sources exist or were forgotten"
+    report.checked.append(name)
+    present: dict[str, set[str]] = {}
+    for target, ident in (yield Sql(
+            "SELECT superseded_by, id FROM memories WHERE status = 'compacted'")):
+        present.setdefault(target, set()).add(ident)
+    forgotten = {r[0] for r in (yield Sql(
+        "SELECT DISTINCT memory_id FROM memory_audit WHERE to_status = 'forgotten'"))}
+    bad: list[Any] = []
+    for ident, value in (yield Sql(
+            "SELECT id, value FROM memories WHERE kind = 'episode' AND key LIKE 'compact:%'")):
+        sources = ((_json(value) or {}).get("metadata") or {}).get("source_ids")
+        missing = set(sources or ()) - present.get(ident, set()) - forgotten
+        if missing:
+            bad.append((ident, sorted(missing)[:3]))
+    if bad:
+        report.violations[name] = bad
+    name = "no active procedure was promoted from a rejected observation"
+    report.checked.append(name)
+    rejected = {r[0] for r in (yield Sql(
+        "SELECT id FROM memories WHERE kind = 'observation' AND status = 'rejected'"))}
+    bad = [(ident, source) for ident, value in (yield Sql(
+        "SELECT id, value FROM memories WHERE kind = 'procedure' AND status = 'active'"))
+        if (source := (_json(value) or {}).get("source_observation")) in rejected]
+    if bad:
+        report.violations[name] = bad

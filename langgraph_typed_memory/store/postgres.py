@@ -17,13 +17,14 @@ from typing import Any
 
 from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
 
-from langgraph_typed_memory.config import RetrievalConfig
+from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
 from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
+from langgraph_typed_memory.store.retry import Attempt, run_async, run_sync
 
 try:
     import psycopg
@@ -37,18 +38,48 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["PostgresMemoryStore", "AsyncPostgresMemoryStore"]
 
 
+def _timeout(store: MemoryStoreBase) -> float | None:
+    index = store._engine.index
+    return index.embed_timeout if index else None
+
+
 @lru_cache(maxsize=512)
 def to_psycopg(text: str) -> str:
     """The engine writes `?` placeholders; psycopg wants `%s` (and `%%` for a literal %)."""
     return text.replace("%", "%%").replace("?", "%s")
 
 
+BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+"""Write transactions: a concurrent change to a row this one read or writes is a
+serialization failure, which the store retries, never a lost update."""
+MIGRATION_ISOLATION = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
+"""Migrations wait on an advisory lock and must see what the holder committed meanwhile."""
+
+
 def _statement(req: Sql | Begin | Commit) -> str:
     if isinstance(req, Begin):
-        return "BEGIN"
+        return BEGIN
     if isinstance(req, Commit):
         return "COMMIT"
     return to_psycopg(req.text)
+
+
+class _Isolation:
+    """Chooses the isolation of each transaction: REPEATABLE READ, except for migrations.
+
+    `prelude(req)` returns a statement to run before `req`: `SET TRANSACTION ...` when `req`
+    is the migration lock opening a transaction (it must run before any query in it).
+    """
+
+    def __init__(self, migration_lock: Sql | None) -> None:
+        self.migration_lock = migration_lock
+        self.fresh = False
+
+    def prelude(self, req: Sql | Begin | Commit) -> str | None:
+        fresh, self.fresh = self.fresh, isinstance(req, Begin)
+        if fresh and req == self.migration_lock:
+            return MIGRATION_ISOLATION
+        return None
 
 
 def _check_autocommit(conn: Any) -> None:
@@ -69,6 +100,8 @@ class PostgresMemoryStore(MemoryStoreBase):
         retrieval: How semantic discovery ranks (see `RetrievalConfig`).
         clock: Returns the current time (inject one in tests).
         gate: Thresholds of the promotion gate (see `GateConfig`).
+        lifecycle: Expiry, garbage collection, access tracking and retention (see
+            `LifecycleConfig`).
 
     Example:
         ```python
@@ -87,9 +120,11 @@ class PostgresMemoryStore(MemoryStoreBase):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate
+            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate,
+            lifecycle=lifecycle,
         )
         self.conn = conn
         self._lock = threading.Lock()
@@ -106,6 +141,7 @@ class PostgresMemoryStore(MemoryStoreBase):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> Iterator[PostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -113,10 +149,12 @@ class PostgresMemoryStore(MemoryStoreBase):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=True,
             ) as pool:
-                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
+                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                          gate=gate, lifecycle=lifecycle)
         else:
             with psycopg.connect(conn_string, autocommit=True) as conn:
-                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
+                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                          gate=gate, lifecycle=lifecycle)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -130,10 +168,18 @@ class PostgresMemoryStore(MemoryStoreBase):
                 yield self.conn
 
     def _run(self, plan: Any) -> Any:
+        return run_sync(plan, self._attempt, self.retry_policy)
+
+    def _attempt(self, plan: Any, attempt: Attempt) -> Any:
+        # A connection per attempt: the pool (or the lock) is free during the backoff.
+        isolation = _Isolation(self._engine.dialect.lock_migrations())
         with self._connection() as conn:
 
             def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
                 with conn.cursor() as cur:
+                    prelude = isolation.prelude(req)
+                    if prelude is not None:
+                        cur.execute(prelude)
                     if isinstance(req, Sql) and req.many is not None:
                         cur.executemany(_statement(req), req.many)
                         return []
@@ -143,7 +189,8 @@ class PostgresMemoryStore(MemoryStoreBase):
             def rollback() -> None:
                 conn.execute("ROLLBACK")
 
-            return drive_sync(plan, execute, self.embeddings, rollback)
+            return drive_sync(plan, attempt.watch(execute), self.embeddings,
+                              attempt.watch_rollback(rollback), embed_timeout=_timeout(self))
 
 
 
@@ -170,9 +217,11 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate
+            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate,
+            lifecycle=lifecycle,
         )
         self.conn = conn
         self.loop = asyncio.get_running_loop()
@@ -190,6 +239,7 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -197,25 +247,36 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=False,
             ) as pool:
-                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
+                yield cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                          gate=gate, lifecycle=lifecycle)
         else:
             async with await psycopg.AsyncConnection.connect(
                 conn_string, autocommit=True
             ) as conn:
-                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
+                yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                          gate=gate, lifecycle=lifecycle)
 
     async def _arun(self, plan: Any) -> Any:
+        return await run_async(plan, self._attempt, self.retry_policy)
+
+    async def _attempt(self, plan: Any, attempt: Attempt) -> Any:
         if isinstance(self.conn, AsyncConnectionPool):
             async with self.conn.connection() as conn:
-                return await self._drive(conn, plan)
+                return await self._drive(conn, plan, attempt)
         async with self._lock:
-            return await self._drive(self.conn, plan)
+            return await self._drive(self.conn, plan, attempt)
 
-    async def _drive(self, conn: psycopg.AsyncConnection[Any], plan: Any) -> Any:
+    async def _drive(
+        self, conn: psycopg.AsyncConnection[Any], plan: Any, attempt: Attempt
+    ) -> Any:
         _check_autocommit(conn)
+        isolation = _Isolation(self._engine.dialect.lock_migrations())
 
         async def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
             async with conn.cursor() as cur:
+                prelude = isolation.prelude(req)
+                if prelude is not None:
+                    await cur.execute(prelude)
                 if isinstance(req, Sql) and req.many is not None:
                     await cur.executemany(_statement(req), req.many)
                     return []
@@ -225,15 +286,16 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         async def rollback() -> None:
             await conn.execute("ROLLBACK")
 
-        return await drive_async(plan, execute, self.embeddings, rollback)
+        return await drive_async(plan, attempt.awatch(execute), self.embeddings,
+                                 attempt.awatch_rollback(rollback), embed_timeout=_timeout(self))
 
     async def setup(self) -> None:  # type: ignore[override]
         """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
-        await self._arun(self._engine.setup())
+        await self._arun(self._engine.setup)
 
     async def sweep_ttl(self) -> int:  # type: ignore[override]
         """Delete items whose TTL has passed; returns how many were deleted."""
-        return int(await self._arun(self._engine.sweep_ttl()))
+        return int(await self._arun(self._engine.sweep_ttl))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations (reads first, then writes in one transaction).
@@ -241,7 +303,11 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         Called from another event loop than the store's, the work is handed to the store's
         loop (the connection belongs to it) and awaited without blocking the caller's loop.
         """
-        plan = self._engine.run(list(ops))
+        ops = list(ops)
+
+        def plan() -> Any:
+            return self._engine.run(ops)
+
         if asyncio.get_running_loop() is not self.loop:
             future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
             return list(await asyncio.wrap_future(future))
@@ -262,7 +328,9 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
 
     async def acheck_invariants(self) -> InvariantReport:
         """Verify the database's invariants on the store's own loop."""
-        plan = check_plan(self._engine.has_vector_table)
+        def plan() -> Any:
+            return check_plan(self._engine.has_vector_table)
+
         if asyncio.get_running_loop() is not self.loop:
             future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
             return await asyncio.wrap_future(future)  # type: ignore[no-any-return]

@@ -11,8 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.vector_cache import (
+    BACKFILL,
+    ROW_CELL,
+    VECTOR_CELL,
+    VERSIONS_TABLE,
+    ScopeVectorCache,
+    bump_cell,
+)
 
 
 def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -71,6 +81,20 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         q.audit_migration("seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
         q.deletions_migration("JSONB"),
+        (
+            "0008_scope_versions",
+            (
+                *VERSIONS_TABLE,
+                _bump_function("memory_row_changed", ROW_CELL),
+                """CREATE TRIGGER memories_version_delete AFTER DELETE ON memories
+                    FOR EACH ROW WHEN (OLD.kind IS NOT NULL)
+                    EXECUTE FUNCTION memory_row_changed()""",
+                """CREATE TRIGGER memories_version_update AFTER UPDATE OF status, expires_at
+                    ON memories FOR EACH ROW WHEN (NEW.kind IS NOT NULL)
+                    EXECUTE FUNCTION memory_row_changed()""",
+                BACKFILL,
+            ),
+        ),
     )
     if dims is None:
         return base
@@ -87,7 +111,28 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 )""",
             ),
         ),
+        (
+            "0009_vector_versions",
+            (
+                _bump_function("memory_vector_changed", VECTOR_CELL),
+                """CREATE TRIGGER vectors_version AFTER INSERT OR DELETE ON memory_vectors
+                    FOR EACH ROW EXECUTE FUNCTION memory_vector_changed()""",
+            ),
+        ),
     )))
+
+
+def _bump_function(name: str, cell: str) -> str:
+    """A trigger function counting a change of the cell of its OLD (delete) or NEW row."""
+    return f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                {bump_cell(cell.format(row="OLD"))};
+            ELSE
+                {bump_cell(cell.format(row="NEW"))};
+            END IF;
+            RETURN NULL;
+        END $$"""
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
@@ -95,7 +140,14 @@ def _vector_literal(vector: Sequence[float]) -> str:
 
 
 class PostgresDialect:
-    """The Postgres flavour of the statements the engine needs."""
+    """The Postgres flavour of the statements the engine needs.
+
+    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`,
+    an LRU of `cache_scopes` entries), reloaded when the scope's version moves.
+    """
+
+    def __init__(self, cache_scopes: int = 8) -> None:
+        self.vectors = ScopeVectorCache(cache_scopes)
 
     position_fn = "strpos"
     name = "postgres"
@@ -136,7 +188,8 @@ class PostgresDialect:
         """
         quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
         rows = yield Sql(
-            "WITH terms AS MATERIALIZED (SELECT to_tsquery('english', t) AS q FROM unnest(?::text[]) t), "
+            "WITH terms AS MATERIALIZED (SELECT to_tsquery('english', t) AS q "
+            "FROM unnest(?::text[]) t), "
             "hits AS MATERIALIZED (SELECT m.seq, m.search_tsv, "
             "ts_rank_cd(m.search_tsv, to_tsquery('english', ?)) AS tie FROM memories m "
             f"WHERE m.search_tsv @@ to_tsquery('english', ?) AND {where}), "
@@ -158,28 +211,20 @@ class PostgresDialect:
         return []
 
     def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
-        pass  # nothing cached: Postgres ranks in the database
+        pass  # the scope versions (triggers) tell the vector cache what changed
 
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
-        now: float,
+        now: float, cells: tuple[str, Sequence[Any]],
     ) -> Plan[list[tuple[int, float]]]:
-        # Ordering by the computed similarity (not by `embedding <=> q`) keeps the scan exact
-        # even if an operator adds an HNSW/IVFFlat index: a post-filtered approximate index
-        # silently loses most in-scope matches (docs/backends.md measures it).
-        literal = _vector_literal(query)
-        where = f"{where} AND (m.expires_at IS NULL OR m.expires_at > ?)"
-        params = [*params, now]
-        rows = yield Sql(
-            (
-                "SELECT v.seq, 1 - (v.embedding <=> ?::vector) AS sim "
-                "FROM memory_vectors v JOIN memories m ON m.seq = v.seq "
-                f"WHERE {where} ORDER BY sim DESC, v.seq"
-                + (" LIMIT ?" if depth is not None else "")
-            ),
-            [literal, *params, *([depth] if depth is not None else [])],
-        )
-        return _max_pool(rows)
+        """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
+        in pgvector's binary form. No ANN index is used, so none an operator adds can make
+        results approximate (a post-filtered index loses most in-scope matches:
+        docs/backends.md)."""
+        return (yield from self.vectors.top_k(
+            where, params, cells, query, depth, now,
+            embedding="vector_send(v.embedding)", decode=_decode,
+        ))
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
@@ -192,6 +237,14 @@ class PostgresDialect:
             [_vector_literal(query), list(seqs)],
         )
         return _max_pool(rows)
+
+
+def _decode(values: list[Any]) -> np.ndarray:
+    """pgvector's binary form (int16 dims, int16 unused, big-endian float4s) into an
+    (n, dims) float32 matrix."""
+    raw = np.frombuffer(b"".join(bytes(v) for v in values), dtype=np.uint8)
+    rows = raw.reshape(len(values), -1)[:, 4:]
+    return np.ascontiguousarray(rows).view(">f4").astype(np.float32)
 
 
 def _max_pool(rows: list[tuple[Any, ...]]) -> list[tuple[int, float]]:

@@ -8,6 +8,8 @@ back, so the sync and async store classes cannot drift apart.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -58,26 +60,103 @@ Request = Sql | Embed | Begin | Commit
 Plan = Generator[Request, Any, T]
 
 
-def _embed_sync(embeddings: Embeddings | None, req: Embed) -> Any:
+def _timed_out(timeout: float) -> EmbedError:
+    return EmbedError(TimeoutError(
+        f"the embedder did not answer within {timeout:g} s (index config 'embed_timeout')"
+    ))
+
+
+def _call_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
+    """Call `fn` in a daemon thread and wait at most `timeout` seconds (None: inline).
+
+    A call that overruns keeps running in its thread (Python cannot stop it), but the caller
+    moves on; a daemon thread never holds the interpreter open at exit.
+    """
+    if timeout is None:
+        return fn()
+    done = threading.Event()
+    outcome: list[Any] = []
+
+    context = contextvars.copy_context()  # callbacks and tracing follow the call
+
+    def call() -> None:
+        try:
+            outcome.append((True, context.run(fn)))
+        except BaseException as exc:  # carried to the caller's thread
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name="typed-memory-embed", daemon=True).start()
+    if not done.wait(timeout):
+        raise _EmbedTimeout
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+class _EmbedTimeout(Exception):
+    pass
+
+
+def _vectors(answer: Any) -> list[list[float]]:
+    """The embedder's answer as lists of floats; a wrong shape is an embedder failure.
+
+    Counts and dimensions are the engine's to check (it knows the config); here only the
+    shape: a sequence of sequences of real numbers (lists, tuples, numpy arrays).
+    """
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__len__"):
+        raise TypeError(f"the embedder returned {type(answer).__name__}, not a list of vectors")
+    out = []
+    for vector in answer:
+        if isinstance(vector, (str, bytes)) or not hasattr(vector, "__len__"):
+            raise TypeError(f"the embedder returned a {type(vector).__name__} as a vector")
+        try:
+            out.append([float(x) for x in vector])
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the embedder returned a vector with a non-number: {exc}") from exc
+    return out
+
+
+def _embed_sync(embeddings: Embeddings | None, req: Embed, timeout: float | None = None) -> Any:
     if embeddings is None:
         return EmbedError(RuntimeError("no embedder configured"))
+    texts = list(req.texts)
     try:
         if req.query:
-            return [embeddings.embed_query(t) for t in req.texts]
-        return embeddings.embed_documents(list(req.texts))
+            answer = _call_with_timeout(
+                lambda: [embeddings.embed_query(t) for t in texts], timeout)
+        else:
+            answer = _call_with_timeout(lambda: embeddings.embed_documents(texts), timeout)
+        return _vectors(answer)
+    except _EmbedTimeout:
+        assert timeout is not None
+        return _timed_out(timeout)
     except Exception as exc:  # degrade or fail is the engine's decision
         return EmbedError(exc)
 
 
-async def _embed_async(embeddings: Embeddings | None, req: Embed) -> Any:
+async def _embed_async(
+    embeddings: Embeddings | None, req: Embed, timeout: float | None = None
+) -> Any:
     if embeddings is None:
         return EmbedError(RuntimeError("no embedder configured"))
+    texts = list(req.texts)
+
+    async def call() -> Any:
+        try:
+            if req.query:
+                return _vectors(await asyncio.gather(*(embeddings.aembed_query(t) for t in texts)))
+            return _vectors(await embeddings.aembed_documents(texts))
+        except Exception as exc:  # the embedder's own error, told apart from our timeout
+            return EmbedError(exc)
+
     try:
-        if req.query:
-            return list(await asyncio.gather(*(embeddings.aembed_query(t) for t in req.texts)))
-        return await embeddings.aembed_documents(list(req.texts))
-    except Exception as exc:
-        return EmbedError(exc)
+        return await asyncio.wait_for(call(), timeout)
+    except TimeoutError:
+        assert timeout is not None
+        return _timed_out(timeout)
 
 
 def drive_sync(
@@ -85,14 +164,20 @@ def drive_sync(
     execute: Callable[[Sql | Begin | Commit], list[tuple[Any, ...]]],
     embeddings: Embeddings | None,
     rollback: Callable[[], None],
+    *,
+    embed_timeout: float | None = None,
 ) -> T:
-    """Run a plan to completion with blocking I/O; roll back if it fails mid-transaction."""
+    """Run a plan to completion with blocking I/O; roll back if it fails mid-transaction.
+
+    An embedding call that raises, or takes longer than `embed_timeout` seconds, answers the
+    plan with an `EmbedError` (the plan degrades or fails, as it decides).
+    """
     in_txn = False
     try:
         req = plan.send(None)
         while True:
             if isinstance(req, Embed):
-                req = plan.send(_embed_sync(embeddings, req))
+                req = plan.send(_embed_sync(embeddings, req, embed_timeout))
                 continue
             try:
                 answer = execute(req)
@@ -116,6 +201,8 @@ async def drive_async(
     execute: Callable[[Sql | Begin | Commit], Awaitable[list[tuple[Any, ...]]]],
     embeddings: Embeddings | None,
     rollback: Callable[[], Awaitable[None]],
+    *,
+    embed_timeout: float | None = None,
 ) -> T:
     """Run a plan to completion with awaited I/O; roll back if it fails mid-transaction."""
     in_txn = False
@@ -123,7 +210,7 @@ async def drive_async(
         req = plan.send(None)
         while True:
             if isinstance(req, Embed):
-                req = plan.send(await _embed_async(embeddings, req))
+                req = plan.send(await _embed_async(embeddings, req, embed_timeout))
                 continue
             try:
                 answer = await execute(req)

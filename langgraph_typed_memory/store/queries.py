@@ -61,6 +61,17 @@ SQL_REVOKE = (
 SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
 SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
 SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
+SQL_NOTE_ACCESS = (
+    "UPDATE memories SET access_count = access_count + ?, last_accessed_at = CASE WHEN "
+    "last_accessed_at IS NULL OR last_accessed_at < ? THEN ? ELSE last_accessed_at END "
+    "WHERE id = ?"
+)
+"""Write buffered retrievals (D4): (count, time, time, id) per record."""
+SQL_REACTIVATE = (
+    "UPDATE memories SET status = 'active', updated_at = ?, last_accessed_at = ? "
+    "WHERE id = ? AND status = 'expired' RETURNING seq"
+)
+"""Expiry reversed on access (F2)."""
 SQL_SWEEP_TTL = "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
 SQL_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS memory_migrations (name TEXT PRIMARY KEY, applied_at REAL)"

@@ -17,17 +17,24 @@ from typing import Any
 
 from langgraph.store.base import IndexConfig, TTLConfig
 
-from langgraph_typed_memory.config import RetrievalConfig
+from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_sync
+from langgraph_typed_memory.store.retry import Attempt, run_sync
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
 
 __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
 
 
 def connect_sqlite(path: str) -> sqlite3.Connection:
-    """Open a connection configured for the store (autocommit, WAL, foreign keys)."""
+    """Open a connection configured for the store (autocommit, WAL, foreign keys).
+
+    Example:
+        >>> conn = connect_sqlite(":memory:")
+        >>> conn.execute("PRAGMA foreign_keys").fetchone()
+        (1,)
+    """
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left in the file
@@ -48,6 +55,8 @@ class SqliteMemoryStore(MemoryStoreBase):
         retrieval: How semantic discovery ranks (see `RetrievalConfig`).
         clock: Returns the current time (inject one in tests).
         gate: Thresholds of the promotion gate (see `GateConfig`).
+        lifecycle: Expiry, garbage collection, access tracking and retention (see
+            `LifecycleConfig`).
 
     Example:
         >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
@@ -67,9 +76,11 @@ class SqliteMemoryStore(MemoryStoreBase):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            SqliteDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate
+            SqliteDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate,
+            lifecycle=lifecycle,
         )
         self.conn = conn
         self._lock = threading.RLock()
@@ -85,11 +96,13 @@ class SqliteMemoryStore(MemoryStoreBase):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> Iterator[SqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
         try:
-            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
+            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                      gate=gate, lifecycle=lifecycle)
         finally:
             conn.close()
 
@@ -110,8 +123,14 @@ class SqliteMemoryStore(MemoryStoreBase):
             self.conn.execute("ROLLBACK")
 
     def _run(self, plan: Any) -> Any:
+        return run_sync(plan, self._attempt, self.retry_policy)
+
+    def _attempt(self, plan: Any, attempt: Attempt) -> Any:
+        # The lock is held per attempt, not across the backoff: other threads go on meanwhile.
+        timeout = self._engine.index.embed_timeout if self._engine.index else None
         with self._lock:
-            return drive_sync(plan, self._execute, self.embeddings, self._rollback)
+            return drive_sync(plan, attempt.watch(self._execute), self.embeddings,
+                              attempt.watch_rollback(self._rollback), embed_timeout=timeout)
 
 
 
@@ -140,11 +159,13 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
         retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AsyncSqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
         try:
-            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate)
+            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                      gate=gate, lifecycle=lifecycle)
         finally:
             await asyncio.to_thread(conn.close)
 

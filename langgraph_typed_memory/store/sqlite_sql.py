@@ -8,9 +8,7 @@ such as sqlite-vec, and an exact scan keeps results exact (docs/backends.md has 
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,6 +16,14 @@ import numpy as np
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.vector_cache import (
+    BACKFILL,
+    ROW_CELL,
+    VECTOR_CELL,
+    VERSIONS_TABLE,
+    ScopeVectorCache,
+    bump_cell,
+)
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -99,32 +105,40 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     q.audit_migration("seq INTEGER PRIMARY KEY AUTOINCREMENT"),
     q.deletions_migration("TEXT"),
+    (
+        "0008_scope_versions",
+        (
+            *VERSIONS_TABLE,
+            f"""CREATE TRIGGER memories_version_delete AFTER DELETE ON memories
+                WHEN old.kind IS NOT NULL BEGIN
+                {bump_cell(ROW_CELL.format(row="old"))};
+            END""",
+            f"""CREATE TRIGGER memories_version_update AFTER UPDATE OF status, expires_at
+                ON memories WHEN new.kind IS NOT NULL BEGIN
+                {bump_cell(ROW_CELL.format(row="new"))};
+            END""",
+            *(
+                f"""CREATE TRIGGER vectors_version_{event.lower()} AFTER {event}
+                    ON memory_vectors BEGIN
+                    {bump_cell(VECTOR_CELL.format(row=row))};
+                END"""
+                for event, row in (("INSERT", "new"), ("DELETE", "old"))
+            ),
+            BACKFILL,
+        ),
+    ),
 )
-
-
-@dataclass(slots=True)
-class _ScopeMatrix:
-    """The unit-normalized vectors of one scope, as one matrix, with their expiry times."""
-
-    version: tuple[int, int]
-    seqs: np.ndarray
-    matrix: np.ndarray
-    expires: np.ndarray
 
 
 class SqliteDialect:
     """The SQLite flavour of the statements the engine needs.
 
-    Vector search keeps, per scope filter, the scope's vectors as one normalized float32
-    matrix (an LRU of `cache_scopes` entries), so a query is one matrix-vector product. An
-    entry is valid while this store has committed no write (`invalidate`) and no other
-    connection has committed one (`PRAGMA data_version`).
+    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`,
+    an LRU of `cache_scopes` entries), reloaded when the scope's version moves.
     """
 
     def __init__(self, cache_scopes: int = 8) -> None:
-        self.cache_scopes = cache_scopes
-        self._cache: OrderedDict[tuple[Any, ...], _ScopeMatrix] = OrderedDict()
-        self._writes = 0
+        self.vectors = ScopeVectorCache(cache_scopes)
 
     position_fn = "instr"
     name = "sqlite"
@@ -172,47 +186,15 @@ class SqliteDialect:
         ]
 
     def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
-        """Drop cached scopes a committed write may have changed.
-
-        `touched` holds (kind, tenant) pairs (kind None: every kind of the tenant); None
-        drops everything. Cache keys start with the reader's kind and tenant parameters.
-        """
-        self._writes += 1
-        if touched is None:
-            self._cache.clear()
-            return
-        for key in list(self._cache):
-            kind, tenant = key[1][0], key[1][1]
-            if (kind, tenant) in touched or (None, tenant) in touched:
-                del self._cache[key]
-        for entry in self._cache.values():
-            entry.version = (self._writes, entry.version[1])
+        pass  # the scope versions (triggers) tell the vector cache what changed
 
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
-        now: float,
+        now: float, cells: tuple[str, Sequence[Any]],
     ) -> Plan[list[tuple[int, float]]]:
-        version = (self._writes, (yield Sql("PRAGMA data_version"))[0][0])
-        key = (where, tuple(params))
-        entry = self._cache.get(key)
-        if entry is None or entry.version != version:
-            rows = yield Sql(
-                "SELECT v.seq, v.embedding, m.expires_at FROM memory_vectors v "
-                f"JOIN memories m ON m.seq = v.seq WHERE {where}",
-                list(params),
-            )
-            entry = _scope_matrix(rows, version)
-            self._cache[key] = entry
-            while len(self._cache) > self.cache_scopes:
-                self._cache.popitem(last=False)
-        self._cache.move_to_end(key)
-        if not len(entry.seqs):
-            return []
-        q = np.asarray(query, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
-        scores = entry.matrix @ (q / norm) if norm else np.zeros(len(entry.seqs), np.float32)
-        scores = np.where(entry.expires > now, scores, -np.inf)
-        return _top(entry.seqs, scores, depth)
+        return (yield from self.vectors.top_k(
+            where, params, cells, query, depth, now, embedding="v.embedding", decode=_decode
+        ))
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
@@ -222,34 +204,9 @@ class SqliteDialect:
         return _rank(rows, query, None)
 
 
-def _scope_matrix(rows: list[tuple[Any, ...]], version: tuple[int, int]) -> _ScopeMatrix:
-    if not rows:
-        empty = np.zeros(0)
-        return _ScopeMatrix(version, empty.astype(np.int64), empty.astype(np.float32), empty)
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    expires = np.array([np.inf if r[2] is None else r[2] for r in rows], dtype=np.float64)
-    return _ScopeMatrix(version, np.array([r[0] for r in rows], dtype=np.int64),
-                        matrix / norms, expires)
-
-
-def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
-    """Best-first (seq, score), one per record (max over its vectors), expired ones left out."""
-    live = np.isfinite(scores)
-    seqs, scores = seqs[live], scores[live]
-    if depth is not None and len(scores) > depth * 4:
-        keep = np.argpartition(-scores, depth * 4)[: depth * 4]  # enough for max-pooling
-        seqs, scores = seqs[keep], scores[keep]
-    order = np.argsort(-scores, kind="stable")
-    best: dict[int, float] = {}
-    for i in order:
-        seq = int(seqs[i])
-        if seq not in best:
-            best[seq] = float(scores[i])
-            if depth is not None and len(best) == depth:
-                break
-    return list(best.items())
+def _decode(blobs: list[Any]) -> np.ndarray:
+    """float32 BLOBs of equal size into one (n, dims) matrix."""
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 
 def _rank(

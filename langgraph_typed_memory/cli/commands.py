@@ -1,0 +1,458 @@
+"""What each `typed-memory` subcommand does; `app.py` parses the arguments."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph_typed_memory.cli.database import (
+    CliError,
+    OpenedStore,
+    open_store,
+    redact,
+    resolve_database,
+)
+from langgraph_typed_memory.cli.inspection import (
+    ScopeFilter,
+    records_plan,
+    schema_plan,
+    table_plan,
+)
+from langgraph_typed_memory.cli.progress import ProgressBar
+from langgraph_typed_memory.cli.render import (
+    jsonable,
+    scope_label,
+    short_value,
+    table,
+    to_json,
+    when,
+)
+from langgraph_typed_memory.errors import InvalidNamespace
+from langgraph_typed_memory.namespaces import (
+    KINDS,
+    RANKED_KINDS,
+    Scope,
+    parse_namespace,
+    parse_scope,
+)
+
+__all__ = [
+    "BENCHMARKS",
+    "parse_namespace_arg",
+    "find_benchmark",
+    "COMMANDS",
+]
+
+BENCHMARKS: dict[str, str] = {
+    "locomo": "locomo_retrieval.py",
+    "latency": "latency.py",
+    "ingest": "ingest.py",
+    "prompt": "prompt_budget.py",
+    "continuity": "continuity.py",
+    "vectors": "vector_scan.py",
+}
+"""`typed-memory bench NAME` runs `benchmarks/<script>` of the repository."""
+
+PACKAGE_ROOT: Path | None = Path(__file__).resolve().parents[2]
+"""Where an editable install's repository is (searched after the current directory)."""
+
+_SEPARATOR_BEFORE = "|".join(["user:", "agent:", *(f"(?:{k})$" for k in KINDS)])
+
+
+def _say(text: str = "") -> None:
+    print(text)
+
+
+def _note(text: str) -> None:
+    print(f"typed-memory: note: {text}", file=sys.stderr)
+
+
+def parse_namespace_arg(text: str) -> tuple[str, ...]:
+    """A typed namespace written ``tenant:acme/user:alice/preference`` or dotted.
+
+    Ids may not contain ``.`` or ``:``; with ``/`` as the separator, only a ``/`` followed by
+    ``user:``, ``agent:`` or the final kind separates labels, so ids may contain ``/``.
+
+    Example:
+        >>> parse_namespace_arg("tenant:acme/user:alice/preference")
+        ('tenant:acme', 'user:alice', 'preference')
+        >>> parse_namespace_arg("tenant:acme.agent:support.procedure")
+        ('tenant:acme', 'agent:support', 'procedure')
+
+    Raises:
+        CliError: (exit code 2) the text is not a typed namespace; the message says why.
+    """
+    text = text.strip()
+    if "/" in text:
+        labels = tuple(re.split(rf"/(?={_SEPARATOR_BEFORE})", text))
+    else:
+        labels = tuple(text.split("."))
+    try:
+        parse_namespace(labels)
+    except InvalidNamespace as exc:
+        raise CliError(
+            f"bad namespace {text!r}: {exc} Write it as tenant:ID[/user:ID][/agent:ID]/KIND.",
+            exit_code=2,
+        ) from None
+    return labels
+
+
+def _scope(args: argparse.Namespace) -> Scope:
+    scope = Scope(args.tenant, getattr(args, "user", None), getattr(args, "agent", None))
+    try:
+        parse_scope(scope.labels())
+    except InvalidNamespace as exc:
+        raise CliError(f"bad scope: {exc}", exit_code=2) from None
+    return scope
+
+
+@contextmanager
+def _opened(args: argparse.Namespace, **kwargs: Any) -> Iterator[OpenedStore]:
+    with open_store(resolve_database(args.db), use_index=not args.no_index, **kwargs) as opened:
+        for note in opened.notes:
+            _note(note)
+        yield opened
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    _say(to_json(data) if args.json else text)
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    """Create or migrate the schema."""
+    with _opened(args, create=True, dims=args.dims) as opened:
+        before = opened.schema.applied or frozenset()
+        opened.store.setup()
+        after = opened.store._run(schema_plan())
+    applied = sorted((after.applied or frozenset()) - before)
+    data = {"database": redact(opened.target), "backend": opened.backend,
+            "migrations": sorted(after.applied or ()), "applied_now": applied,
+            "dims": after.dims}
+    vectors = f"{after.dims}-d vectors" if after.dims else "lexical-only (no vectors)"
+    _emit(args, data, (
+        f"schema ready at {redact(opened.target)} ({opened.backend}, {vectors}); "
+        + (f"applied now: {', '.join(applied)}" if applied else "already up to date")
+    ))
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """List the typed records stored in a scope."""
+    scope = _scope(args)
+    flt = ScopeFilter(scope.tenant_id, scope.user_id, scope.agent_id, args.kind, args.status)
+    with _opened(args) as opened:
+        load = opened.store._engine.dialect.load_json
+        total, rows = opened.store._run(records_plan(flt, args.limit, load))
+    if args.json:
+        _say(to_json({"total": total, "records": rows}))
+        return 0
+    if not rows:
+        _say(f"no {args.status} records in {'/'.join(scope.labels())}"
+             + (f" of kind {args.kind}" if args.kind else ""))
+        return 0
+    _say(table(
+        ["key", "kind", "status", "scope", "updated", "value"],
+        [[r.key, r.kind, r.status, scope_label(r.scope), when(r.updated_at),
+          short_value(r.value)] for r in rows],
+    ))
+    _say(f"{len(rows)} of {total} record(s)" + ("; raise --limit to see more"
+                                                if total > len(rows) else ""))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search a scope the way the memory graph does."""
+    scope = _scope(args)
+    kinds = args.kind or sorted(RANKED_KINDS)
+    out: dict[str, Any] = {}
+    with _opened(args) as opened:
+        for kind in kinds:
+            namespace = (*scope.labels(), kind)
+            out[kind] = opened.store.search(namespace, query=args.query, limit=args.limit)
+    if args.json:
+        _say(to_json({kind: {"retrieval_mode": getattr(res, "retrieval_mode", None),
+                             "degraded": getattr(res, "degraded", []), "results": list(res)}
+                      for kind, res in out.items()}))
+        return 0
+    for kind, results in out.items():
+        mode = getattr(results, "retrieval_mode", "?")
+        what = ("exact lookup: every active record in scope, unranked"
+                if mode == "exact" else f"retrieval mode {mode}")
+        _say(f"{kind}: {len(results)} result(s) ({what})")
+        for reason in getattr(results, "degraded", []):
+            _say(f"  degraded: {reason}")
+        if results:
+            _say(table(
+                ["#", "score", "tier", "key", "scope", "value"],
+                [[i, f"{r.score:.3f}" if r.score is not None else "-",
+                  r.memory.get("tier") or "-", r.key, scope_label(r.memory["scope"]),
+                  short_value(r.value)] for i, r in enumerate(results, 1)],
+            ))
+        _say()
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Every version of a record and its audit trail."""
+    namespace = parse_namespace_arg(args.namespace)
+    with _opened(args) as opened:
+        versions = opened.store.history(namespace, args.key)
+        events = opened.store.audit(namespace, args.key)
+    label = "/".join(namespace)
+    if not versions and not events:
+        raise CliError(f"no record {args.key!r} in {label} (never written, or erased)")
+    if args.json:
+        _say(to_json({"namespace": list(namespace), "key": args.key,
+                      "versions": versions, "audit": events}))
+        return 0
+    _say(f"{label} {args.key}: {len(versions)} version(s), newest first")
+    for i, v in enumerate(versions, 1):
+        m = v.memory
+        prov = m.get("provenance") or {}
+        _say(f"  [{i}] {m['status']}  id {m['id']}  created {when(v.created_at)}  "
+             f"updated {when(v.updated_at)}  confidence {m.get('confidence')}")
+        if m.get("superseded_by"):
+            _say(f"      superseded by {m['superseded_by']}")
+        _say(f"      source run {prov.get('source_run_id') or '-'}, turn "
+             f"{prov.get('source_turn') if prov.get('source_turn') is not None else '-'}, "
+             f"policy version {prov.get('policy_version') or '-'}")
+        if m.get("contradicts"):
+            _say(f"      contradicts {', '.join(map(str, m['contradicts']))}")
+        _say("      value " + json.dumps(v.value, ensure_ascii=False, default=str))
+    _say("audit trail, oldest first:")
+    _say(table(
+        ["at", "version", "actor", "transition", "reason", "run"],
+        [[when(e["at"]), e["memory_id"], e["actor"],
+          f"{e['from_status'] or '(new)'} -> {e['to_status']}", e["reason"],
+          e.get("run_id") or "-"] for e in events],
+    ) if events else "  (no events)")
+    return 0
+
+
+def _confirm(label: str) -> bool:
+    print(
+        f"This permanently erases every memory of {label}: all kinds and statuses, their "
+        "audit trail and, unless --keep-threads, its checkpointer threads in this database.\n"
+        f"Type {label} to confirm: ",
+        end="", file=sys.stderr, flush=True,
+    )
+    answer = sys.stdin.readline()
+    return answer.strip() == label
+
+
+def _checkpointer(opened: OpenedStore) -> Any:
+    """LangGraph's checkpointer on the same database, when its tables are there."""
+    if not opened.store._run(table_plan(opened.backend, "checkpoints")):
+        return None
+    if opened.backend == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return SqliteSaver(sqlite3.connect(opened.target, check_same_thread=False))
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Connection
+        from psycopg.rows import dict_row
+    except ImportError:
+        raise CliError(
+            "the database holds checkpointer threads but langgraph-checkpoint-postgres is not "
+            "installed: install it, or pass --keep-threads to erase the memory only"
+        ) from None
+    conn = Connection.connect(opened.target, autocommit=True, prepare_threshold=0,
+                              row_factory=dict_row)  # type: ignore[arg-type]
+    return PostgresSaver(conn)  # type: ignore[arg-type]
+
+
+def cmd_erase(args: argparse.Namespace) -> int:
+    """Erase a user or a whole tenant."""
+    scope = _scope(args)
+    label = "/".join(scope.labels())
+    with _opened(args) as opened:
+        if not args.yes and not _confirm(label):
+            raise CliError(f"erasure cancelled: the confirmation did not match {label}; "
+                           "nothing was erased")
+        saver = None if args.keep_threads else _checkpointer(opened)
+        try:
+            report = opened.store.erase(scope.tenant_id, scope.user_id, checkpointer=saver,
+                                        actor="typed-memory erase", reason=args.reason)
+        finally:
+            if saver is not None:
+                saver.conn.close()
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(report.records.items())) or "none"
+    _emit(args, report, (
+        f"erased {label}: records {kinds}; audit events {report.audit_events}; wider records "
+        f"scrubbed {report.evidence_scrubbed}, deleted {report.derived_deleted}; threads "
+        f"{len(report.threads)}; deletion event {report.event_id}"
+    ))
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Run the invariant checker; exit code 1 when one fails."""
+    with _opened(args) as opened:
+        report = opened.store.check_invariants()
+    if args.json:
+        _say(to_json({"ok": report.ok, "checked": report.checked,
+                      "violations": report.violations}))
+    else:
+        for name in report.checked:
+            rows = report.violations.get(name)
+            _say(f"{'FAIL' if rows else 'ok  '}  {name}"
+                 + (f": {len(rows)} violation(s), e.g. {rows[:3]!r}" if rows else ""))
+        _say(str(report))
+    return 0 if report.ok else 1
+
+
+def _method(opened: OpenedStore, name: str, command: str) -> Any:
+    method = getattr(opened.store, name, None)
+    if method is None:
+        raise CliError(f"`{command}` is not available in this version of "
+                       f"langgraph-typed-memory (the store has no {name}())", exit_code=2)
+    return method
+
+
+def _report(args: argparse.Namespace, title: str, report: Any) -> None:
+    data = jsonable(report)
+    if args.json:
+        _say(to_json(data))
+    elif isinstance(data, dict):
+        _say(title)
+        for key, value in data.items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            _say(f"  {key}: {shown}")
+    else:
+        _say(f"{title} {data}")
+
+
+def cmd_maintain(args: argparse.Namespace) -> int:
+    """Run the maintenance jobs."""
+    if args.tenant is not None:
+        _scope(args)
+    from langgraph_typed_memory.nodes._common import resolve_model
+
+    model = resolve_model(args.model, None)
+    with _opened(args) as opened:
+        maintain = _method(opened, "maintain", "maintain")
+        bar = ProgressBar()
+        try:
+            report = maintain(tenant_id=args.tenant, model=model, progress=bar)
+        finally:
+            bar.close()
+    data = jsonable(report)
+    if args.json or not isinstance(data, dict) or "steps" not in data:
+        _report(args, "maintenance done:", report)
+        return 0
+    _say(table(
+        ["step", "changes", "notes", "seconds"],
+        [[s["name"], ", ".join(f"{k} {v}" for k, v in s["counts"].items()) or "-",
+          "; ".join(s["notes"]) or "-", f"{s['seconds']:.2f}"] for s in data["steps"]],
+    ))
+    scope = f"tenant {args.tenant}" if args.tenant else "every tenant"
+    _say(f"maintenance of {scope} done: {getattr(report, 'changed', '?')} record(s) changed")
+    return 0
+
+
+def _passphrase(args: argparse.Namespace, *, twice: bool) -> str:
+    if args.passphrase_env:
+        value = os.environ.get(args.passphrase_env)
+        if not value:
+            raise CliError(f"--passphrase-env {args.passphrase_env}: that environment variable "
+                           "is not set or empty", exit_code=2)
+        return value
+    first = getpass.getpass("Passphrase: ")
+    if not first:
+        raise CliError("an empty passphrase is not allowed", exit_code=2)
+    if twice and getpass.getpass("Passphrase again: ") != first:
+        raise CliError("the two passphrases differ; nothing was exported", exit_code=2)
+    return first
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a scope to an encrypted file."""
+    scope = _scope(args)
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise CliError(f"{out} already exists: choose another --out or pass --force")
+    if not out.parent.exists():
+        raise CliError(f"cannot write {out}: the directory {out.parent} does not exist")
+    with _opened(args) as opened:
+        export = _method(opened, "export_scope", "export")
+        passphrase = _passphrase(args, twice=True)
+        bar = ProgressBar()
+        try:
+            report = export(str(out), passphrase, tenant_id=scope.tenant_id,
+                            user_id=scope.user_id, progress=bar)
+        finally:
+            bar.close()
+    _report(args, f"exported {'/'.join(scope.labels())} to {out}:", report)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a file written by `export`."""
+    source = Path(args.file)
+    if not source.is_file():
+        raise CliError(f"no export file at {source}")
+    with _opened(args) as opened:
+        import_scope = _method(opened, "import_scope", "import")
+        passphrase = _passphrase(args, twice=False)
+        bar = ProgressBar()
+        try:
+            report = import_scope(str(source), passphrase, progress=bar)
+        finally:
+            bar.close()
+    _report(args, f"imported {source}:", report)
+    return 0
+
+
+def find_benchmark(script: str, start: Path | None = None) -> Path:
+    """The repository's `benchmarks/<script>`, searched from `start` (the current directory)
+    upwards, then beside the package (an editable install).
+
+    Example:
+        >>> find_benchmark("vector_scan.py").name
+        'vector_scan.py'
+
+    Raises:
+        CliError: no checkout with that script was found.
+    """
+    here = (start or Path.cwd()).resolve()
+    candidates = [here, *here.parents, *([PACKAGE_ROOT] if PACKAGE_ROOT else [])]
+    folders = [c / "benchmarks" for c in candidates if (c / "benchmarks").is_dir()]
+    for folder in folders:
+        if (folder / script).is_file():
+            return folder / script
+    if folders:
+        have = ", ".join(sorted(p.name for p in folders[0].glob("*.py")
+                                if not p.name.startswith("_")))
+        raise CliError(f"{folders[0]} has no {script} (this checkout has: {have or 'none'})")
+    raise CliError(
+        f"no benchmarks/ folder found from {here} or beside the package: the benchmarks live "
+        "in the repository, not in the installed package; run this from a checkout of "
+        "langgraph-typed-memory"
+    )
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run one of the repository's benchmark scripts with the remaining arguments."""
+    script = find_benchmark(BENCHMARKS[args.name])
+    return subprocess.call([sys.executable, str(script), *args.args])
+
+
+COMMANDS = {
+    "setup": cmd_setup, "inspect": cmd_inspect, "search": cmd_search, "explain": cmd_explain,
+    "erase": cmd_erase, "check": cmd_check, "maintain": cmd_maintain, "export": cmd_export,
+    "import": cmd_import, "bench": cmd_bench,
+}

@@ -1,0 +1,168 @@
+"""The encrypted envelope of an export file (G3): scrypt key derivation, AES-256-GCM.
+
+    magic "LGTMEXP\\0" | format version (1 byte) | header length (2 bytes, big endian) |
+    header JSON (KDF parameters, salt, nonce) | ciphertext + 16-byte GCM tag
+
+The whole prefix up to the ciphertext is the associated data, so changing any byte of the file
+fails decryption. The plaintext is zlib-compressed first. The key is scrypt(passphrase, salt)
+and is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+import unicodedata
+import zlib
+from typing import Any
+
+from langgraph_typed_memory.errors import (
+    ConfigurationError,
+    ExportDecryptError,
+    ExportFormatError,
+    InvalidPassphrase,
+)
+
+__all__ = ["seal", "unseal", "passphrase_bytes", "check_cost", "FORMAT_VERSION", "DEFAULT_SCRYPT_N"]
+
+MAGIC = b"LGTMEXP\x00"
+FORMAT_VERSION = 1
+DEFAULT_SCRYPT_N = 2**15
+"""scrypt cost of a new export (32 MiB of memory, about 0.1 s); lower only for tests."""
+MIN_SCRYPT_N, MAX_SCRYPT_N = 2**10, 2**20
+SCRYPT_R, SCRYPT_P = 8, 1
+SALT_BYTES, NONCE_BYTES, KEY_BYTES = 16, 12, 32
+_PREFIX = struct.Struct(">8sBH")  # magic, format version, header length
+
+
+
+def passphrase_bytes(passphrase: str | bytes) -> bytes:
+    """The passphrase as bytes (NFC-normalized UTF-8); a typed error if empty or not text.
+
+    Example:
+        >>> passphrase_bytes("caf\u0065\u0301") == "caf\u00e9".encode()
+        True
+    """
+    if isinstance(passphrase, str):
+        raw = unicodedata.normalize("NFC", passphrase).encode("utf-8", "surrogatepass")
+    elif isinstance(passphrase, bytes):
+        raw = passphrase
+    else:
+        raise InvalidPassphrase(
+            f"passphrase must be a str or bytes, got {type(passphrase).__name__}."
+        )
+    if not raw:
+        raise InvalidPassphrase(
+            "passphrase is empty: give a non-empty passphrase (a long one: it is the only "
+            "secret protecting the export)."
+        )
+    return raw
+
+
+def check_cost(n: Any, r: Any = SCRYPT_R, p: Any = SCRYPT_P) -> None:
+    """Refuse scrypt parameters that are too weak, too costly, or malformed.
+
+    Example:
+        >>> check_cost(2**15)
+        >>> check_cost(1000)
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: scrypt parameters n=1000, ...
+    """
+    ok = all(isinstance(x, int) and not isinstance(x, bool) for x in (n, r, p))
+    if not ok or not (MIN_SCRYPT_N <= n <= MAX_SCRYPT_N and n & (n - 1) == 0
+                      and 1 <= r <= 32 and 1 <= p <= 16 and 128 * n * r <= 2**30):
+        raise ConfigurationError(
+            f"scrypt parameters n={n!r}, r={r!r}, p={p!r} are out of range: n must be a power "
+            f"of two in [{MIN_SCRYPT_N}, {MAX_SCRYPT_N}] (default {DEFAULT_SCRYPT_N}), "
+            "1 <= r <= 32, 1 <= p <= 16, at most 1 GiB of memory."
+        )
+
+
+def _derive(passphrase: bytes, salt: bytes, n: int, r: int, p: int) -> bytes:
+    from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+    return Scrypt(salt=salt, length=KEY_BYTES, n=n, r=r, p=p).derive(passphrase)
+
+
+def seal(plaintext: bytes, passphrase: str | bytes, *, scrypt_n: int = DEFAULT_SCRYPT_N) -> bytes:
+    """Compress and encrypt `plaintext` into an export envelope.
+
+    Example:
+        >>> blob = seal(b"hello", "correct horse")
+        >>> blob[:7], unseal(blob, "correct horse")
+        (b'LGTMEXP', b'hello')
+    """
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    secret = passphrase_bytes(passphrase)
+    check_cost(scrypt_n)
+    salt, nonce = os.urandom(SALT_BYTES), os.urandom(NONCE_BYTES)
+    header = json.dumps({
+        "cipher": "AES-256-GCM", "compression": "zlib", "kdf": "scrypt",
+        "n": scrypt_n, "r": SCRYPT_R, "p": SCRYPT_P,
+        "salt": base64.b64encode(salt).decode(), "nonce": base64.b64encode(nonce).decode(),
+    }, sort_keys=True, separators=(",", ":")).encode()
+    aad = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header
+    key = _derive(secret, salt, scrypt_n, SCRYPT_R, SCRYPT_P)
+    return aad + AESGCM(key).encrypt(nonce, zlib.compress(plaintext, 6), aad)
+
+
+def unseal(blob: bytes, passphrase: str | bytes) -> bytes:
+    """Authenticate and decrypt an export envelope; the inverse of `seal`.
+
+    Raises:
+        ExportFormatError: not an export file, an unsupported format version, a bad header.
+        ExportDecryptError: a wrong passphrase, or a file modified or truncated.
+
+    Example:
+        >>> blob = seal(b"hello", "pw")
+        >>> unseal(blob[:-1], "pw")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ExportDecryptError: The export could not be decrypted: ...
+    """
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    secret = passphrase_bytes(passphrase)
+    if len(blob) < _PREFIX.size or not blob.startswith(MAGIC):
+        raise ExportFormatError(
+            "This is not a langgraph-typed-memory export (no 'LGTMEXP' magic bytes, or the "
+            "file is shorter than its header): pass a file written by store.export_scope."
+        )
+    _, version, size = _PREFIX.unpack_from(blob)
+    if version != FORMAT_VERSION:
+        raise ExportFormatError(
+            f"The export has format version {version}; this version of langgraph-typed-memory "
+            f"reads version {FORMAT_VERSION}. Import it with the version that wrote it (or a "
+            "newer one)."
+        )
+    end = _PREFIX.size + size
+    try:
+        if len(blob) < end:
+            raise ValueError("truncated header")
+        header = json.loads(blob[_PREFIX.size:end])
+        salt, nonce = base64.b64decode(header["salt"]), base64.b64decode(header["nonce"])
+        n, r, p = header["n"], header["r"], header["p"]
+        if (header.get("kdf"), header.get("cipher"), header.get("compression")) != (
+            "scrypt", "AES-256-GCM", "zlib") or len(salt) != SALT_BYTES or len(
+                nonce) != NONCE_BYTES:
+            raise ValueError("unknown algorithms or sizes")
+        check_cost(n, r, p)
+    except (ValueError, KeyError, TypeError, ConfigurationError) as exc:
+        raise ExportFormatError(
+            f"The export's header is damaged ({exc}); the file was modified or truncated. "
+            "Use an intact copy of the export."
+        ) from None
+    key = _derive(secret, salt, n, r, p)
+    try:
+        compressed = AESGCM(key).decrypt(nonce, blob[end:], blob[:end])
+    except InvalidTag:
+        raise ExportDecryptError(
+            "The export could not be decrypted: the passphrase is wrong, or the file was "
+            "modified or truncated after it was written. Nothing was imported."
+        ) from None
+    return zlib.decompress(compressed)

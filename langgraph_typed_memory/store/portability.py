@@ -1,0 +1,592 @@
+"""Encrypted export and import of a scope's memory (G3).
+
+A scope is what erasure (`erasure.py`) removes: a user (every typed record of the tenant with
+that `user_id`, user and user+agent scopes, all kinds and statuses) or, without a user, a whole
+tenant; plus the untyped namespaces under the prefixes the caller names. The export holds
+every column of those rows, their vectors, their audit trail and the scope's deletion events.
+
+The file is a small authenticated header followed by AES-256-GCM ciphertext of the
+zlib-compressed JSON payload (the layout is in docs/governance.md):
+
+    magic "LGTMEXP\\0" | format version (1 byte) | header length (2 bytes, big endian) |
+    header JSON (KDF parameters, salt, nonce) | ciphertext + 16-byte GCM tag
+
+The whole prefix up to the ciphertext is the associated data, so changing any byte of the file
+fails decryption. The key is scrypt(passphrase, salt) and is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from langgraph_typed_memory.errors import (
+    EmbeddingDimensionMismatch,
+    ExportFormatError,
+    ImportCollision,
+    InvalidQuery,
+    TypedMemoryError,
+)
+from langgraph_typed_memory.namespaces import parse_namespace
+from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.envelope import (
+    DEFAULT_SCRYPT_N,
+    FORMAT_VERSION,
+    check_cost,
+    passphrase_bytes,
+    seal,
+    unseal,
+)
+from langgraph_typed_memory.store.erasure import (
+    SQL_INSERT_DELETION,
+    scope_filter,
+    untyped_prefix_filter,
+)
+from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
+
+if TYPE_CHECKING:
+    from langgraph_typed_memory.store.engine import Engine
+
+__all__ = [
+    "ExportReport",
+    "ImportReport",
+    "Progress",
+    "FORMAT_VERSION",
+    "DEFAULT_SCRYPT_N",
+    "export_plan",
+    "import_plan",
+    "check_payload",
+    "export_to_file",
+    "import_from_file",
+]
+
+Progress = Callable[[str, int, int], None]
+"""`progress(step, done, total)`: called as an export or import advances."""
+
+CHUNK = 500
+MEMORY_COLUMNS = (
+    "id", "ns", "key", "value", "kind", "tenant_id", "user_id", "agent_id", "status",
+    "confidence", "content_hash", "superseded_by", "search_text", "occurred_at", "created_at",
+    "updated_at", "expires_at", "ttl_minutes", "source_run_id", "source_turn",
+    "policy_version", "last_accessed_at", "access_count", "repetitions", "evidence",
+    "contradicts", "needs_review",
+)
+"""Every column of `memories` except `seq` (backend-internal) and Postgres' derived tsvector."""
+AUDIT_COLUMNS = (
+    "memory_id", "ns", "key", "kind", "tenant_id", "user_id", "agent_id", "at", "actor",
+    "from_status", "to_status", "reason", "run_id",
+)
+"""Every column of `memory_audit` except `seq`, in `SQL_AUDIT_INSERT`'s order."""
+DELETION_COLUMNS = ("id", "at", "tenant_id", "user_id", "actor", "reason", "counts")
+JSON_COLUMNS = frozenset({"value", "evidence", "contradicts", "counts"})
+
+_NUM = (int, float)
+_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
+    # column: (accepted types, nullable)
+    **dict.fromkeys(("id", "ns", "key", "status", "memory_id", "actor", "to_status", "reason"),
+                    ((str,), False)),
+    **dict.fromkeys(("kind", "tenant_id", "user_id", "agent_id", "content_hash", "superseded_by",
+                     "search_text", "source_run_id", "policy_version", "from_status",
+                     "run_id"), ((str,), True)),
+    **dict.fromkeys(("confidence", "occurred_at", "expires_at", "ttl_minutes",
+                     "last_accessed_at"), (_NUM, True)),
+    **dict.fromkeys(("created_at", "updated_at", "at"), (_NUM, False)),
+    "source_turn": ((int,), True),
+    **dict.fromkeys(("access_count", "repetitions"), ((int,), False)),
+    "needs_review": ((bool,), False),
+    "value": ((dict,), False),
+    "counts": ((dict,), False),
+    **dict.fromkeys(("evidence", "contradicts"), ((list,), True)),
+}
+
+
+@dataclass(slots=True)
+class ExportReport:
+    """What `export_scope` wrote (counts only; the file holds the content, encrypted).
+
+    Example:
+        >>> ExportReport("a.lgtm", "acme", "alice", records={"fact": 2}).records
+        {'fact': 2}
+    """
+
+    path: str
+    tenant_id: str
+    user_id: str | None
+    records: dict[str, int] = field(default_factory=dict)
+    """Records exported per kind (`untyped` for untyped namespaces), every status included."""
+    vectors: int = 0
+    audit_events: int = 0
+    deletion_events: int = 0
+    bytes_written: int = 0
+    embedding: dict[str, Any] | None = None
+    """`{"dims", "model"}` of the vectors, or None when the store has no index."""
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What `import_scope` wrote.
+
+    Example:
+        >>> ImportReport("a.lgtm", "acme", None, source_backend="sqlite").warnings
+        []
+    """
+
+    path: str
+    tenant_id: str
+    user_id: str | None
+    records: dict[str, int] = field(default_factory=dict)
+    vectors: int = 0
+    audit_events: int = 0
+    deletion_events: int = 0
+    exported_at: str = ""
+    source_backend: str = ""
+    warnings: list[str] = field(default_factory=list)
+    """E.g. the export's embedder differs by name from this store's (same dims)."""
+
+
+# ---------------------------------------------------------------- reading the scope
+
+
+def _typed_where(tenant_id: str, user_id: str | None) -> tuple[str, list[Any]]:
+    """The same scope as erasure: every typed row of the tenant, or of the tenant's user."""
+    where, params = scope_filter(tenant_id, user_id, "m.")
+    return f"m.kind IS NOT NULL AND {where}", params
+
+
+def _scope_where(tenant_id: str, user_id: str | None, prefixes: Sequence[tuple[str, ...]]
+                 ) -> tuple[str, list[Any]]:
+    parts = [_typed_where(tenant_id, user_id), *(untyped_prefix_filter(p, "m.") for p in prefixes)]
+    return "(" + " OR ".join(f"({w})" for w, _ in parts) + ")", [x for _, ps in parts for x in ps]
+
+
+def _model_name(engine: Engine) -> str | None:
+    if engine.index is None:
+        return None
+    emb = engine.index.embeddings
+    name = f"{type(emb).__module__}.{type(emb).__qualname__}"
+    model = getattr(emb, "model", None) or getattr(emb, "model_name", None)
+    return f"{name}:{model}" if isinstance(model, str) else name
+
+
+def _decode_vector(engine: Engine, raw: Any) -> np.ndarray:
+    if engine.dialect.name == "postgres":
+        return np.asarray(json.loads(raw), dtype=np.float32)
+    return np.frombuffer(bytes(raw), dtype=np.float32)
+
+
+def _encode_vector(engine: Engine, vector: np.ndarray) -> Any:
+    if engine.dialect.name == "postgres":
+        # repr of each float32 value is exact; pgvector parses it back to the same float32
+        return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    return engine.dialect.encode_vector(vector.tolist())
+
+
+def _row_dict(engine: Engine, columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
+    out = dict(zip(columns, row, strict=True))
+    for col in JSON_COLUMNS.intersection(out):
+        if out[col] is not None:
+            out[col] = engine.dialect.load_json(out[col])
+    if "needs_review" in out:
+        out["needs_review"] = bool(out["needs_review"])
+    return out
+
+
+def export_plan(
+    engine: Engine,
+    tenant_id: str,
+    user_id: str | None,
+    *,
+    untyped_prefixes: Sequence[tuple[str, ...]] = (),
+    progress: Progress | None = None,
+) -> Plan[dict[str, Any]]:
+    """Read the scope in one consistent snapshot; returns the payload (a JSON-able dict)."""
+    tick = progress or (lambda step, done, total: None)
+    where, params = _scope_where(tenant_id, user_id, untyped_prefixes)
+    yield Begin()
+    if engine.dialect.name == "postgres":  # one snapshot for every statement below
+        yield Sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    total = int((yield Sql(f"SELECT count(*) FROM memories m WHERE {where}", params))[0][0])
+    memories: list[dict[str, Any]] = []
+    ids: dict[int, str] = {}
+    last = None
+    tick("memories", 0, total)
+    while True:
+        after = "" if last is None else " AND m.seq > ?"
+        rows = yield Sql(
+            f"SELECT m.seq, {', '.join('m.' + c for c in MEMORY_COLUMNS)} FROM memories m "
+            f"WHERE {where}{after} ORDER BY m.seq LIMIT ?",
+            [*params, *([] if last is None else [last]), CHUNK],
+        )
+        for seq, *values in rows:
+            ids[seq] = values[0]
+            memories.append(_row_dict(engine, MEMORY_COLUMNS, values))
+        if rows:
+            last = rows[-1][0]
+            tick("memories", len(memories), total)
+        if len(rows) < CHUNK:
+            break
+    vectors: list[dict[str, Any]] = []
+    if engine.has_vector_table and memories:
+        expr = "v.embedding::text" if engine.dialect.name == "postgres" else "v.embedding"
+        rows = yield Sql(
+            f"SELECT v.seq, v.field, {expr} FROM memory_vectors v JOIN memories m "
+            f"ON m.seq = v.seq WHERE {where} ORDER BY v.seq, v.field", params)
+        for seq, fld, raw in rows:
+            vec = _decode_vector(engine, raw)
+            vectors.append({"id": ids[seq], "field": fld, "dims": int(vec.size),
+                            "vector": base64.b64encode(vec.astype("<f4").tobytes()).decode()})
+        tick("vectors", len(vectors), len(vectors))
+    audit_where, audit_params = scope_filter(tenant_id, user_id)
+    rows = yield Sql(f"SELECT {', '.join(AUDIT_COLUMNS)} FROM memory_audit "
+                     f"WHERE {audit_where} ORDER BY seq", audit_params)
+    audit = [_row_dict(engine, AUDIT_COLUMNS, r) for r in rows]
+    tick("audit", len(audit), len(audit))
+    rows = yield Sql(f"SELECT {', '.join(DELETION_COLUMNS)} FROM memory_deletions "
+                     f"WHERE {audit_where} ORDER BY at, id", audit_params)
+    deletions = [_row_dict(engine, DELETION_COLUMNS, r) for r in rows]
+    yield Commit()
+    embedding = None
+    if engine.index is not None:
+        embedding = {"dims": engine.index.dims, "model": _model_name(engine)}
+    try:
+        version = metadata.version("langgraph-typed-memory")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        version = "unknown"
+    return {
+        "format": FORMAT_VERSION,
+        "exported_at": engine.clock().isoformat(),
+        "source": {"backend": engine.dialect.name, "package_version": version},
+        "scope": {"tenant_id": tenant_id, "user_id": user_id,
+                  "untyped_prefixes": [list(p) for p in untyped_prefixes]},
+        "embedding": embedding,
+        "memories": memories,
+        "vectors": vectors,
+        "audit": audit,
+        "deletions": deletions,
+    }
+
+
+def _counts(memories: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for m in memories:
+        kind = m["kind"] or "untyped"
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+# ---------------------------------------------------------------- checking a payload
+
+
+def _bad(what: str) -> ExportFormatError:
+    return ExportFormatError(
+        f"The export decrypted but its content is not valid: {what}. It was not written by "
+        "a compatible store.export_scope; nothing was imported."
+    )
+
+
+def _check_row(row: Any, columns: Sequence[str], where: str) -> None:
+    if not isinstance(row, dict) or set(row) != set(columns):
+        raise _bad(f"{where} does not have the columns {list(columns)}")
+    for col in columns:
+        types, nullable = _TYPES[col]
+        value = row[col]
+        if value is None and nullable:
+            continue
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise _bad(f"{where} column {col!r} holds {type(value).__name__}")
+
+
+def check_payload(payload: Any) -> tuple[str, str | None, list[tuple[str, ...]]]:
+    """Validate a decrypted payload's shape and that every row lies in its declared scope.
+
+    Returns (tenant_id, user_id, untyped_prefixes). Raises `ExportFormatError`.
+
+    Example:
+        >>> check_payload({"format": 1, "scope": {"tenant_id": "acme", "user_id": None,
+        ...     "untyped_prefixes": [["memories"]]}, "embedding": None, "memories": [],
+        ...     "vectors": [], "audit": [], "deletions": []})
+        ('acme', None, [('memories',)])
+    """
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
+        raise _bad("no payload of format version 1")
+    try:
+        scope = payload["scope"]
+        tenant_id, user_id = scope["tenant_id"], scope["user_id"]
+        prefixes = [tuple(p) for p in scope["untyped_prefixes"]]
+        lists = [payload[k] for k in ("memories", "vectors", "audit", "deletions")]
+        embedding = payload["embedding"]
+    except (KeyError, TypeError) as exc:
+        raise _bad(f"missing {exc}") from None
+    if not isinstance(tenant_id, str) or not (user_id is None or isinstance(user_id, str)):
+        raise _bad("the scope has no tenant_id")
+    if not all(isinstance(x, list) for x in lists):
+        raise _bad("memories, vectors, audit and deletions must be lists")
+    memories, vectors, audit, deletions = lists
+    seen: set[str] = set()
+    for i, m in enumerate(memories):
+        _check_row(m, MEMORY_COLUMNS, f"memory #{i}")
+        if m["id"] in seen:
+            raise _bad(f"memory id {m['id']!r} appears twice")
+        seen.add(m["id"])
+        if m["kind"] is None:
+            ns = tuple(m["ns"].split("."))
+            if (m["tenant_id"], m["user_id"], m["agent_id"]) != (None, None, None) or not any(
+                    ns[:len(p)] == p for p in prefixes):
+                raise _bad(f"untyped record {m['ns']}/{m['key']} is outside the export's "
+                           "untyped prefixes")
+            continue
+        try:
+            typed = parse_namespace(tuple(m["ns"].split(".")))
+        except TypedMemoryError:
+            raise _bad(f"record {m['id']} has a malformed namespace {m['ns']!r}") from None
+        s = typed.scope
+        if (typed.kind, s.tenant_id, s.user_id, s.agent_id) != (
+                m["kind"], m["tenant_id"], m["user_id"], m["agent_id"]) or s.tenant_id != (
+                tenant_id) or (user_id is not None and s.user_id != user_id):
+            raise _bad(f"record {m['id']} in {m['ns']!r} is outside the exported scope")
+    dims = embedding.get("dims") if isinstance(embedding, dict) else None
+    for i, v in enumerate(vectors):
+        if not isinstance(v, dict) or set(v) != {"id", "field", "dims", "vector"} or v[
+                "id"] not in seen or not isinstance(v["field"], str) or v["dims"] != dims:
+            raise _bad(f"vector #{i} does not belong to an exported record with dims={dims}")
+    for i, a in enumerate(audit):
+        _check_row(a, AUDIT_COLUMNS, f"audit event #{i}")
+        if a["tenant_id"] != tenant_id or (user_id is not None and a["user_id"] != user_id):
+            raise _bad(f"audit event #{i} is outside the exported scope")
+    for i, d in enumerate(deletions):
+        _check_row(d, DELETION_COLUMNS, f"deletion event #{i}")
+        if d["tenant_id"] != tenant_id or (user_id is not None and d["user_id"] != user_id):
+            raise _bad(f"deletion event #{i} is outside the exported scope")
+    return tenant_id, user_id, prefixes
+
+
+def _vector_array(v: dict[str, Any]) -> np.ndarray:
+    try:
+        vec = np.frombuffer(base64.b64decode(v["vector"], validate=True), dtype="<f4")
+    except (ValueError, TypeError):
+        raise _bad(f"the vector of {v['id']} is not base64 float32") from None
+    if vec.size != v["dims"] or not np.all(np.isfinite(vec)):
+        raise _bad(f"the vector of {v['id']} has {vec.size} values, not {v['dims']}")
+    return vec.astype(np.float32)
+
+
+# ---------------------------------------------------------------- writing the scope
+
+
+def _describe(scope: tuple[str, str | None]) -> str:
+    tenant, user = scope
+    return f"tenant {tenant!r}" + ("" if user is None else f" user {user!r}")
+
+
+def _collisions(engine: Engine, payload: dict[str, Any], tenant_id: str, user_id: str | None
+                ) -> Plan[list[str]]:
+    d = engine.dialect
+    found: list[str] = []
+    where, params = _typed_where(tenant_id, user_id)
+    rows = yield Sql(f"SELECT m.ns, m.key FROM memories m WHERE {where} ORDER BY m.seq", params)
+    if rows:
+        sample = ", ".join(f"{ns}/{key}" for ns, key in rows[:5])
+        found.append(f"{len(rows)} typed record(s) of {_describe((tenant_id, user_id))} "
+                     f"(e.g. {sample})")
+    audit_where, audit_params = scope_filter(tenant_id, user_id)
+    count = (yield Sql(f"SELECT count(*) FROM memory_audit WHERE {audit_where}", audit_params))
+    if count[0][0]:
+        found.append(f"{count[0][0]} audit event(s) of {_describe((tenant_id, user_id))}")
+    ids = [m["id"] for m in payload["memories"]]
+    for start in range(0, len(ids), CHUNK):
+        clause, extra = d.in_list("id", ids[start:start + CHUNK])
+        taken = [r[0] for r in (yield Sql(f"SELECT id FROM memories WHERE {clause}", extra))]
+        if taken:
+            found.append(f"record id(s) {', '.join(taken[:5])} already exist")
+    untyped = {(m["ns"], m["key"]) for m in payload["memories"] if m["kind"] is None}
+    if untyped:
+        clause, extra = d.in_list("ns", sorted({ns for ns, _ in untyped}))
+        rows = yield Sql(f"SELECT ns, key FROM memories WHERE kind IS NULL AND {clause}", extra)
+        clash = sorted(set(map(tuple, rows)) & untyped)
+        if clash:
+            found.append(f"{len(clash)} untyped item(s) already exist (e.g. "
+                         + ", ".join(f"{ns}/{key}" for ns, key in clash[:5]) + ")")
+    events = [e["id"] for e in payload["deletions"]]
+    if events:
+        clause, extra = d.in_list("id", events)
+        taken = [r[0] for r in (yield Sql(f"SELECT id FROM memory_deletions WHERE {clause}",
+                                          extra))]
+        if taken:
+            found.append(f"deletion event(s) {', '.join(taken[:5])} already exist")
+    return found
+
+
+def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
+                progress: Progress | None = None) -> Plan[ImportReport]:
+    """Write a checked payload in one transaction; refuses (writing nothing) on any collision.
+
+    Raises:
+        ExportFormatError: the payload is malformed or has rows outside its scope.
+        EmbeddingDimensionMismatch: the export's vectors do not fit this store's index.
+        ImportCollision: the store already holds some of the scope.
+    """
+    tick = progress or (lambda step, done, total: None)
+    tenant_id, user_id, _ = check_payload(payload)
+    vectors = [(v["id"], v["field"], _vector_array(v)) for v in payload["vectors"]]
+    source = payload["embedding"]
+    dims = engine.index.dims if engine.index is not None else None
+    report = ImportReport(path, tenant_id, user_id, records=_counts(payload["memories"]),
+                          vectors=len(vectors), audit_events=len(payload["audit"]),
+                          deletion_events=len(payload["deletions"]),
+                          exported_at=str(payload.get("exported_at", "")),
+                          source_backend=str((payload.get("source") or {}).get("backend", "")))
+    if vectors and (source or {}).get("dims") != dims:
+        raise EmbeddingDimensionMismatch(
+            f"The export holds {source['dims']}-d vectors from {source.get('model')}, but this "
+            f"store's index is {'absent' if dims is None else f'{dims}-d'}. Open the store "
+            f"with index={{'dims': {source['dims']}, 'embed': <the same embedder>}} (or a new "
+            "database for it); nothing was imported."
+        )
+    if vectors and source.get("model") != _model_name(engine):
+        report.warnings.append(
+            f"the export's vectors come from {source.get('model')}, this store embeds with "
+            f"{_model_name(engine)} (same dims): make sure it is the same model."
+        )
+    d = engine.dialect
+    yield Begin()
+    found = yield from _collisions(engine, payload, tenant_id, user_id)
+    if found:
+        raise ImportCollision(
+            f"Cannot import {_describe((tenant_id, user_id))}: this store already holds "
+            + "; ".join(found) + ". Import never merges: erase the scope here first "
+            f"(store.erase({tenant_id!r}{'' if user_id is None else f', {user_id!r}'}, ...)) "
+            "or import into another store. Nothing was written."
+        )
+    insert = (f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
+              f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)})")
+    memories = payload["memories"]
+    by_id: dict[str, list[tuple[str, np.ndarray]]] = {}
+    for ident, fld, vec in vectors:
+        by_id.setdefault(ident, []).append((fld, vec))
+    tick("memories", 0, len(memories))
+    written_vectors = 0
+    for start in range(0, len(memories), CHUNK):
+        chunk = memories[start:start + CHUNK]
+        yield Sql(insert, many=[[
+            d.dump_json(m[c]) if c in JSON_COLUMNS and m[c] is not None else m[c]
+            for c in MEMORY_COLUMNS] for m in chunk])
+        wanted = [m["id"] for m in chunk if m["id"] in by_id]
+        if wanted:
+            clause, extra = d.in_list("id", wanted)
+            seqs = dict((yield Sql(f"SELECT id, seq FROM memories WHERE {clause}", extra)))
+            rows = [[seqs[i], fld, _encode_vector(engine, vec)]
+                    for i in wanted for fld, vec in by_id[i]]
+            yield Sql(q.SQL_INSERT_VECTOR, many=rows)
+            written_vectors += len(rows)
+            tick("vectors", written_vectors, len(vectors))
+        tick("memories", start + len(chunk), len(memories))
+    audit = payload["audit"]
+    for start in range(0, len(audit), CHUNK):
+        chunk = audit[start:start + CHUNK]
+        yield Sql(q.SQL_AUDIT_INSERT, many=[[a[c] for c in AUDIT_COLUMNS] for a in chunk])
+        tick("audit", start + len(chunk), len(audit))
+    for event in payload["deletions"]:
+        yield Sql(SQL_INSERT_DELETION, [event[c] if c != "counts" else d.dump_json(event[c])
+                                        for c in DELETION_COLUMNS])
+    tick("deletions", len(payload["deletions"]), len(payload["deletions"]))
+    yield Commit()
+    d.invalidate({(None, tenant_id)} | {(m["kind"], tenant_id) for m in memories})
+    return report
+
+
+# ---------------------------------------------------------------- files
+
+
+def _check_scope(tenant_id: Any, user_id: Any, prefixes: Any) -> list[tuple[str, ...]]:
+    if not isinstance(tenant_id, str) or not tenant_id:
+        raise InvalidQuery(f"tenant_id={tenant_id!r}: give the tenant to export, e.g. 'acme'.")
+    if user_id is not None and (not isinstance(user_id, str) or not user_id):
+        raise InvalidQuery(f"user_id={user_id!r}: give a user id, or None for the whole tenant.")
+    if isinstance(prefixes, (str, tuple)) and prefixes and isinstance(prefixes[0], str):
+        raise InvalidQuery(f"untyped_prefixes={prefixes!r}: give a list of namespace tuples, "
+                           "e.g. [('memories', 'alice')].")
+    out = [tuple(p) for p in prefixes]
+    if not all(p and all(isinstance(x, str) and x for x in p) for p in out):
+        raise InvalidQuery(f"untyped_prefixes={prefixes!r}: each prefix is a non-empty tuple "
+                           "of labels, e.g. ('memories', 'alice').")
+    return out
+
+
+def _check_progress(progress: Any) -> None:
+    if progress is not None and not callable(progress):
+        raise InvalidQuery(f"progress={progress!r}: give a callable (step, done, total) or None.")
+
+
+def export_to_file(
+    run: Callable[[Plan[Any]], Any],
+    engine: Engine,
+    path: str | os.PathLike[str],
+    passphrase: str | bytes,
+    *,
+    tenant_id: str,
+    user_id: str | None = None,
+    untyped_prefixes: Sequence[tuple[str, ...]] = (),
+    progress: Progress | None = None,
+    scrypt_n: int = DEFAULT_SCRYPT_N,
+) -> ExportReport:
+    """Read the scope with `run`, encrypt it, and write it atomically (mode 0600) to `path`."""
+    passphrase_bytes(passphrase)
+    check_cost(scrypt_n)
+    _check_progress(progress)
+    prefixes = _check_scope(tenant_id, user_id, untyped_prefixes)
+    tick = progress or (lambda step, done, total: None)
+    payload = run(export_plan(engine, tenant_id, user_id, untyped_prefixes=prefixes,
+                              progress=progress))
+    tick("encrypt", 0, 1)
+    plaintext = json.dumps(payload, ensure_ascii=False, separators=(",", ":"),
+                           allow_nan=False).encode("utf-8")
+    blob = seal(plaintext, passphrase, scrypt_n=scrypt_n)
+    tick("encrypt", 1, 1)
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    tick("write", 1, 1)
+    return ExportReport(str(target), tenant_id, user_id, records=_counts(payload["memories"]),
+                        vectors=len(payload["vectors"]), audit_events=len(payload["audit"]),
+                        deletion_events=len(payload["deletions"]), bytes_written=len(blob),
+                        embedding=payload["embedding"])
+
+
+def import_from_file(
+    run: Callable[[Plan[Any]], Any],
+    engine: Engine,
+    path: str | os.PathLike[str],
+    passphrase: str | bytes,
+    *,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Decrypt and check the file at `path`, then write its scope with `run` (one transaction)."""
+    passphrase_bytes(passphrase)
+    _check_progress(progress)
+    tick = progress or (lambda step, done, total: None)
+    tick("decrypt", 0, 1)
+    plaintext = unseal(Path(path).read_bytes(), passphrase)
+    try:
+        payload = json.loads(plaintext)
+    except ValueError:
+        raise _bad("the payload is not JSON") from None
+    tick("decrypt", 1, 1)
+    return run(import_plan(engine, payload, path=str(path), progress=progress))  # type: ignore[no-any-return]

@@ -1,0 +1,393 @@
+"""Freshness, expiry, garbage collection, access tracking, history mode and retention
+(D4, D5, F1, F2, G2): every transition on every backend, with the injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from langgraph_typed_memory import ConfigurationError, InvalidQuery, InvalidRecord
+from langgraph_typed_memory.config import LifecycleSettings, normalize_lifecycle
+from langgraph_typed_memory.lifecycle import (
+    access_boost,
+    check_retention_class,
+    decay_freshness,
+    gc_due,
+    next_status,
+    on_access,
+    retention_of,
+    split_history,
+)
+from langgraph_typed_memory.store.protocol import Plan, Sql
+from tests.conftest import hash_index
+
+ALICE = ("tenant:acme", "user:alice")
+FACTS = (*ALICE, "fact")
+PREFS = (*ALICE, "preference")
+YEARS_OF_DISUSE = 800  # a fact (half-life 180 d) expires after ~778 days without use
+
+
+def fact(content: str, confidence: float = 0.8, **extra: Any) -> dict[str, Any]:
+    return {"subject": "alice", "predicate": "note", "content": content,
+            "confidence": confidence, **extra}
+
+
+def query(store: Any, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    """Read the database outside the engine's read paths (any backend)."""
+
+    def plan() -> Plan[list[tuple[Any, ...]]]:
+        return (yield Sql(sql, params or []))
+
+    return list(store._run(plan()))
+
+
+def status_of(store: Any, ns: tuple[str, ...], key: str) -> str | None:
+    rows = query(store, "SELECT status FROM memories WHERE ns = ? AND key = ? "
+                        "AND status NOT IN ('superseded', 'revoked')", [".".join(ns), key])
+    return rows[0][0] if rows else None
+
+
+def transitions(store: Any, ns: tuple[str, ...], key: str) -> list[tuple[Any, ...]]:
+    return [(e["from_status"], e["to_status"], e["actor"]) for e in store.audit(ns, key)]
+
+
+@pytest.fixture
+def make(backend_store_factory: Any, clock: Any) -> Any:
+    def build(**lifecycle: Any) -> Any:
+        return backend_store_factory(hash_index(), clock=clock, lifecycle=lifecycle or None)
+
+    return build
+
+
+# ------------------------------------------------------------------ F2 expiry and access
+
+
+def test_unused_fact_expires_and_access_brings_it_back(make, clock):
+    store = make()
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.put(FACTS, "pet", fact("Alice has a cat named Tom"))
+    clock.advance(days=700)
+    assert store.sweep().expired == 0  # freshness 2^(-700/180) = 0.068 > 0.05
+    store.get(FACTS, "pet")  # used: its clock restarts
+    clock.advance(days=YEARS_OF_DISUSE - 700)
+    report = store.sweep()
+    assert report.freshness.expired == {"fact": 1} and report.forgotten == 0
+    assert status_of(store, FACTS, "city") == "expired"
+    assert status_of(store, FACTS, "pet") == "active"
+    event = store.audit(FACTS, "city")[-1]
+    assert (event["from_status"], event["to_status"], event["actor"]) == (
+        "active", "expired", "maintenance")
+    assert "freshness 0.04" in event["reason"] and "floor 0.05" in event["reason"]
+    # Invisible to normal search, in every mode...
+    assert "city" not in [i.key for i in store.search(FACTS, query="Alice Lyon")]
+    assert [i.key for i in store.search(FACTS)] == ["pet"]
+    # ...but reading it through get reverses the expiry (audited) and it is found again.
+    item = store.get(FACTS, "city")
+    assert item.memory["status"] == "active" and item.memory["reactivated"] is True
+    assert transitions(store, FACTS, "city")[-1] == ("expired", "active", "store.get")
+    assert store.search(FACTS, query="Alice Lyon")[0].key == "city"
+    assert store.sweep().expired == 0  # the read restarted its clock
+
+
+def test_access_boost_delays_expiry(make, clock):
+    store = make()
+    store.put(FACTS, "used", fact("the garden has red tulips"))
+    store.put(FACTS, "unused", fact("the garage has a blue door"))
+    for _ in range(5):  # five retrievals now: boost 1.5, same last use as the other
+        assert [i.key for i in store.search(FACTS, query="red tulips")][0] == "used"
+    clock.advance(days=YEARS_OF_DISUSE)
+    assert store.sweep().freshness.expired == {"fact": 1}
+    assert status_of(store, FACTS, "used") == "active"  # 0.046 x 1.5 = 0.069
+    assert status_of(store, FACTS, "unused") == "expired"
+    clock.advance(days=120)  # 0.029 x 1.5 = 0.044: the boost is capped, not a pardon
+    assert store.sweep().freshness.expired == {"fact": 1}
+
+
+def test_procedures_policies_preferences_and_episodes_never_expire(make, clock):
+    store = make()
+    store.put((*ALICE, "agent:bot", "procedure"), "p", {"rule": "Confirm the order id."})
+    store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
+    store.put(PREFS, "tone", {"value": "terse"})
+    store.put((*ALICE, "episode"), "e", {"title": "Refund", "summary": "Refunded order 42."})
+    store.put((*ALICE, "observation"), "o", {"category": "style", "quote": "prefers lists"})
+    clock.advance(days=10 * 365)
+    report = store.sweep()
+    assert report.freshness.expired == {"observation": 1}  # observations do decay (30 d)
+    assert store.search((*ALICE, "agent:bot", "procedure"))[0].key == "p"
+    assert store.search(("tenant:acme", "policy"))[0].key == "refunds"
+    assert store.search(PREFS)[0].key == "tone"
+    assert store.search((*ALICE, "episode"), query="refund order")[0].key == "e"
+
+
+def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
+    store = make()  # default: flush after 256 accesses, 60 s, or with the next write
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    clock.advance(seconds=5)
+    store.get(FACTS, "city")
+    store.search(FACTS, query="Lyon")
+    counts = "SELECT access_count, last_accessed_at FROM memories WHERE key = 'city'"
+    assert query(store, counts) == [(0, None)]  # nothing written on the read path
+    store.put(FACTS, "other", fact("Alice owns a bike"))  # the write transaction flushes
+    [(count, at)] = query(store, counts)
+    assert count == 2 and at == pytest.approx(clock().timestamp())
+
+    eager = make(access_flush_every=1)
+    eager.put(FACTS, "city", fact("Alice lives in Lyon"))
+    eager.search(FACTS, query="Lyon")
+    assert query(eager, counts)[0][0] == 1
+
+
+def test_access_flush_after_the_configured_time(make, clock):
+    store = make(access_flush_seconds=30)
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    counts = "SELECT access_count FROM memories WHERE key = 'city'"
+    store.get(FACTS, "city")
+    assert query(store, counts) == [(0,)]
+    clock.advance(seconds=31)
+    store.get(FACTS, "city")
+    assert query(store, counts) == [(2,)]
+
+
+# ------------------------------------------------------------------ F2 garbage collection
+
+
+def test_gc_forgets_only_long_expired_low_confidence_records(make, clock):
+    store = make()
+    store.put(FACTS, "weak", fact("Alice maybe likes jazz", confidence=0.3))
+    store.put(FACTS, "strong", fact("Alice works at Initech", confidence=0.9))
+    clock.advance(days=YEARS_OF_DISUSE)
+    assert store.sweep().freshness.expired == {"fact": 2}
+    clock.advance(days=179)
+    assert store.sweep().forgotten == 0  # expired for 179 days: not long enough
+    clock.advance(days=2)
+    report = store.sweep()
+    assert (report.gc.forgotten, report.gc.older_versions) == (1, 0)
+    assert store.get(FACTS, "weak") is None and store.history(FACTS, "weak") == []
+    last = store.audit(FACTS, "weak")[-1]
+    assert (last["from_status"], last["to_status"], last["actor"]) == (
+        "expired", "forgotten", "maintenance")
+    assert "confidence 0.3 < 0.5" in last["reason"]
+    assert status_of(store, FACTS, "strong") == "expired"  # confident: kept, reversible
+    ids = [r[0] for r in query(store, "SELECT seq FROM memories")]
+    assert query(store, "SELECT count(*) FROM memory_vectors")[0][0] == len(ids) == 1
+    past = store.search(FACTS, query="jazz", filter={"$history": True})
+    assert "weak" not in [i.key for i in past]  # gone from every index, history mode too
+
+
+def test_gc_takes_the_older_versions_with_it(make, clock):
+    store = make()
+    store.put(FACTS, "music", fact("Alice likes rock", confidence=0.3))
+    store.put(FACTS, "music", fact("Alice likes jazz", confidence=0.3))
+    old_id = store.history(FACTS, "music")[1].memory["id"]
+    clock.advance(days=YEARS_OF_DISUSE + 200)
+    store.sweep(gc=False)
+    clock.advance(days=200)
+    report = store.sweep(freshness=False, retention=False)
+    assert (report.gc.forgotten, report.gc.older_versions) == (1, 1)
+    assert store.history(FACTS, "music") == []
+    old_events = [e for e in store.audit(FACTS, "music") if e["memory_id"] == old_id]
+    assert old_events[-1]["to_status"] == "forgotten"
+    assert "older version of" in old_events[-1]["reason"]
+    assert store.check_invariants().ok
+
+
+# ------------------------------------------------------------------ D5 history mode
+
+
+def test_history_mode_includes_superseded_and_expired_records(make, clock):
+    store = make()
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.put(FACTS, "city", fact("Alice lives in Paris"))
+    store.put(FACTS, "job", fact("Alice works as a baker in Paris"))
+    clock.advance(days=400)
+    store.get(FACTS, "city")  # keeps the current city fresh
+    clock.advance(days=YEARS_OF_DISUSE - 400)
+    store.sweep()
+    assert status_of(store, FACTS, "job") == "expired"
+    normal = store.search(FACTS, query="Alice Lyon Paris")
+    assert [(i.key, i.memory["status"], i.value["content"]) for i in normal] == [
+        ("city", "active", "Alice lives in Paris")]
+    # Reading the expired one through history mode reverses its expiry (audited).
+    paris = store.search(FACTS, query="baker Paris", filter={"$history": True})
+    baker = next(i for i in paris if i.key == "job")
+    assert baker.memory["status"] == "active" and baker.memory["reactivated"]
+    assert transitions(store, FACTS, "job")[-1] == ("expired", "active", "store.search")
+    past = store.search(FACTS, query="Alice Lyon", filter={"$history": True})
+    found = {(i.value["content"], i.memory["status"]) for i in past}
+    assert ("Alice lives in Lyon", "superseded") in found
+    assert past[0].value["content"] == "Alice lives in Lyon"  # the best match ranks first
+    listed = store.search(FACTS, filter={"$history": True})
+    assert sorted(i.memory["status"] for i in listed) == ["active", "active", "superseded"]
+    current = store.search(FACTS, filter={"$history": False, "subject": "alice"}, query="Lyon")
+    assert {i.memory["status"] for i in current} == {"active"}  # False: normal search
+
+
+def test_history_mode_on_preferences_lists_every_version(make, clock):
+    store = make()
+    store.put(PREFS, "units", {"value": "imperial"})
+    clock.advance(days=300)
+    store.put(PREFS, "units", {"value": "metric"})
+    assert [i.value["value"] for i in store.search(PREFS)] == ["metric"]
+    past = store.search(PREFS, filter={"$history": True})
+    assert [(i.value["value"], i.memory["status"]) for i in past] == [
+        ("metric", "active"), ("imperial", "superseded")]
+    assert [i.value["value"] for i in store.search(
+        PREFS, filter={"$history": True, "value": "imperial"})] == ["imperial"]
+
+
+@pytest.mark.parametrize("bad", [1, "yes", None, {"$eq": True}])
+def test_history_flag_must_be_a_boolean(make, bad):
+    store = make()
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    with pytest.raises(InvalidQuery, match=r"\$history"):
+        store.search(FACTS, query="Lyon", filter={"$history": bad})
+
+
+# ------------------------------------------------------------------ G2 retention and TTL
+
+
+def test_retention_classes_forget_records_past_their_age(make, clock):
+    store = make(retention={"classes": {"short": 30, "legal_hold": None}, "default": 90})
+    store.put(FACTS, "temp", fact("Alice is in Rome this week",
+                                  metadata={"retention": "short"}))
+    store.put(FACTS, "held", fact("Alice signed the contract",
+                                  metadata={"retention": "legal_hold"}))
+    store.put(FACTS, "plain", fact("Alice likes tea"))
+    store.put(PREFS, "tone", {"value": "terse", "metadata": {"retention": "short"}})
+    clock.advance(days=30)
+    assert store.sweep().forgotten == 0  # not older than 30 days yet
+    clock.advance(days=1)
+    report = store.sweep()
+    assert report.retention.forgotten == {"short": 2}
+    assert store.get(FACTS, "temp") is None and store.get(PREFS, "tone") is None
+    last = store.audit(FACTS, "temp")[-1]
+    assert (last["to_status"], last["actor"]) == ("forgotten", "maintenance")
+    assert last["reason"] == "retention class short: older than 30 days"
+    clock.advance(days=60)
+    assert store.sweep().retention.forgotten == {"(default)": 1}
+    assert store.get(FACTS, "plain") is None
+    assert store.get(FACTS, "held") is not None
+    assert query(store, "SELECT count(*) FROM memory_vectors")[0][0] == 1
+
+
+def test_unknown_retention_class_is_refused_at_write(make):
+    store = make(retention={"classes": {"short": 30}})
+    with pytest.raises(InvalidRecord, match=r"retention='shrot'.*\['short'\]"):
+        store.put(FACTS, "k", fact("x", metadata={"retention": "shrot"}))
+    assert store.get(FACTS, "k") is None
+    unconfigured = make()
+    with pytest.raises(InvalidRecord, match="retention"):
+        unconfigured.put(FACTS, "k", fact("x", metadata={"retention": "short"}))
+
+
+def test_ttl_sweep_forgets_typed_records_with_an_audit_row(make, clock):
+    store = make()
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.put(FACTS, "city", fact("Alice lives in Paris"), ttl=60)
+    store.put(("notes",), "n", {"text": "hello"}, ttl=60)
+    clock.advance(minutes=61)
+    sweep_ttl = store.sweep_ttl()
+    if asyncio.iscoroutine(sweep_ttl):
+        sweep_ttl = _await(store, sweep_ttl)
+    assert sweep_ttl == 3  # the record, its older version, the untyped item
+    assert [e["to_status"] for e in store.audit(FACTS, "city")][-2:] == [
+        "forgotten", "forgotten"]
+    assert store.check_invariants().ok
+
+
+def test_async_sweep(make, clock):
+    store = make()
+    store.put(FACTS, "city", fact("Alice lives in Lyon", confidence=0.2))
+    clock.advance(days=YEARS_OF_DISUSE)
+    assert _await(store, store.asweep()).expired == 1
+    clock.advance(days=181)
+    assert _await(store, store.asweep()).gc.forgotten == 1
+
+
+def _await(store: Any, coro: Any) -> Any:
+    loop = getattr(store, "loop", None)
+    if loop is not None:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+    return asyncio.run(coro)
+
+
+# ------------------------------------------------------------------ pure rules
+
+
+def test_decay_and_boost():
+    s = LifecycleSettings()
+    assert access_boost(0, s) == 1.0 and access_boost(2, s) == pytest.approx(1.2)
+    assert access_boost(1000, s) == 1.5
+    assert decay_freshness(180, 180, 0, s) == pytest.approx(0.5)
+    assert decay_freshness(0, 180, 10, s) == 1.0  # capped at 1
+    assert decay_freshness(-5, 180, 0, s) == 1.0  # a clock skew never boosts past 1
+    assert decay_freshness(10**6, None, 0, s) == 1.0
+
+
+def test_next_status_rules():
+    s = LifecycleSettings()
+    assert next_status("fact", "active", 0.049, s) == "expired"
+    assert next_status("fact", "active", 0.05, s) == "active"
+    assert next_status("observation", "active", 0.0, s) == "expired"
+    for kind in ("episode", "procedure", "policy", "preference"):
+        assert next_status(kind, "active", 0.0, s) == "active"
+    assert next_status("fact", "provisional", 0.0, s) == "provisional"
+    assert on_access("expired") == "active" and on_access("revoked") == "revoked"
+
+
+def test_gc_rule():
+    s = normalize_lifecycle({"gc_after_days": 10, "gc_below_confidence": 0.6})
+    assert gc_due(10, 0.59, s) and not gc_due(9.9, 0.1, s) and not gc_due(100, 0.6, s)
+
+
+def test_retention_rules():
+    s = normalize_lifecycle({"retention": {"classes": {"short": 7, "hold": None}}})
+    assert retention_of({"metadata": {"retention": "short"}}, s) == ("short", 7.0)
+    assert retention_of({"metadata": {"retention": "hold"}}, s) == ("hold", None)
+    assert retention_of({"metadata": {}}, s) == (None, None)
+    assert retention_of({"metadata": {"retention": "gone"}}, s) == ("gone", None)
+    check_retention_class({"metadata": {"retention": None}}, s, "x")
+    with pytest.raises(InvalidRecord, match="retention=7"):
+        check_retention_class({"metadata": {"retention": 7}}, s, "x")
+
+
+def test_split_history():
+    assert split_history({"$history": True}) == (True, None)
+    assert split_history({"$history": False, "a": 1}) == (False, {"a": 1})
+    assert split_history({"a": 1}) == (False, {"a": 1})
+    with pytest.raises(InvalidQuery, match="use True"):
+        split_history({"$history": "true"})
+
+
+@pytest.mark.parametrize(
+    "config, match",
+    [
+        ({"expiry_flor": 0.1}, "unknown key"),
+        ({"expiry_floor": 1.5}, "expiry_floor=1.5"),
+        ({"expiry_floor": float("nan")}, "expiry_floor=nan"),
+        ({"access_boost_cap": 0.5}, "access_boost_cap"),
+        ({"gc_after_days": -1}, "gc_after_days"),
+        ({"gc_below_confidence": True}, "gc_below_confidence"),
+        ({"access_flush_every": 0}, "access_flush_every"),
+        ({"retention": [30]}, "retention="),
+        ({"retention": {"classes": {"short": 30}, "defualt": 1}}, "unknown key"),
+        ({"retention": {"classes": {"short": 0}}}, "retention class 'short'=0"),
+        ({"retention": {"classes": {"": 30}}}, "retention class name"),
+        ({"retention": {"classes": {"short": "30"}}}, "positive number of days"),
+        ({"retention": {"default": -3}}, "retention default=-3"),
+        ("strict", "must be a dict"),
+    ],
+)
+def test_bad_lifecycle_config_is_a_typed_error(config, match):
+    with pytest.raises(ConfigurationError, match=match):
+        normalize_lifecycle(config)
+
+
+def test_store_rejects_a_bad_lifecycle_config():
+    from langgraph_typed_memory import SqliteMemoryStore
+
+    with pytest.raises(ConfigurationError, match="expiry_floor"):
+        with SqliteMemoryStore.from_conn_string(":memory:", lifecycle={"expiry_floor": 2}):
+            pass
