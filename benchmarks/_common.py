@@ -203,3 +203,227 @@ def postgres_backend(
             return make
 
         yield database, create
+
+
+# ------------------------------------------------------------------------------ synthetic data
+# Shared by latency.py, ingest.py and the tests of the harnesses (added for SPEC H2/H4).
+
+SYNTHETIC_DIMS = 384
+"""Vector width of the synthetic data: MiniLM's, so `LocalEmbeddings` can embed the queries."""
+_SYLLABLES = ("ba ko ri mu te sa lo vi ne da pe gu fi ro ta mi zo ke lu ha "
+              "no ja wi be so di ga pu re").split()
+
+
+def vocabulary(size: int = 4000) -> list[str]:
+    """Deterministic pseudo-words ("baba", "koba"...), none an English stop word.
+
+    Example:
+        >>> words = vocabulary(50)
+        >>> len(set(words)), words[0]
+        (50, 'baba')
+    """
+    words: dict[str, None] = {}
+    for length in (2, 3, 4):
+        for i in range(len(_SYLLABLES) ** length):
+            parts, n = [], i
+            for _ in range(length):
+                parts.append(_SYLLABLES[n % len(_SYLLABLES)])
+                n //= len(_SYLLABLES)
+            words.setdefault("".join(parts))
+            if len(words) == size:
+                return list(words)
+    return list(words)
+
+
+class ZipfText:
+    """Random content words whose frequencies follow Zipf's law, as in real text.
+
+    Word ranks follow Zipf over `size` + `skip` words, without the `skip` most frequent
+    ranks: those are function words, which the lexical retrievers drop as stop words. The
+    commonest word left is in about 2% of 12-word texts (as "work" or "time" would be), so
+    common query words match thousands of records at 100k and the lexical retriever does
+    real work; rare ones match few.
+
+    Example:
+        >>> text = ZipfText(seed=1)
+        >>> len(text.words(5).split())
+        5
+    """
+
+    def __init__(self, seed: int, size: int = 50_000, exponent: float = 1.0,
+                 skip: int = 100) -> None:
+        self.vocab = np.array(vocabulary(size))
+        weights = 1.0 / np.arange(skip + 1, skip + len(self.vocab) + 1) ** exponent
+        self.p = weights / weights.sum()
+        self.rng = np.random.default_rng(seed)
+
+    def words(self, n: int) -> str:
+        return " ".join(self.rng.choice(self.vocab, size=n, p=self.p))
+
+    def lines(self, count: int, low: int, high: int) -> list[str]:
+        """`count` texts of `low` to `high` words (drawn in one go: fast for 100k texts)."""
+        drawn = self.rng.choice(len(self.vocab), size=(count, high), p=self.p)
+        lengths = self.rng.integers(low, high + 1, size=count)
+        return [" ".join(self.vocab[row[:n]]) for row, n in zip(drawn, lengths, strict=True)]
+
+
+def unit_vectors(rng: np.random.Generator, n: int, dims: int = SYNTHETIC_DIMS) -> np.ndarray:
+    """n random unit vectors (float32), one per row.
+
+    Example:
+        >>> rows = unit_vectors(np.random.default_rng(0), 3, 8)
+        >>> rows.shape, bool(np.allclose(np.linalg.norm(rows, axis=1), 1))
+        ((3, 8), True)
+    """
+    rows = rng.standard_normal((n, dims), dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows
+
+
+class LookupEmbeddings(Embeddings):
+    """Serves precomputed vectors by text: embedding costs ~0 and stays out of the timings.
+
+    `add(texts, matrix)` registers a block of vectors (kept as numpy, one row per text);
+    `query_model`, if set, embeds query texts for real (`embed_query`), to time retrieval
+    including the query embedding. LangGraph's stores embed queries with `embed_documents`,
+    which always looks up.
+
+    Example:
+        >>> emb = LookupEmbeddings()
+        >>> emb.add(["a", "b"], np.eye(2, dtype=np.float32))
+        >>> emb.embed_documents(["b"]), emb.embed_query("a")
+        ([[0.0, 1.0]], [1.0, 0.0])
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[np.ndarray] = []
+        self.where: dict[str, tuple[int, int]] = {}
+        self.query_model: Embeddings | None = None
+
+    def add(self, texts: Sequence[str], matrix: np.ndarray) -> None:
+        block = len(self.blocks)
+        self.blocks.append(matrix)
+        self.where.update((t, (block, i)) for i, t in enumerate(texts))
+
+    def vector(self, text: str) -> np.ndarray:
+        block, row = self.where[text]
+        return self.blocks[block][row]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.vector(t).tolist() for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.query_model is not None:
+            return self.query_model.embed_query(text)
+        return self.vector(text).tolist()
+
+
+def top_keys(keys: Sequence[str], matrix: np.ndarray, query: np.ndarray, k: int) -> list[str]:
+    """The k keys whose rows have the highest cosine with `query` (unit rows): an exact scan.
+
+    Example:
+        >>> top_keys(["a", "b", "c"], np.eye(3, dtype=np.float32), np.array([0, 1, 0.5]), 2)
+        ['b', 'c']
+    """
+    sims = matrix @ query
+    if len(sims) > k:
+        best = np.argpartition(-sims, k)[:k]
+        best = best[np.argsort(-sims[best])]
+    else:
+        best = np.argsort(-sims)
+    return [keys[int(i)] for i in best]
+
+
+# ------------------------------------------------------------------------------------ resources
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident set size so far, in MiB (Linux reports KiB)."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def sqlite_size_mb(conn: sqlite3.Connection) -> float:
+    """Size on disk of a SQLite database file, its WAL included, in MiB."""
+    path = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+    total = sum(os.path.getsize(p) for p in (path, path + "-wal") if p and os.path.exists(p))
+    return round(total / 2**20, 1)
+
+
+def postgres_size_mb(url: str) -> float:
+    """`pg_database_size` of the database at `url`, in MiB."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    assert row is not None
+    return round(row[0] / 2**20, 1)
+
+
+def postgres_analyze(url: str) -> None:
+    """Refresh the planner's statistics after a bulk load (autovacuum would, a bit later)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+def postgres_version(url: str) -> str:
+    """`PostgreSQL 18.6 + pgvector 0.8.6` of the server at `url`."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        version = conn.execute("SHOW server_version").fetchone()
+        vector = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+    return f"PostgreSQL {version[0] if version else '?'} + pgvector {vector[0] if vector else '?'}"
+
+
+def bulk_put(
+    store: BaseStore, ops: Sequence[Any], label: str, chunk: int = 2000
+) -> tuple[int, float]:
+    """Write `ops` (PutOps) with one `store.batch` per chunk; returns (items, seconds)."""
+    start = last = time.perf_counter()
+    for first in range(0, len(ops), chunk):
+        store.batch(ops[first : first + chunk])
+        done = min(first + chunk, len(ops))
+        now = time.perf_counter()
+        if now - last > 10 or done == len(ops):
+            last = now
+            log(f"  {label}: {done}/{len(ops)} written ({done / (now - start):.0f} items/s)")
+    return len(ops), time.perf_counter() - start
+
+
+@contextmanager
+def profiled(sink: dict[str, Any], name: str, enabled: bool) -> Iterator[None]:
+    """cProfile the block; the top functions by own time go to stderr and `sink[name]`."""
+    import cProfile
+    import io
+    import pstats
+
+    if not enabled:
+        yield
+        return
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profile, stream=out)
+        stats.sort_stats("tottime").print_stats(15)
+        total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
+        top = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:15]  # type: ignore[attr-defined]
+        sink[name] = {
+            "total_s": round(total, 3),
+            "top_by_own_time": [
+                {"function": f"{Path(f).name}:{line}({fn})", "calls": nc,
+                 "own_s": round(tt, 3), "cumulative_s": round(ct, 3)}
+                for (f, line, fn), (_, nc, tt, ct, _) in top
+            ],
+        }
+        log(f"profile {name}:\n{out.getvalue()}")

@@ -1,0 +1,396 @@
+"""Continuity across sessions (SPEC H5): what session 1 taught, seen by session 2's prompt.
+
+Scripted two-session scenarios are played through the memory chat graph
+(`create_memory_chat_graph`, offline defaults: rule extractor, extractive responder and
+summary; an `InMemorySaver` checkpointer). In session 1 (thread `<scenario>-1`) a user states
+preferences, facts and corrections; an administrator may author tenant policies
+(`store.put`, as policies are never promoted from chat). Session 2 is a new thread
+(`<scenario>-2`) whose first message asks something that depends on session 1; its assembled
+prompt (`memory_prompt`, the text of every message) is what is checked:
+
+* statements: each expected value (a city, a language, a policy limit...) is in the prompt;
+* corrections: the corrected, old value is absent from the prompt (and the new one present,
+  counted with the statements); a correction counts only if the old value was remembered
+  first (a version of a record session 1 wrote holds it), else it is listed as never learned;
+* leaks: no prompt of any turn of any scenario contains a private value of another
+  scenario's user (every scenario has its own user; the isolation pairs share a tenant, or a
+  user id across two tenants); must be 0;
+* prompt tokens per turn (the trace's `tokens.total`), both sessions.
+
+Every session-1 statement uses a phrasing the rule extractor supports
+(`langgraph_typed_memory.extraction.extract_rules`); phrasings common in real chats that it
+does not extract are listed in docs/benchmarks.md, not bent into the scenarios.
+
+`--index local` gives the store the bundled offline MiniLM (`LocalEmbeddings`, hybrid
+retrieval); `--index none` (the default of a bare store) retrieves facts lexically. Default:
+both, one after the other.
+
+Usage:
+    python benchmarks/continuity.py                     # both backends, both index settings
+    python benchmarks/continuity.py --backend sqlite --index none --quick --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import Clock, log, machine, postgres_backend, sqlite_backend, torch_threads
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+TENANT = "cont"
+QUICK_SCENARIOS = 8
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    category: str
+    session1: tuple[str, ...]
+    question: str
+    expect: tuple[str, ...]
+    """Values that must be in the session-2 prompt (one per session-1 statement)."""
+    absent: tuple[str, ...] = ()
+    """Corrected values that must not be in the session-2 prompt."""
+    private: tuple[str, ...] = ()
+    """Values only this user stated: no other user's prompt may contain them."""
+    tenant: str = TENANT
+    policies: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """Tenant policies authored before session 1 (key, value)."""
+    policies_between: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """Tenant policies authored between the sessions (a new version of the same key)."""
+    user: str = ""
+
+    @property
+    def user_id(self) -> str:
+        return self.user or f"user-{self.name}"
+
+
+def _s(name: str, category: str, session1: Sequence[str], question: str,
+       expect: Sequence[str], absent: Sequence[str] = (), private: Sequence[str] | None = None,
+       **kw: Any) -> Scenario:
+    return Scenario(name, category, tuple(session1), question, tuple(expect), tuple(absent),
+                    tuple(expect if private is None else private), **kw)
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    # ---- preferences (D1: loaded exhaustively, whatever the question)
+    _s("pref-language", "preference", ["Please always answer in French."],
+       "How do I reset my router?", ["French"], private=()),
+    _s("pref-format", "preference", ["I prefer answers in bullet points."],
+       "What are the steps to renew a passport?", ["bullet points"], private=()),
+    _s("pref-name", "preference", ["Call me Theodora."], "Can you draft a short email for me?",
+       ["Theodora"]),
+    _s("pref-tone", "preference", ["Keep your answers concise."],
+       "Explain how vaccines work.", ["concise"], private=()),
+    _s("pref-timezone", "preference", ["My timezone is America/Winnipeg."],
+       "When should I schedule the call with the London office?", ["America/Winnipeg"]),
+    _s("pref-units", "preference", ["Use metric units."], "How far is a half marathon?",
+       ["metric"], private=()),
+    _s("pref-json", "preference", ["I'd like responses in JSON."],
+       "List three fruits that are high in vitamin C.", ["json"], private=()),
+    _s("pref-dates", "preference", ["Write dates as DD/MM/YYYY."],
+       "When is the next leap day?", ["DD/MM/YYYY"], private=()),
+    _s("pref-instruction", "preference", ["From now on, always cite your sources."],
+       "Is coffee bad for your health?", ["cite your sources"], private=()),
+    # ---- facts (D2: ranked by the session-2 question)
+    _s("fact-city", "fact", ["I live in Ljubljana."],
+       "Any good restaurants near where I live?", ["Ljubljana"]),
+    _s("fact-work", "fact", ["I work at Initech as a data engineer."],
+       "Should I ask my employer for a raise as a data engineer?",
+       ["Initech", "data engineer"], private=["Initech"]),
+    _s("fact-allergy", "fact", ["I'm allergic to hazelnuts."],
+       "Can you suggest a snack for my hike, given my allergy?", ["hazelnuts"]),
+    _s("fact-diet", "fact", ["I'm pescatarian."],
+       "What should I cook tonight for my diet?", ["pescatarian"]),
+    _s("fact-dog", "fact", ["My dog's name is Biscuit."],
+       "Suggest a good toy for my dog.", ["Biscuit"]),
+    _s("fact-pets", "fact", ["I have three ferrets."],
+       "How big a cage do my ferrets need?", ["three ferrets"]),
+    _s("fact-age", "fact", ["I'm 34 years old."],
+       "What retirement savings make sense at my age?", ["34"], private=()),
+    _s("fact-partner", "fact", ["My partner's name is Ingrid."],
+       "What gift could I buy my partner?", ["Ingrid"]),
+    _s("fact-several", "fact",
+       ["I live in Tallinn and I work at Skype.", "I'm a violinist."],
+       "Which orchestra near where I live would take a violinist who keeps a day job at "
+       "my employer?",
+       ["Tallinn", "Skype", "violinist"]),
+    # ---- corrections (the old value must be gone)
+    _s("fix-city", "correction", ["I live in Lisbon.", "Actually, I moved to Porto last month."],
+       "What should I visit near where I live?", ["Porto"], absent=["Lisbon"]),
+    _s("fix-employer", "correction",
+       ["I work at Globex.", "I don't work at Globex anymore, I work at Umbrella now."],
+       "How do I introduce my employer at the conference?", ["Umbrella"],
+       absent=["Globex"]),
+    _s("fix-name", "correction", ["Call me Bobby.", "Actually, call me Robert."],
+       "Please write my signature line.", ["Robert"], absent=["Bobby"]),
+    _s("fix-occupation", "correction",
+       ["I'm a teacher.", "I'm no longer a teacher; I'm a principal now."],
+       "What books would help me in my work as a principal?", ["principal"],
+       absent=["teacher"], private=()),
+    _s("fix-format", "correction", ["Use markdown.", "Actually, use plain text."],
+       "Summarize the rules of chess.", ["plain text"], absent=["markdown"], private=()),
+    _s("fix-color", "correction",
+       ["My favorite color is teal.", "Actually my favorite color is mauve."],
+       "Which paint should I choose, given my favorite color?", ["mauve"], absent=["teal"]),
+    _s("fix-language", "correction",
+       ["Please answer in Spanish.", "Actually, please answer in German."],
+       "How do I boil an egg?", ["German"], absent=["Spanish"], private=()),
+    # ---- policies (authored by an administrator, never promoted from chat)
+    _s("policy-refund", "policy", ["I bought a kettle last week."],
+       "Can I get a refund for the kettle?", ["max_refund_usd", "250"], private=(),
+       tenant="cont-policy-a",
+       policies=(("refunds", {"value": {"max_refund_usd": 250}, "created_by": "ops"}),)),
+    _s("policy-updated", "policy", ["I need help with my invoice."],
+       "What discount can I get on my invoice?", ["max_discount_pct", "15"], absent=["7.5"],
+       private=(), tenant="cont-policy-b",
+       policies=(("discounts", {"value": {"max_discount_pct": 7.5}, "created_by": "ops"}),),
+       policies_between=(("discounts", {"value": {"max_discount_pct": 15}, "version": 2,
+                                        "created_by": "ops"}),)),
+    # ---- isolation pairs (each must see only its own memory)
+    _s("pair-city-a", "isolation", ["I live in Reykjavik."],
+       "What is the weather like where I live?", ["Reykjavik"], tenant="cont-pairs"),
+    _s("pair-city-b", "isolation", ["I live in Nairobi."],
+       "What is the weather like where I live?", ["Nairobi"], tenant="cont-pairs"),
+    _s("pair-dog-a", "isolation", ["My dog's name is Pickles."],
+       "What should I feed my dog?", ["Pickles"], tenant="cont-pairs"),
+    _s("pair-dog-b", "isolation", ["My dog's name is Waffles."],
+       "What should I feed my dog?", ["Waffles"], tenant="cont-pairs"),
+    _s("pair-tenant-a", "isolation", ["I work at Hooli."],
+       "How do I ask my employer for a day off?", ["Hooli"], tenant="cont-acme", user="sam"),
+    _s("pair-tenant-b", "isolation", ["I work at Vandelay Industries."],
+       "How do I ask my employer for a day off?", ["Vandelay Industries"],
+       tenant="cont-globex", user="sam"),
+    _s("pair-name-a", "isolation", ["Call me Zephyrine."], "Say hello to me.", ["Zephyrine"],
+       tenant="cont-pairs"),
+    _s("pair-name-b", "isolation", ["Call me Octavian."], "Say hello to me.", ["Octavian"],
+       tenant="cont-pairs"),
+)
+
+
+def check_scenarios(scenarios: Sequence[Scenario]) -> None:
+    """Private values must be unique, or a 'leak' could be a shared word."""
+    for s in scenarios:
+        for other in scenarios:
+            if other is s:
+                continue
+            text = " ".join((*other.session1, other.question, *other.expect)).lower()
+            clash = [v for v in s.private if v.lower() in text]
+            if clash:
+                raise SystemExit(f"scenario {s.name}: private {clash} also in {other.name}")
+
+
+@dataclass
+class Result:
+    scenario: str
+    category: str
+    present: list[str]
+    missing: list[str]
+    corrected: list[str]
+    not_corrected: list[str]
+    never_learned: list[str]
+    """Corrected values no session-1 prompt ever showed (the first statement was not
+    remembered): the correction is vacuous and not counted either way."""
+    leaks: list[str]
+    prompt_tokens: list[int]
+    """The trace's `tokens.total` of every turn, session 1 then session 2."""
+    promotions: list[str] = field(default_factory=list)
+
+
+def prompt_text(out: dict[str, Any]) -> str:
+    from langgraph_typed_memory.nodes._common import message_text
+
+    return "\n".join(message_text(m) for m in out["memory_prompt"])
+
+
+def play(store: Any, scenarios: Sequence[Scenario], clock: Clock) -> list[Result]:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_typed_memory.graph import create_memory_chat_graph
+
+    graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
+    prompts: dict[str, list[str]] = {}
+    written: dict[str, set[tuple[tuple[str, ...], str]]] = {}
+    tokens: dict[str, list[int]] = {}
+    promotions: dict[str, list[str]] = {}
+    session2: dict[str, str] = {}
+
+    def turn(s: Scenario, thread: str, text: str) -> str:
+        clock.now += timedelta(minutes=1)
+        config: RunnableConfig = {"configurable": {
+            "thread_id": f"{s.name}-{thread}", "tenant_id": s.tenant, "user_id": s.user_id}}
+        out = graph.invoke({"messages": [HumanMessage(text)]}, config)
+        prompt = prompt_text(out)
+        prompts.setdefault(s.name, []).append(prompt)
+        written.setdefault(s.name, set()).update(
+            ((f"tenant:{s.tenant}", f"user:{s.user_id}", p["kind"]), p["key"])
+            for p in out["memory_trace"].get("promotions", []) if p.get("key"))
+        tokens.setdefault(s.name, []).append(out["memory_trace"]["tokens"]["total"])
+        promotions.setdefault(s.name, []).extend(
+            f"{p['kind']}:{p['outcome']}" for p in out["memory_trace"].get("promotions", []))
+        return prompt
+
+    def author(s: Scenario, policies: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        for key, value in policies:
+            store.put((f"tenant:{s.tenant}", "policy"), key, value)
+
+    for s in scenarios:  # every session 1 first: later users' memory exists during session 2
+        author(s, s.policies)
+        for text in s.session1:
+            turn(s, "1", text)
+    for s in scenarios:
+        author(s, s.policies_between)
+        session2[s.name] = turn(s, "2", s.question)
+
+    results = []
+    for s in scenarios:
+        prompt = session2[s.name].lower()
+        question = s.question.lower()
+        # Every version of every record session 1 wrote (or an administrator authored),
+        # superseded ones included.
+        records = written.get(s.name, set()) | {
+            ((f"tenant:{s.tenant}", "policy"), key) for key, _ in s.policies}
+        learned = json.dumps([item.value for ns, key in sorted(records)
+                              for item in store.history(ns, key)]).lower()
+        remembered = [v for v in s.absent if v.lower() in learned]
+        without_question = prompt.replace(question, "")
+        foreign = [(o.name, v) for o in scenarios if o is not s for v in o.private]
+        leaks = [f"{name}:{v}" for p in prompts[s.name] for name, v in foreign
+                 if v.lower() in p.lower()]
+        results.append(Result(
+            s.name, s.category,
+            present=[v for v in s.expect if v.lower() in prompt],
+            missing=[v for v in s.expect if v.lower() not in prompt],
+            corrected=[v for v in remembered if v.lower() not in without_question],
+            not_corrected=[v for v in remembered if v.lower() in without_question],
+            never_learned=[v for v in s.absent if v not in remembered],
+            leaks=leaks, prompt_tokens=tokens[s.name], promotions=promotions[s.name],
+        ))
+    return results
+
+
+def summary(results: Sequence[Result]) -> dict[str, Any]:
+    statements = sum(len(r.present) + len(r.missing) for r in results)
+    corrections = sum(len(r.corrected) + len(r.not_corrected) for r in results)
+    tokens = [t for r in results for t in r.prompt_tokens]
+    by_category: dict[str, dict[str, int]] = {}
+    for r in results:
+        c = by_category.setdefault(r.category, {"scenarios": 0, "statements": 0, "present": 0})
+        c["scenarios"] += 1
+        c["statements"] += len(r.present) + len(r.missing)
+        c["present"] += len(r.present)
+    return {
+        "scenarios": len(results),
+        "statements": statements,
+        "statements_present": sum(len(r.present) for r in results),
+        "statements_share": round(sum(len(r.present) for r in results) / statements, 4),
+        "corrections": corrections,
+        "corrections_applied": sum(len(r.corrected) for r in results),
+        "corrections_share": round(sum(len(r.corrected) for r in results) / corrections, 4)
+        if corrections else None,
+        "leaks": sum(len(r.leaks) for r in results),
+        "turns": len(tokens),
+        "prompt_tokens_mean": round(float(np.mean(tokens)), 1),
+        "prompt_tokens_max": int(max(tokens)),
+        "by_category": by_category,
+        "missing": {r.scenario: r.missing for r in results if r.missing},
+        "not_corrected": {r.scenario: r.not_corrected for r in results if r.not_corrected},
+        "never_learned": {r.scenario: r.never_learned for r in results if r.never_learned},
+        "leaked": {r.scenario: r.leaks for r in results if r.leaks},
+    }
+
+
+HEAD = ("| backend | index | scenarios | statements present | corrections applied | "
+        "cross-user leaks | prompt tokens per turn (mean / max) |")
+
+
+def table(runs: dict[str, dict[str, Any]]) -> str:
+    lines = [HEAD, "|---" * (HEAD.count("|") - 1) + "|"]
+    for name, s in runs.items():
+        backend, index = name.split("/")
+        corr = (f"{s['corrections_applied']}/{s['corrections']} ({s['corrections_share']:.2f})"
+                if s["corrections"] else "")
+        lines.append(
+            f"| {backend} | {index} | {s['scenarios']} | {s['statements_present']}/"
+            f"{s['statements']} ({s['statements_share']:.2f}) | {corr} | {s['leaks']} "
+            f"| {s['prompt_tokens_mean']:.0f} / {s['prompt_tokens_max']} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--index", choices=("none", "local", "both"), default="both",
+                        help="store without an index (lexical) or with the bundled MiniLM")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"the first {QUICK_SCENARIOS} scenarios of each category")
+    parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(arguments)
+    scenarios = list(SCENARIOS)
+    if args.quick:  # a few of each category, isolation pairs kept whole
+        scenarios = [s for s in SCENARIOS if s.category == "isolation"][:4]
+        for category in ("preference", "fact", "correction", "policy"):
+            scenarios += [s for s in SCENARIOS if s.category == category][:2]
+    check_scenarios(scenarios)
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    indexes = ("none", "local") if args.index == "both" else (args.index,)
+    meta: dict[str, Any] = {
+        "command": " ".join(["python", "benchmarks/continuity.py", *arguments]),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "scenarios": [s.name for s in scenarios],
+        "load1": os.getloadavg()[0],
+    }
+    log(f"machine: {meta['machine']}")
+    runs: dict[str, dict[str, Any]] = {}
+    details: dict[str, list[dict[str, Any]]] = {}
+    with ExitStack() as stack:
+        stack.enter_context(torch_threads(1))
+        pg = None
+        clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))  # moved a minute per turn
+        for backend in backends:
+            for index_name in indexes:
+                index = None
+                if index_name == "local":
+                    from langgraph_typed_memory import LocalEmbeddings
+
+                    index = {"dims": 384, "embed": LocalEmbeddings(), "fields": ["text"]}
+                if backend == "sqlite":
+                    make = stack.enter_context(sqlite_backend(clock))(f"cont_{index_name}")
+                else:
+                    pg = pg or stack.enter_context(postgres_backend(clock))[0]
+                    make = pg(f"cont_{index_name}")
+                store = make(index=index)
+                store.setup()  # type: ignore[attr-defined]
+                log(f"{backend}, index {index_name}: {len(scenarios)} scenarios")
+                results = play(store, scenarios, clock)
+                name = f"{backend}/{index_name}"
+                runs[name] = summary(results)
+                details[name] = [asdict(r) for r in results]
+                log(f"  {table({name: runs[name]}).splitlines()[-1]}")
+    print(f"Continuity (H5), {len(scenarios)} two-session scenarios")
+    print(table(runs))
+    for name, s in runs.items():
+        for label in ("missing", "not_corrected", "never_learned", "leaked"):
+            if s[label]:
+                print(f"{name} {label}: {s[label]}")
+    if args.json:
+        report = {"meta": meta, "runs": runs, "details": details}
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

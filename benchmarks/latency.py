@@ -1,0 +1,598 @@
+"""Retrieval latency at scale (SPEC H2): the retrieve node's full fan-out at 1k-100k memories.
+
+One user scope (`("tenant:bench", "user:u", KIND)`) grows to each size in turn (default 1k,
+10k, 100k memories: three facts for each episode, plus 5 preferences, 3 policies and 3
+procedures for the D1 lookups); then `--others` memories (default 100k) are spread over 100
+other tenants and the largest scope is measured again. Texts are Zipf-distributed
+pseudo-words (common words match many records, so the lexical retriever does real work);
+vectors are random 384-d unit vectors served by a lookup embedder (`LookupEmbeddings`), so
+embedding costs nothing and stays out of the main figures. Query texts are 4 words of the
+same distribution with their own random vectors.
+
+Rows, per size:
+
+* `typed_memory` `fan-out`: the retrieve node (`create_retrieve_node(store)`, one store
+  batch: policies, procedures, preferences exhaustively, facts top 8 and episodes top 4 by
+  hybrid search), timed around `node.invoke`; p50/p95 ms excluding query embedding.
+  recall@10: the same store's vector results (a store object on the same database with
+  `lexical_weight` 0 and no freshness or confidence priors, so its order is the vector
+  order; one facts and one episodes search per query, limit 10) against an exact numpy scan
+  of the scope's facts and episodes.
+* `typed_memory` `facts vector search`: that vector-only facts search alone (limit 10), to
+  set beside LangGraph's single vector search.
+* `typed_memory` `fan-out + MiniLM query`: the fan-out with the query embedded by the bundled
+  offline MiniLM (`LocalEmbeddings`, one torch thread) for fewer queries; the embedding
+  alone is in the JSON.
+* `langgraph_postgres` (with Postgres): LangGraph's `PostgresStore` (default HNSW index),
+  same vectors, `search(facts namespace, query, limit=10)`, recall@10 against the exact scan.
+* `langgraph_inmemory`: LangGraph's `InMemoryStore`, same search, up to 100k memories and a
+  few queries (it scans in Python).
+
+Each system loads with one `store.batch([PutOp...])` per chunk of 2,000 and reports its
+ingest rate for the stage. Postgres databases get `ANALYZE` after each load (autovacuum
+would do it a little later). Also reported: database size on disk (SQLite file + WAL,
+`pg_database_size`) and the harness process's peak RSS after each system's pass (it includes
+the dataset's vectors; Postgres' memory is the server's, not counted).
+
+Usage:
+    python benchmarks/latency.py                        # both backends, 1k/10k/100k + 100k others
+    python benchmarks/latency.py --backend sqlite --quick --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    SYNTHETIC_DIMS,
+    Clock,
+    LookupEmbeddings,
+    ZipfText,
+    bulk_put,
+    log,
+    machine,
+    peak_rss_mb,
+    percentiles,
+    postgres_analyze,
+    postgres_backend,
+    postgres_size_mb,
+    postgres_version,
+    profiled,
+    sqlite_backend,
+    sqlite_size_mb,
+    top_keys,
+    torch_threads,
+    unit_vectors,
+    vocabulary,
+)
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore, PutOp
+
+TENANT, USER = "bench", "u"
+SCOPE = (f"tenant:{TENANT}", f"user:{USER}")
+OTHER_TENANTS = 100
+K = 10
+WARMUP = 3
+CHUNK = 2000
+INMEMORY_CAP = 100_000
+CONFIG: RunnableConfig = {"configurable": {"tenant_id": TENANT, "user_id": USER}}
+VECTOR_ONLY = {"lexical_weight": 0.0, "freshness_weight": 0.0, "confidence_weight": 0.0}
+
+
+# ------------------------------------------------------------------------------------ data
+
+
+class Dataset:
+    """Scope rows (facts and episodes in the measured scope), then rows of other tenants.
+
+    Row i of the scope is an episode when i % 4 == 3, else a fact; the first N rows are the
+    scope at size N. Every row has a text, an embedded text and a random unit vector.
+    """
+
+    def __init__(self, scope_rows: int, other_rows: int, queries: int, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        text = ZipfText(seed)
+        self.n = scope_rows
+        self.others = other_rows
+        total = scope_rows + other_rows
+        bodies = text.lines(total, 8, 16)
+        titles = text.lines(total, 2, 4)
+        self.kinds = np.where(np.arange(total) % 4 == 3, "episode", "fact")
+        self.keys = [f"{'e' if k == 'episode' else 'f'}{i}" for i, k in enumerate(self.kinds)]
+        self.values: list[dict[str, Any]] = []
+        self.embed_texts: list[str] = []
+        seen: set[str] = set()
+        for i in range(total):
+            body = bodies[i]
+            if self.kinds[i] == "fact":
+                while body in seen:  # unique embedded texts: one vector per text
+                    body += " " + vocabulary(1)[0]
+                seen.add(body)
+                self.values.append({"subject": "user", "predicate": f"topic_{i % 40}",
+                                    "content": body})
+                self.embed_texts.append(body)
+            else:
+                embed = f"{titles[i]}\n{body}"
+                while embed in seen:
+                    body += " " + vocabulary(1)[0]
+                    embed = f"{titles[i]}\n{body}"
+                seen.add(embed)
+                self.values.append({"title": titles[i], "summary": body})
+                self.embed_texts.append(embed)
+        self.vectors = unit_vectors(rng, total)
+        self.query_texts = list(dict.fromkeys(text.lines(queries * 2, 4, 4)))[:queries]
+        self.query_vectors = unit_vectors(rng, len(self.query_texts))
+        self.embedder = LookupEmbeddings()
+        self.embedder.add(self.embed_texts, self.vectors)
+        self.embedder.add(self.query_texts, self.query_vectors)
+
+    def namespace(self, i: int) -> tuple[str, ...]:
+        if i < self.n:
+            return (*SCOPE, str(self.kinds[i]))
+        j = i - self.n
+        return (f"tenant:o{j % OTHER_TENANTS}", f"user:u{j % 7}", str(self.kinds[i]))
+
+    def typed_ops(self, rows: range) -> list[PutOp]:
+        return [PutOp(self.namespace(i), self.keys[i], self.values[i]) for i in rows]
+
+    def plain_ops(self, rows: range) -> list[PutOp]:
+        """The same items for LangGraph's stores: the embedded text as the value's `text`."""
+        return [PutOp(self.namespace(i), self.keys[i], {"text": self.embed_texts[i]})
+                for i in rows]
+
+    def exact_top(self, size: int, kind: str, query: int) -> list[str]:
+        rows = np.flatnonzero(self.kinds[:size] == kind)
+        return top_keys([self.keys[r] for r in rows], self.vectors[rows],
+                        self.query_vectors[query], K)
+
+
+def d1_ops() -> list[PutOp]:
+    """The handful of exact-lookup records the fan-out always loads."""
+    ops = [PutOp((*SCOPE, "preference"), key, {"value": value}) for key, value in (
+        ("language", "English"), ("output_format", "markdown"), ("tone", "concise"),
+        ("timezone", "Europe/Paris"), ("units", "metric"))]
+    ops += [PutOp((*SCOPE, "policy"), f"policy{i}",
+                  {"value": {"rule": f"limit {i}", "max_usd": 100 * i}, "created_by": "ops"})
+            for i in range(3)]
+    ops += [PutOp((*SCOPE, "procedure"), f"procedure{i}",
+                  {"rule": f"Step {i}: confirm the order number before refunding."})
+            for i in range(3)]
+    return ops
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    scope: int
+    total: int
+
+
+def stages(sizes: Sequence[int], others: int) -> list[Stage]:
+    out = [Stage(f"{n:,}", n, n) for n in sizes]
+    if others:
+        n = max(sizes)
+        out.append(Stage(f"{n:,} + {others:,} other tenants", n, n + others))
+    return out
+
+
+# ------------------------------------------------------------------------------------ results
+
+
+@dataclass
+class Row:
+    system: str
+    stage: str
+    scope_memories: int
+    total_memories: int
+    measure: str
+    queries: int
+    p50_ms: float
+    p95_ms: float
+    recall_at_10: float | None = None
+    ingest_items_per_s: float | None = None
+    db_mb: float | None = None
+    peak_rss_mb: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def timed(call: Callable[[int], Any], queries: Sequence[int]) -> tuple[list[float], list[Any]]:
+    """Run `call(j)` for each query (after a warm-up), returning ms per call and the results."""
+    for j in queries[:WARMUP]:
+        call(j)
+    times, results = [], []
+    for j in queries:
+        start = time.perf_counter()
+        results.append(call(j))
+        times.append((time.perf_counter() - start) * 1000)
+    return times, results
+
+
+def recall(found: Sequence[Sequence[str]], expected: Sequence[Sequence[str]]) -> float:
+    hits = sum(len(set(f[:K]) & set(e)) for f, e in zip(found, expected, strict=True))
+    return round(hits / sum(len(e) for e in expected), 4)
+
+
+# ------------------------------------------------------------------------------------ systems
+
+
+class System:
+    """A store that grows stage by stage; `measure` returns the stage's rows."""
+
+    name = ""
+
+    def __init__(self, data: Dataset, store: BaseStore, size_mb: Callable[[], float | None]):
+        self.data = data
+        self.store = store
+        self.size_mb = size_mb
+        self.loaded = 0
+
+    def ops(self, rows: range) -> list[PutOp]:
+        return self.data.plain_ops(rows)
+
+    def after_load(self) -> None:
+        """Hook after each stage's load (ANALYZE on Postgres)."""
+
+    def grow(self, stage: Stage) -> float:
+        """Load the stage's new rows; returns the ingest rate (items/s)."""
+        if stage.total == self.loaded:
+            return 0.0
+        rows = range(self.loaded, stage.total)
+        items, seconds = bulk_put(self.store, self.ops(rows), f"{self.name} {stage.name}", CHUNK)
+        self.loaded = stage.total
+        self.after_load()
+        return round(items / seconds, 1)
+
+    def row(self, stage: Stage, measure: str, times: Sequence[float], **kw: Any) -> Row:
+        spread = percentiles(times)
+        return Row(self.name, stage.name, stage.scope, stage.total, measure, len(times),
+                   spread["p50_ms"], spread["p95_ms"], **kw)
+
+
+class LangGraphSystem(System):
+    """LangGraph's InMemoryStore or PostgresStore: vector search over the facts namespace."""
+
+    def __init__(self, name: str, data: Dataset, store: BaseStore,
+                 size_mb: Callable[[], float | None], queries: int,
+                 after_load: Callable[[], None] | None = None) -> None:
+        super().__init__(data, store, size_mb)
+        self.name = name
+        self.queries = queries
+        self._after_load = after_load
+
+    def after_load(self) -> None:
+        if self._after_load:
+            self._after_load()
+
+    def measure(self, stage: Stage, rate: float) -> list[Row]:
+        data, ns = self.data, (*SCOPE, "fact")
+        picked = list(range(min(self.queries, len(data.query_texts))))
+
+        def search(j: int) -> list[str]:
+            return [item.key for item in self.store.search(ns, query=data.query_texts[j],
+                                                           limit=K)]
+
+        times, found = timed(search, picked)
+        expected = [data.exact_top(stage.scope, "fact", j) for j in picked]
+        return [self.row(stage, "facts vector search (limit 10)", times,
+                         recall_at_10=recall(found, expected), ingest_items_per_s=rate,
+                         db_mb=self.size_mb())]
+
+
+class TypedSystem(System):
+    """The product: the retrieve node's fan-out, a vector-only store for recall."""
+
+    def __init__(self, name: str, data: Dataset, make: Callable[..., BaseStore],
+                 size_mb: Callable[[], float | None], queries: int, model_queries: int,
+                 model: Any, after_load: Callable[[], None] | None = None,
+                 make_vector_only: Callable[..., BaseStore] | None = None) -> None:
+        index = {"dims": SYNTHETIC_DIMS, "embed": data.embedder, "fields": ["text"]}
+        store = make(index=index)
+        store.setup()  # type: ignore[attr-defined]
+        super().__init__(data, store, size_mb)
+        self.name = name
+        # Its own connection on SQLite: a store object caches a scope's vectors and sees
+        # commits of other connections (PRAGMA data_version), not of another store object
+        # on its own connection.
+        self.vector_only = (make_vector_only or make)(index=index, retrieval=VECTOR_ONLY)
+        self.lexical_only = make()  # no index: the lexical retriever alone
+        self.profile = False
+        self.queries = queries
+        self.model_queries = model_queries
+        self.model = model
+        self._after_load = after_load
+        from langgraph_typed_memory.nodes import create_retrieve_node
+
+        self.node = create_retrieve_node(self.store)
+
+    def ops(self, rows: range) -> list[PutOp]:
+        ops = self.data.typed_ops(rows)
+        return d1_ops() + ops if rows.start == 0 else ops
+
+    def after_load(self) -> None:
+        if self._after_load:
+            self._after_load()
+
+    def fan_out(self, j: int) -> dict[str, Any]:
+        state = {"messages": [HumanMessage(self.data.query_texts[j])]}
+        out = self.node.invoke(state, CONFIG)
+        return out  # type: ignore[no-any-return]
+
+    def check(self, out: dict[str, Any]) -> None:
+        trace = out["memory_trace"]
+        if trace["degraded"] or trace["retrieval"]["retrieval_mode"] != "hybrid":
+            raise SystemExit(f"{self.name}: the fan-out degraded: {trace['retrieval']} "
+                             f"{trace['degraded']}")
+        context = out["memory_context"]
+        counts = {slot: len(items) for slot, items in context.items()}
+        if counts["preferences"] != 5 or counts["policies"] != 3 or counts["procedures"] != 3:
+            raise SystemExit(f"{self.name}: D1 lookups returned {counts}")
+
+    def measure(self, stage: Stage, rate: float) -> list[Row]:
+        data = self.data
+        picked = list(range(min(self.queries, len(data.query_texts))))
+        times, outs = timed(self.fan_out, picked)
+        for out in outs:
+            self.check(out)
+
+        def vector_search(kind: str) -> Callable[[int], list[str]]:
+            ns = (*SCOPE, kind)
+
+            def search(j: int) -> list[str]:
+                results = self.vector_only.search(ns, query=data.query_texts[j], limit=K)
+                return [item.key for item in results]
+
+            return search
+
+        fact_times, fact_found = timed(vector_search("fact"), picked)
+        _, episode_found = timed(vector_search("episode"), picked)
+        expected = [data.exact_top(stage.scope, "fact", j) for j in picked]
+        expected += [data.exact_top(stage.scope, "episode", j) for j in picked]
+        rows = [
+            self.row(stage, "retrieve node fan-out (D1 + D2)", times,
+                     recall_at_10=recall(fact_found + episode_found, expected),
+                     ingest_items_per_s=rate, db_mb=self.size_mb(),
+                     extra={"slots": {slot: len(items) for slot, items in
+                                      outs[0]["memory_context"].items()}}),
+            self.row(stage, "facts vector search (limit 10)", fact_times,
+                     recall_at_10=recall(fact_found, expected[: len(picked)])),
+        ]
+        if self.profile:
+            rows.extend(self.profile_rows(stage, picked))
+        if self.model is not None and self.model_queries:
+            with_model = picked[: self.model_queries]
+            data.embedder.query_model = self.model
+            try:
+                model_times, outs = timed(self.fan_out, with_model)
+            finally:
+                data.embedder.query_model = None
+            for out in outs:
+                self.check(out)
+            alone, _ = timed(lambda j: self.model.embed_query(data.query_texts[j]), with_model)
+            rows.append(self.row(stage, "fan-out + MiniLM query embedding", model_times,
+                                 extra={"query_embedding_alone": percentiles(alone)}))
+        return rows
+
+
+    def profile_rows(self, stage: Stage, picked: list[int]) -> list[Row]:
+        """Where the fan-out's time goes: lexical alone, and a cProfile of 20 fan-outs."""
+        ns, texts = (*SCOPE, "fact"), self.data.query_texts
+
+        def lexical(j: int) -> Any:
+            return self.lexical_only.search(ns, query=texts[j], limit=K)
+
+        lexical_times, _ = timed(lexical, picked)
+        sink: dict[str, Any] = {}
+        with profiled(sink, f"{self.name} {stage.name}: 20 fan-outs", True):
+            for j in picked[:20]:
+                self.fan_out(j)
+        return [
+            self.row(stage, "facts lexical-only search (store without index)", lexical_times),
+            self.row(stage, "cProfile of 20 fan-outs (JSON: top functions)", [0.0],
+                     extra=sink),
+        ]
+
+
+# ------------------------------------------------------------------------------------ run
+
+
+def run_system(system: System, plan: Sequence[Stage], cap: int | None = None) -> list[Row]:
+    rows: list[Row] = []
+    for stage in plan:
+        if cap is not None and stage.total > cap:
+            log(f"{system.name}: skipping {stage.name} (over {cap:,} memories)")
+            continue
+        rate = system.grow(stage)
+        log(f"{system.name} {stage.name}: measuring")
+        new = system.measure(stage, rate)  # type: ignore[attr-defined]
+        for r in new:
+            log(f"  {r.measure}: p50 {r.p50_ms:.2f} ms, p95 {r.p95_ms:.2f} ms, "
+                f"recall@10 {r.recall_at_10}")
+        rows.extend(new)
+    if rows:
+        rows[-1].peak_rss_mb = peak_rss_mb()
+    return rows
+
+
+def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
+    sizes = sorted(args.sizes)
+    plan = stages(sizes, args.others)
+    log(f"generating {max(sizes):,} + {args.others:,} memories and {args.queries} queries")
+    data = Dataset(max(sizes), args.others, args.queries, args.seed)
+    meta["peak_rss_mb_after_dataset"] = peak_rss_mb()
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    model = None
+    if args.model_queries:
+        from langgraph_typed_memory import LocalEmbeddings
+
+        model = LocalEmbeddings()
+        model.embed_query("warm up")
+    clock = Clock(datetime.now(UTC))
+    rows: list[Row] = []
+    with ExitStack() as stack:
+        stack.enter_context(torch_threads(1))
+        create: Callable[[str], str] | None = None
+        if "postgres" in backends:
+            _, create = stack.enter_context(postgres_backend(clock))
+        for backend in backends:
+            if backend == "sqlite":
+                make = stack.enter_context(sqlite_backend(clock))("latency")
+
+                def sqlite_size(store_ref: list[Any]) -> Callable[[], float]:
+                    return lambda: sqlite_size_mb(store_ref[0].store.conn)
+
+                ref: list[Any] = []
+                system: System = TypedSystem("typed_memory (sqlite)", data, make,
+                                             sqlite_size(ref), args.queries,
+                                             args.model_queries, model,
+                                             make_vector_only=_second_sqlite(stack, make, clock))
+                ref.append(system)
+            else:
+                assert create is not None
+                url = create("latency_typed")
+                meta["postgres"] = postgres_version(url)
+                system = TypedSystem(
+                    "typed_memory (postgres)", data, _pg_factory(stack, url, clock),
+                    partial(postgres_size_mb, url), args.queries, args.model_queries,
+                    model, after_load=partial(postgres_analyze, url))
+            system.profile = args.profile  # type: ignore[attr-defined]
+            rows.extend(run_system(system, plan))
+            system.store = system.vector_only = None  # type: ignore[assignment,attr-defined]
+        if create is not None and args.langgraph_postgres:
+            from langgraph.store.postgres import PostgresStore
+
+            url = create("latency_langgraph")
+            index = {"dims": SYNTHETIC_DIMS, "embed": data.embedder, "fields": ["text"]}
+            pg = stack.enter_context(
+                PostgresStore.from_conn_string(url, index=index)  # type: ignore[arg-type]
+            )
+            pg.setup()
+            rows.extend(run_system(LangGraphSystem(
+                "langgraph_postgres (HNSW)", data, pg, partial(postgres_size_mb, url),
+                args.queries, after_load=partial(postgres_analyze, url)), plan))
+        if args.inmemory_queries:
+            from langgraph.store.memory import InMemoryStore
+
+            index = {"dims": SYNTHETIC_DIMS, "embed": data.embedder, "fields": ["text"]}
+            memory = InMemoryStore(index=index)  # type: ignore[arg-type]
+            rows.extend(run_system(LangGraphSystem(
+                "langgraph_inmemory", data, memory, lambda: None, args.inmemory_queries), plan,
+                cap=INMEMORY_CAP))
+    return rows
+
+
+def _second_sqlite(
+    stack: ExitStack, make: Callable[..., BaseStore], clock: Clock
+) -> Callable[..., BaseStore]:
+    """A factory of stores on a second connection to the database `make` opens."""
+    from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+
+    first = make()
+    path = next(r[2] for r in first.conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
+                if r[1] == "main")
+    conn = connect_sqlite(path)
+    stack.callback(conn.close)
+
+    def second(**kwargs: Any) -> BaseStore:
+        return SqliteMemoryStore(conn, clock=clock, **kwargs)
+
+    return second
+
+
+def _pg_factory(stack: ExitStack, url: str, clock: Clock) -> Callable[..., BaseStore]:
+    import psycopg
+
+    from langgraph_typed_memory.store.postgres import PostgresMemoryStore
+
+    conn = stack.enter_context(psycopg.connect(url, autocommit=True))
+
+    def make(**kwargs: Any) -> BaseStore:
+        return PostgresMemoryStore(conn, clock=clock, **kwargs)
+
+    return make
+
+
+HEAD = ("| system | memories in scope / total | measure | queries | p50 ms | p95 ms | recall@10 "
+        "| ingest items/s | db MiB | peak RSS MiB |")
+
+
+def table(rows: Sequence[Row]) -> str:
+    def num(value: float | None, fmt: str) -> str:
+        return "" if value is None else format(value, fmt)
+
+    lines = [HEAD, "|---" * (HEAD.count("|") - 1) + "|"]
+    for r in rows:
+        lines.append(
+            f"| {r.system} | {r.scope_memories:,} / {r.total_memories:,} | {r.measure} "
+            f"| {r.queries} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {num(r.recall_at_10, '.3f')} "
+            f"| {num(r.ingest_items_per_s, ',.0f')} | {num(r.db_mb, ',.1f')} "
+            f"| {num(r.peak_rss_mb, ',.0f')} |")
+    return "\n".join(lines)
+
+
+def parse_sizes(text: str) -> list[int]:
+    return [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--sizes", type=parse_sizes, default=[1000, 10_000, 100_000],
+                        help="memories in the scope, comma-separated (default 1000,10000,100000)")
+    parser.add_argument("--others", type=int, default=100_000,
+                        help="memories in other tenants, added after the largest size")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per stage")
+    parser.add_argument("--model-queries", type=int, default=30,
+                        help="queries timed with live MiniLM query embedding (0: skip)")
+    parser.add_argument("--inmemory-queries", type=int, default=5,
+                        help="queries for LangGraph's InMemoryStore (0: skip it)")
+    parser.add_argument("--no-langgraph-postgres", dest="langgraph_postgres",
+                        action="store_false", help="skip LangGraph's PostgresStore")
+    parser.add_argument("--profile", action="store_true",
+                        help="add the lexical retriever alone and a cProfile of the fan-out")
+    parser.add_argument("--seed", type=int, default=20260601)
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 300,1000, 1000 others, 20 queries (seconds)")
+    parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(arguments)
+    if args.quick:
+        args.sizes, args.others, args.queries = [300, 1000], 1000, 20
+        args.model_queries = min(args.model_queries, 3)
+    meta: dict[str, Any] = {
+        "command": " ".join(["python", "benchmarks/latency.py", *arguments]),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "backend": args.backend,
+        "sizes": args.sizes,
+        "others": args.others,
+        "queries": args.queries,
+        "dims": SYNTHETIC_DIMS,
+        "load1": os.getloadavg()[0],
+    }
+    log(f"machine: {meta['machine']}")
+    rows = run(args, meta)
+    meta["load1_end"] = os.getloadavg()[0]
+    print(f"Retrieval latency (H2), backend {args.backend}, {args.queries} queries per stage, "
+          f"{SYNTHETIC_DIMS}-d vectors, {meta.get('postgres', '')}")
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps({"meta": meta, "rows": [asdict(r) for r in rows]},
+                                        indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""Bounded prompt (SPEC H3): assembled prompt tokens over a 1,000-turn conversation.
+
+A synthetic user talks to the memory chat graph (`create_memory_chat_graph`, offline
+defaults: rule extractor, extractive responder and summary, no language model; an
+`InMemorySaver` checkpointer; one thread) for `--turns` turns. The user's messages cycle
+through statements the rule extractor turns into memories (facts that accumulate: "My
+favorite <thing> is <value>.", "I have <n> <things>."; stateful facts that supersede: "I live
+in <city>."; preferences), questions about what was said, chit-chat, and now and then a long
+paragraph, so durable memory, the running summary and the verbatim window all grow.
+
+At the reported turns (10, 50, 100, 250, 500, 1000) it prints the assembled prompt's tokens
+(the `memory_prompt` messages counted with the assembler's tiktoken encoding, 3 framing tokens
+per message: the same arithmetic as the trace's `tokens.total`, which is checked against it),
+its split by slot, the budget, and the full transcript's tokens (every message so far,
+verbatim, same arithmetic). The JSON has every turn's total, and the maximum over all turns.
+
+Usage:
+    python benchmarks/prompt_budget.py                    # both backends, 1,000 turns
+    python benchmarks/prompt_budget.py --backend sqlite --quick --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from _common import Clock, ZipfText, log, machine, percentiles, postgres_backend, sqlite_backend
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+REPORT_AT = (10, 50, 100, 250, 500, 1000)
+QUICK_TURNS = 60
+THINGS = ("color", "book", "movie", "song", "food", "drink", "city", "sport", "game", "band",
+          "season", "flower", "tree", "bird", "car", "painter", "poet", "dish", "snack", "fruit")
+CITIES = ("Lyon", "Paris", "Berlin", "Madrid", "Rome", "Oslo")
+PETS = ("cats", "dogs", "parrots", "fish", "rabbits", "turtles")
+
+
+def user_turn(i: int, text: ZipfText) -> str:
+    """The synthetic user's i-th message (deterministic for a given `text` seed)."""
+    slot = i % 10
+    if slot == 0:
+        return f"My favorite {THINGS[i % len(THINGS)]} is {text.words(2).title()}."
+    if slot == 1:
+        return f"What do you remember about my favorite {THINGS[(i // 3) % len(THINGS)]}?"
+    if slot == 2:
+        return f"I have {2 + i % 7} {PETS[i % len(PETS)]}."
+    if slot == 3:
+        return "Thanks, that's great!"
+    if slot == 4:
+        return f"I live in {CITIES[(i // 10) % len(CITIES)]}."
+    if slot == 5:
+        return ("Here is some context for the project: " + text.words(120) + ". "
+                "Can you keep it in mind?")
+    if slot == 6:
+        return ("Please answer in French." if (i // 10) % 2 else "Please answer in English.")
+    if slot == 7:
+        return f"Can you tell me more about {text.words(3)}?"
+    if slot == 8:
+        return f"My {THINGS[(i + 7) % len(THINGS)]} teacher is {text.words(1).title()}."
+    return f"I think {text.words(6)}."
+
+
+@dataclass
+class TurnReport:
+    turn: int
+    assembled_tokens: int
+    trace_total: int
+    budget: int
+    over_budget: bool
+    transcript_tokens: int
+    messages: int
+    slots: dict[str, int]
+    memories: int
+    ms_per_turn: float
+
+
+def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
+    """Tokens of a list of chat messages: content plus the assembler's per-message framing."""
+    from langgraph_typed_memory.assembly import MESSAGE_OVERHEAD_TOKENS, count_tokens
+    from langgraph_typed_memory.nodes._common import message_text
+
+    return sum(count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+
+def count_memories(store: Any) -> int:
+    from langgraph.store.base import SearchOp
+
+    ops = [SearchOp(("tenant:bench", "user:u", kind), None, 10_000, 0, None)
+           for kind in ("fact", "preference", "episode")]
+    return sum(len(found) for found in store.batch(ops))
+
+
+def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
+         report_at: Sequence[int]) -> tuple[list[TurnReport], list[int], list[float]]:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_typed_memory.graph import create_memory_chat_graph
+
+    graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver(),
+                                     assembly={"budget_tokens": budget})
+    config: RunnableConfig = {
+        "configurable": {"thread_id": "long", "tenant_id": "bench", "user_id": "u"}}
+    text = ZipfText(seed)
+    totals: list[int] = []
+    times: list[float] = []
+    reports: list[TurnReport] = []
+    transcript = 0
+    for i in range(1, turns + 1):
+        clock.now += timedelta(minutes=2)  # the store's clock: freshness moves on
+        start = time.perf_counter()
+        out = graph.invoke({"messages": [HumanMessage(user_turn(i, text))]}, config)
+        times.append((time.perf_counter() - start) * 1000)
+        tokens = out["memory_trace"]["tokens"]
+        assembled = prompt_tokens(out["memory_prompt"])
+        if assembled != tokens["total"]:
+            raise SystemExit(f"turn {i}: counted {assembled} tokens, the trace says "
+                             f"{tokens['total']}")
+        totals.append(assembled)
+        transcript += prompt_tokens(out["messages"][-2:])  # this turn's user message and reply
+        if i in report_at or i == turns:
+            slots = {k: tokens[k] for k in ("policies", "procedures", "preferences", "facts",
+                                            "episodes", "summary", "recent", "overhead")}
+            reports.append(TurnReport(
+                i, assembled, tokens["total"], tokens["budget"], tokens["over_budget"],
+                transcript, len(out["messages"]), slots, count_memories(store),
+                round(sum(times[-10:]) / len(times[-10:]), 1)))
+            log(f"  turn {i}: prompt {assembled} tokens (budget {budget}), transcript "
+                f"{transcript}, {reports[-1].memories} memories, "
+                f"{reports[-1].ms_per_turn} ms/turn")
+    return reports, totals, times
+
+
+HEAD = ("| backend | turn | assembled prompt tokens | budget | full transcript tokens | "
+        "facts | preferences | summary | recent | memories | ms/turn |")
+
+
+def table(results: dict[str, list[TurnReport]]) -> str:
+    lines = [HEAD, "|---" * (HEAD.count("|") - 1) + "|"]
+    for backend, reports in results.items():
+        for r in reports:
+            lines.append(
+                f"| {backend} | {r.turn} | {r.assembled_tokens} | {r.budget} "
+                f"| {r.transcript_tokens:,} | {r.slots['facts']} | {r.slots['preferences']} "
+                f"| {r.slots['summary']} | {r.slots['recent']} | {r.memories} "
+                f"| {r.ms_per_turn} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--budget", type=int, default=1500, help="AssemblyConfig budget_tokens")
+    parser.add_argument("--seed", type=int, default=20260603)
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} turns (seconds)")
+    parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(arguments)
+    if args.quick:
+        args.turns = QUICK_TURNS
+    report_at = [t for t in REPORT_AT if t <= args.turns] if not args.quick else [10, 50]
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    meta: dict[str, Any] = {
+        "command": " ".join(["python", "benchmarks/prompt_budget.py", *arguments]),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "turns": args.turns,
+        "budget": args.budget,
+        "load1": os.getloadavg()[0],
+    }
+    log(f"machine: {meta['machine']}")
+    results: dict[str, list[TurnReport]] = {}
+    per_turn: dict[str, Any] = {}
+    for backend in backends:
+        clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))
+        with ExitStack() as stack:
+            if backend == "sqlite":
+                make = stack.enter_context(sqlite_backend(clock))("prompt_budget")
+            else:
+                database, _ = stack.enter_context(postgres_backend(clock))
+                make = database("prompt_budget")
+            store = make()
+            store.setup()  # type: ignore[attr-defined]
+            log(f"{backend}: {args.turns} turns through the chat graph")
+            reports, totals, times = play(store, args.turns, args.budget, args.seed, clock,
+                                          report_at)
+        results[backend] = reports
+        per_turn[backend] = {
+            "assembled_tokens": totals,
+            "max_assembled_tokens": max(totals),
+            "max_from_turn_10": max(totals[9:], default=max(totals)),
+            "turn_ms": percentiles(times),
+        }
+    print(f"Bounded prompt (H3), {args.turns} turns, budget {args.budget} tokens")
+    print(table(results))
+    for backend, info in per_turn.items():
+        print(f"{backend}: max assembled over all turns {info['max_assembled_tokens']} "
+              f"(budget {args.budget}); turn p50 {info['turn_ms']['p50_ms']:.1f} ms, "
+              f"p95 {info['turn_ms']['p95_ms']:.1f} ms")
+    if args.json:
+        report = {"meta": meta, "backends": {b: {"turns": [asdict(r) for r in results[b]],
+                                                 **per_turn[b]} for b in results}}
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

