@@ -17,7 +17,7 @@ from langgraph_typed_memory.lifecycle import initial_status
 from langgraph_typed_memory.namespaces import is_typed
 from langgraph_typed_memory.schemas import content_hash, validate_record
 from langgraph_typed_memory.scoring import freshness, fuse, matches_filter, query_terms
-from langgraph_typed_memory.store.engine import visible_scope_sql
+from langgraph_typed_memory.store.discovery import visible_scope_sql
 from tests.fake_embeddings import HashEmbeddings
 
 

@@ -42,37 +42,27 @@ from langgraph_typed_memory.errors import (
 )
 from langgraph_typed_memory.gate import GateSettings
 from langgraph_typed_memory.lifecycle import (
-    HISTORY_STATUSES,
     check_retention_class,
     initial_status,
     on_access,
-    split_history,
 )
 from langgraph_typed_memory.namespaces import (
-    EXACT_KINDS,
-    Scope,
     TypedNamespace,
     is_typed,
     parse_namespace,
 )
-from langgraph_typed_memory.results import MemoryItem, SearchResults
+from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.schemas import ValidatedRecord, check_json_value, validate_record
 from langgraph_typed_memory.scoring import (
-    DEFAULT_TIER_DECAY_WEIGHTS,
-    freshness,
-    fuse,
     matches_filter,
-    query_terms,
-    tier_half_life,
-    tier_of,
 )
+from langgraph_typed_memory.store import discovery, promotion
 from langgraph_typed_memory.store import freshness as sweeps
-from langgraph_typed_memory.store import promotion
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
 
-__all__ = ["Engine", "Dialect", "HistoryOp", "visible_scope_sql"]
+__all__ = ["Engine", "Dialect", "HistoryOp"]
 
 
 
@@ -114,10 +104,6 @@ class Dialect(Protocol):
     ) -> Plan[list[tuple[int, float]]]: ...
 
 
-_HISTORY_SQL = "m.status IN (" + ", ".join(f"'{s}'" for s in HISTORY_STATUSES) + ")"
-"""What history-mode search may return (a constant list, never caller input)."""
-
-
 def _ts(dt: datetime) -> float:
     return dt.timestamp()
 
@@ -137,23 +123,6 @@ class _Write:
     texts: list[tuple[str, str]]
     """(field, text) pairs to embed."""
     vectors: list[list[float]] | None = None
-
-
-def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
-    """The scope filter of a typed read: own scope plus the wider shared scopes (B2)."""
-    parts = ["m.kind = ?", "m.tenant_id = ?"]
-    params: list[Any] = [kind, scope.tenant_id]
-    if scope.user_id is None:
-        parts.append("m.user_id IS NULL")
-    else:
-        parts.append("(m.user_id IS NULL OR m.user_id = ?)")
-        params.append(scope.user_id)
-    if scope.agent_id is None:
-        parts.append("m.agent_id IS NULL")
-    else:
-        parts.append("(m.agent_id IS NULL OR m.agent_id = ?)")
-        params.append(scope.agent_id)
-    return " AND ".join(parts), params
 
 
 def _prefix_sql(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
@@ -279,7 +248,7 @@ class Engine:
                     results.append([_audit_event(r) for r in rows])
                 else:
                     rows = yield Sql(q.SQL_HISTORY, [ns, op.key])
-                    results.append([self._item(r) for r in rows])
+                    results.append([self.to_item(r) for r in rows])
             else:
                 results.append(None)
         if writes or promotions:
@@ -377,7 +346,7 @@ class Engine:
 
     # ---------------------------------------------------------------- reads
 
-    def _item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
+    def to_item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
         (seq, ident, ns, key, value, kind, tenant, user, agent, status, confidence,
          superseded_by, occurred_at, created_at, updated_at, *_rest) = row
         namespace = tuple(ns.split("."))
@@ -430,9 +399,9 @@ class Engine:
         if not rows:
             return None
         yield from self._refresh([rows[0][0]], op.refresh_ttl)
-        item = self._item(rows[0])
+        item = self.to_item(rows[0])
         if isinstance(item, MemoryItem):
-            yield from self._reactivate([item], actor="store.get")
+            yield from self.reactivate([item], actor="store.get")
             yield from self.note_access([item.memory["id"]])
         return item
 
@@ -477,7 +446,7 @@ class Engine:
             raise
         return len(pending)
 
-    def _reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
+    def reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
         """Expiry is reversed on access (F2): expired items among `items` become active,
         audited, in one transaction; their `memory` says so (`reactivated`)."""
         expired = [i for i in items if isinstance(i, MemoryItem) and i.status == "expired"]
@@ -519,7 +488,7 @@ class Engine:
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[list[Item]]:
         if is_typed(op.namespace_prefix):
-            return (yield from self._typed_search(op, query_vector))
+            return (yield from discovery.typed_search(self, op, query_vector))
         return (yield from self._untyped_search(op, query_vector))
 
     def _untyped_search(
@@ -537,7 +506,7 @@ class Engine:
         if not (op.query and isinstance(query_vector, list)):
             page = rows[op.offset : op.offset + op.limit]
             yield from self._refresh([r[0] for r in page], op.refresh_ttl)
-            return [self._item(r, search=True) for r in page]
+            return [self.to_item(r, search=True) for r in page]
         scored = (
             (yield from self.dialect.vector_scores([r[0] for r in rows], query_vector))
             if rows else []
@@ -545,242 +514,12 @@ class Engine:
         by_seq = {r[0]: r for r in rows}
         scored_seqs = {seq for seq, _ in scored}
         page_scored = scored[op.offset : op.offset + op.limit]
-        out = [self._item(by_seq[seq], score, search=True) for seq, score in page_scored]
+        out = [self.to_item(by_seq[seq], score, search=True) for seq, score in page_scored]
         if len(out) < op.limit:
             scoreless = [r for r in rows if r[0] not in scored_seqs]
-            out.extend(self._item(r, search=True) for r in scoreless[: op.limit - len(out)])
+            out.extend(self.to_item(r, search=True) for r in scoreless[: op.limit - len(out)])
         yield from self._refresh([by_seq[seq][0] for seq, _ in page_scored], op.refresh_ttl)
         return out
-
-    def _typed_search(
-        self, op: SearchOp, query_vector: list[float] | EmbedError | None
-    ) -> Plan[SearchResults]:
-        typed = parse_namespace(op.namespace_prefix)
-        history, plain = split_history(op.filter)  # D5: filter={"$history": True}
-        op = op._replace(filter=plain)
-        results = yield from self._typed_find(op, typed, query_vector, history)
-        # What a search uses (D4): every record of an exact lookup, ranked results of tier
-        # high or standard; a listing or a low-relevance tail is not a use.
-        used = [i for i in results if isinstance(i, MemoryItem) and results.retrieval_mode != "list"
-                and (results.retrieval_mode == "exact" or i.tier in ("high", "standard"))]
-        if history:
-            yield from self._reactivate(used, actor="store.search")
-        yield from self.note_access([i.memory["id"] for i in used])
-        return results
-
-    def _typed_find(
-        self,
-        op: SearchOp,
-        typed: TypedNamespace,
-        query_vector: list[float] | EmbedError | None,
-        history: bool,
-    ) -> Plan[SearchResults]:
-        scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
-        visible = _HISTORY_SQL if history else "m.status = 'active'"
-        where, params = (f"{scope_where} AND {visible} AND {q.LIVE}",
-                         [*scope_params, _ts(self.clock())])
-        if typed.kind in EXACT_KINDS:
-            # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
-            rows = yield Sql(
-                f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
-                "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
-                + ("m.seq DESC" if history else "m.seq"),
-                params,
-            )
-            items = [
-                self._item(r, None, retrieval_mode="exact")
-                for r in rows
-                if matches_filter(self.dialect.load_json(r[4]), op.filter)
-            ]
-            return SearchResults(items, retrieval_mode="exact")
-        if not op.query:
-            rows = yield Sql(
-                f"SELECT {q.COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
-            )
-            rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
-            page = rows[op.offset : op.offset + op.limit]
-            return SearchResults(
-                [self._item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
-            )
-        if not history:
-            scope_where = f"{scope_where} AND m.status = 'active'"
-            return (yield from self._hybrid(
-                op, typed, where, params, query_vector, (scope_where, scope_params)
-            ))
-        # History mode: active and expired records keep their index entries and go through
-        # the cascade; superseded ones have none and are matched on their stored text.
-        indexed = f"{scope_where} AND m.status IN ('active', 'expired')"
-        window = op._replace(offset=0, limit=op.offset + op.limit)
-        found = yield from self._hybrid(
-            window, typed, f"{indexed} AND {q.LIVE}", params, query_vector,
-            (indexed, scope_params),
-        )
-        older = yield from self._superseded_matches(
-            window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
-        )
-        # One common measure for indexed and unindexed versions: the share of the query's
-        # terms a record's text holds scales every score by (1 + share) / 2.
-        terms = set(query_terms(op.query or ""))
-        for item in found:
-            share = self._term_share(typed, item, terms)
-            item.score = (item.score or 0.0) * (1 + share) / 2  # type: ignore[attr-defined]
-        merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
-        return SearchResults(merged[op.offset : op.offset + op.limit],
-                             retrieval_mode=found.retrieval_mode, degraded=found.degraded)
-
-    @staticmethod
-    def _term_share(typed: TypedNamespace, item: Item, terms: set[str]) -> float:
-        """Share of the query terms found in a typed record's indexed text."""
-        if not terms:
-            return 0.0
-        text = validate_record(typed.kind, item.key, item.value, typed.namespace()).search_text
-        return len(terms & set(query_terms(text))) / len(terms)
-
-    def _superseded_matches(
-        self, op: SearchOp, typed: TypedNamespace, where: str, params: list[Any]
-    ) -> Plan[list[Item]]:
-        """History mode (D5): superseded versions matching the query's terms, scored by the
-        share of the terms their indexed text holds, times the usual priors."""
-        terms = list(dict.fromkeys(query_terms(op.query or "")))[:16]
-        if not terms:
-            return []
-        hits = " + ".join(
-            f"(CASE WHEN {self.dialect.position_fn}(lower(CAST(m.value AS TEXT)), ?) > 0 "
-            "THEN 1 ELSE 0 END)" for _ in terms
-        )
-        depth = max(self.retrieval.candidate_depth, op.limit) * 4
-        rows = yield Sql(
-            f"SELECT {q.COLUMNS}, {hits} AS hits FROM memories m WHERE {where} "
-            "ORDER BY hits DESC, m.seq DESC LIMIT ?",
-            [*terms, *params, depth],
-        )
-        settings, now, out = self.retrieval, _ts(self.clock()), []
-        for r in rows:
-            if not r[-1]:
-                break
-            value = self.dialect.load_json(r[4])
-            if not matches_filter(value, op.filter):
-                continue
-            item = self._item(r[:-1])
-            relevance = self._term_share(typed, item, set(terms))
-            if relevance <= 0 or relevance < settings.min_relevance:
-                continue
-            age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
-            fresh = freshness(age_days, settings.half_lives_days.get(typed.kind))
-            score = (relevance * (1 - settings.freshness_weight + settings.freshness_weight * fresh)
-                     * (1 - settings.confidence_weight
-                        + settings.confidence_weight * float(r[10] or 0.0)))
-            out.append(self._item(
-                r[:-1], score * (1 + relevance) / 2, retrieval_mode="like", tier=tier_of(relevance,
-                                                                   *settings.tier_thresholds),
-                relevance=relevance, lexical_rank=None, vector_rank=None,
-            ))
-        return out
-
-    def _hybrid(
-        self,
-        op: SearchOp,
-        typed: TypedNamespace,
-        where: str,
-        params: list[Any],
-        query_vector: list[float] | EmbedError | None,
-        scope: tuple[str, list[Any]],
-    ) -> Plan[SearchResults]:
-        """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like.
-
-        `where`/`params` filter live, active, visible rows; `scope` is the same filter without
-        the expiry condition, which the vector path applies itself (so it can cache).
-        """
-        settings = self.retrieval
-        depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
-        degraded: list[str] = []
-        lexical: list[tuple[int, float]] = []
-        vector: list[tuple[int, float]] = []
-        terms = query_terms(op.query or "")
-        lexical_ran = False
-        if terms:
-            try:
-                lexical = yield from self.dialect.lexical(where, params, terms, depth)
-                lexical_ran = True
-            except Exception as exc:  # a broken full-text index degrades, never fails
-                degraded.append(f"lexical failed: {exc!r:.200}")
-        if isinstance(query_vector, list):
-            vector = yield from self.dialect.vector_top_k(
-                scope[0], scope[1], query_vector, depth, _ts(self.clock()),
-                visible_scope_sql(typed.scope, typed.kind),
-            )
-        elif isinstance(query_vector, EmbedError):
-            degraded.append(f"embedder failed: {query_vector.error!r:.200}")
-        if lexical_ran and isinstance(query_vector, list):
-            mode = "hybrid"
-        elif isinstance(query_vector, list):
-            mode = "vector"
-        elif lexical:
-            mode = "lexical"
-        else:
-            mode = "like"
-            lexical = yield from self._like(where, params, terms or [op.query or ""], depth)
-        candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
-        rows_by_seq: dict[int, tuple[Any, ...]] = {}
-        if candidates:
-            clause, extra = self.dialect.in_list("m.seq", candidates)
-            for r in (yield Sql(f"SELECT {q.COLUMNS} FROM memories m WHERE {clause}", extra)):
-                if matches_filter(self.dialect.load_json(r[4]), op.filter):
-                    rows_by_seq[r[0]] = r
-        now = _ts(self.clock())
-        half_life = settings.half_lives_days.get(typed.kind)
-        priors = {}
-        for seq, r in rows_by_seq.items():
-            age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
-            life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
-                half_life, self.dialect.load_json(r[4]).get("compaction_tier"),
-                getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
-            priors[str(seq)] = (freshness(age_days, life), float(r[10] or 0.0))
-        fused = fuse(
-            [(str(s), score) for s, score in lexical if s in rows_by_seq],
-            [(str(s), score) for s, score in vector if s in rows_by_seq],
-            weights={"lexical": settings.lexical_weight, "vector": settings.vector_weight},
-            method=settings.fusion,
-            rrf_k=settings.rrf_k,
-            priors=priors,
-            freshness_weight=settings.freshness_weight,
-            confidence_weight=settings.confidence_weight,
-            tiers=settings.tier_thresholds,
-        )
-        fused = [f for f in fused if f.relevance >= settings.min_relevance]
-        page = fused[op.offset : op.offset + op.limit]
-        items = [
-            self._item(
-                rows_by_seq[int(f.id)],
-                f.score,
-                retrieval_mode=mode,
-                tier=f.tier,
-                relevance=f.relevance,
-                lexical_rank=f.lexical_rank,
-                vector_rank=f.vector_rank,
-            )
-            for f in page
-        ]
-        return SearchResults(items, retrieval_mode=mode, degraded=degraded)
-
-    def _like(
-        self, where: str, params: list[Any], terms: list[str], depth: int | None
-    ) -> Plan[list[tuple[int, float]]]:
-        """Last resort of the cascade: substring match, ranked by terms matched."""
-        terms = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:16]
-        if not terms:
-            return []
-        hits = " + ".join(
-            f"(CASE WHEN {self.dialect.position_fn}(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)"
-            for _ in terms
-        )
-        rows = yield Sql(
-            f"SELECT m.seq, {hits} AS hits FROM memories m WHERE {where} "
-            f"AND m.search_text IS NOT NULL ORDER BY hits DESC, m.seq",
-            [*terms, *params],
-        )
-        ranked = [(r[0], float(r[1])) for r in rows if r[1] > 0]
-        return ranked if depth is None else ranked[:depth]
 
     # ---------------------------------------------------------------- writes
 

@@ -1,0 +1,296 @@
+"""Semantic discovery (D2) with the cascade (D3), the exact lookup (D1) and history mode (D5).
+
+`typed_search` answers a search on a typed namespace: every visible record of an exact kind,
+or, for a ranked kind, the fusion of the dialect's lexical and vector candidates weighted by
+freshness and confidence (docs/retrieval.md), falling back to vector-only, lexical-only and a
+substring match when a component is missing or failing. History mode adds superseded and
+expired versions. Plans over the engine, like erasure and promotion.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import Item, SearchOp
+
+from langgraph_typed_memory.lifecycle import HISTORY_STATUSES, split_history
+from langgraph_typed_memory.namespaces import EXACT_KINDS, Scope, TypedNamespace, parse_namespace
+from langgraph_typed_memory.results import MemoryItem, SearchResults
+from langgraph_typed_memory.schemas import validate_record
+from langgraph_typed_memory.scoring import (
+    DEFAULT_TIER_DECAY_WEIGHTS,
+    freshness,
+    fuse,
+    matches_filter,
+    query_terms,
+    tier_half_life,
+    tier_of,
+)
+from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql
+
+if TYPE_CHECKING:
+    from langgraph_typed_memory.store.engine import Engine
+
+__all__ = ["typed_search", "visible_scope_sql"]
+
+_HISTORY_SQL = "m.status IN (" + ", ".join(f"'{s}'" for s in HISTORY_STATUSES) + ")"
+"""What history-mode search may return (a constant list, never caller input)."""
+
+
+def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
+    """The scope filter of a typed read: own scope plus the wider shared scopes (B2).
+
+    Example:
+        >>> visible_scope_sql(Scope("acme", user_id="alice"), "fact")[1]
+        ['fact', 'acme', 'alice']
+    """
+    parts = ["m.kind = ?", "m.tenant_id = ?"]
+    params: list[Any] = [kind, scope.tenant_id]
+    if scope.user_id is None:
+        parts.append("m.user_id IS NULL")
+    else:
+        parts.append("(m.user_id IS NULL OR m.user_id = ?)")
+        params.append(scope.user_id)
+    if scope.agent_id is None:
+        parts.append("m.agent_id IS NULL")
+    else:
+        parts.append("(m.agent_id IS NULL OR m.agent_id = ?)")
+        params.append(scope.agent_id)
+    return " AND ".join(parts), params
+
+
+def typed_search(
+    engine: Engine, op: SearchOp, query_vector: list[float] | EmbedError | None
+) -> Plan[SearchResults]:
+    """A search on a typed namespace; what it used is recorded for access tracking (D4)."""
+    typed = parse_namespace(op.namespace_prefix)
+    history, plain = split_history(op.filter)  # D5: filter={"$history": True}
+    op = op._replace(filter=plain)
+    results = yield from _typed_find(engine, op, typed, query_vector, history)
+    # What a search uses (D4): every record of an exact lookup, ranked results of tier
+    # high or standard; a listing or a low-relevance tail is not a use.
+    used = [i for i in results if isinstance(i, MemoryItem) and results.retrieval_mode != "list"
+            and (results.retrieval_mode == "exact" or i.tier in ("high", "standard"))]
+    if history:
+        yield from engine.reactivate(used, actor="store.search")
+    yield from engine.note_access([i.memory["id"] for i in used])
+    return results
+
+
+def _typed_find(
+    engine: Engine,
+    op: SearchOp,
+    typed: TypedNamespace,
+    query_vector: list[float] | EmbedError | None,
+    history: bool,
+) -> Plan[SearchResults]:
+    scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
+    visible = _HISTORY_SQL if history else "m.status = 'active'"
+    where, params = (f"{scope_where} AND {visible} AND {q.LIVE}",
+                     [*scope_params, engine.clock().timestamp()])
+    if typed.kind in EXACT_KINDS:
+        # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
+        rows = yield Sql(
+            f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
+            "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
+            + ("m.seq DESC" if history else "m.seq"),
+            params,
+        )
+        items = [
+            engine.to_item(r, None, retrieval_mode="exact")
+            for r in rows
+            if matches_filter(engine.dialect.load_json(r[4]), op.filter)
+        ]
+        return SearchResults(items, retrieval_mode="exact")
+    if not op.query:
+        rows = yield Sql(
+            f"SELECT {q.COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
+        )
+        rows = [r for r in rows if matches_filter(engine.dialect.load_json(r[4]), op.filter)]
+        page = rows[op.offset : op.offset + op.limit]
+        return SearchResults(
+            [engine.to_item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
+        )
+    if not history:
+        scope_where = f"{scope_where} AND m.status = 'active'"
+        return (yield from _hybrid(engine, 
+            op, typed, where, params, query_vector, (scope_where, scope_params)
+        ))
+    # History mode: active and expired records keep their index entries and go through
+    # the cascade; superseded ones have none and are matched on their stored text.
+    indexed = f"{scope_where} AND m.status IN ('active', 'expired')"
+    window = op._replace(offset=0, limit=op.offset + op.limit)
+    found = yield from _hybrid(engine, 
+        window, typed, f"{indexed} AND {q.LIVE}", params, query_vector,
+        (indexed, scope_params),
+    )
+    older = yield from _superseded_matches(engine, 
+        window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
+    )
+    # One common measure for indexed and unindexed versions: the share of the query's
+    # terms a record's text holds scales every score by (1 + share) / 2.
+    terms = set(query_terms(op.query or ""))
+    for item in found:
+        share = _term_share(typed, item, terms)
+        item.score = (item.score or 0.0) * (1 + share) / 2  # type: ignore[attr-defined]
+    merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
+    return SearchResults(merged[op.offset : op.offset + op.limit],
+                         retrieval_mode=found.retrieval_mode, degraded=found.degraded)
+
+
+def _term_share(typed: TypedNamespace, item: Item, terms: set[str]) -> float:
+    """Share of the query terms found in a typed record's indexed text."""
+    if not terms:
+        return 0.0
+    text = validate_record(typed.kind, item.key, item.value, typed.namespace()).search_text
+    return len(terms & set(query_terms(text))) / len(terms)
+
+
+def _superseded_matches(
+    engine: Engine, op: SearchOp, typed: TypedNamespace, where: str, params: list[Any]
+) -> Plan[list[Item]]:
+    """History mode (D5): superseded versions matching the query's terms, scored by the
+    share of the terms their indexed text holds, times the usual priors."""
+    terms = list(dict.fromkeys(query_terms(op.query or "")))[:16]
+    if not terms:
+        return []
+    hits = " + ".join(
+        f"(CASE WHEN {engine.dialect.position_fn}(lower(CAST(m.value AS TEXT)), ?) > 0 "
+        "THEN 1 ELSE 0 END)" for _ in terms
+    )
+    depth = max(engine.retrieval.candidate_depth, op.limit) * 4
+    rows = yield Sql(
+        f"SELECT {q.COLUMNS}, {hits} AS hits FROM memories m WHERE {where} "
+        "ORDER BY hits DESC, m.seq DESC LIMIT ?",
+        [*terms, *params, depth],
+    )
+    settings, now, out = engine.retrieval, engine.clock().timestamp(), []
+    for r in rows:
+        if not r[-1]:
+            break
+        value = engine.dialect.load_json(r[4])
+        if not matches_filter(value, op.filter):
+            continue
+        item = engine.to_item(r[:-1])
+        relevance = _term_share(typed, item, set(terms))
+        if relevance <= 0 or relevance < settings.min_relevance:
+            continue
+        age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
+        fresh = freshness(age_days, settings.half_lives_days.get(typed.kind))
+        score = (relevance * (1 - settings.freshness_weight + settings.freshness_weight * fresh)
+                 * (1 - settings.confidence_weight
+                    + settings.confidence_weight * float(r[10] or 0.0)))
+        out.append(engine.to_item(
+            r[:-1], score * (1 + relevance) / 2, retrieval_mode="like", tier=tier_of(relevance,
+                                                               *settings.tier_thresholds),
+            relevance=relevance, lexical_rank=None, vector_rank=None,
+        ))
+    return out
+
+
+def _hybrid(
+    engine: Engine,
+    op: SearchOp,
+    typed: TypedNamespace,
+    where: str,
+    params: list[Any],
+    query_vector: list[float] | EmbedError | None,
+    scope: tuple[str, list[Any]],
+) -> Plan[SearchResults]:
+    """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like.
+
+    `where`/`params` filter live, active, visible rows; `scope` is the same filter without
+    the expiry condition, which the vector path applies itself (so it can cache).
+    """
+    settings = engine.retrieval
+    depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
+    degraded: list[str] = []
+    lexical: list[tuple[int, float]] = []
+    vector: list[tuple[int, float]] = []
+    terms = query_terms(op.query or "")
+    lexical_ran = False
+    if terms:
+        try:
+            lexical = yield from engine.dialect.lexical(where, params, terms, depth)
+            lexical_ran = True
+        except Exception as exc:  # a broken full-text index degrades, never fails
+            degraded.append(f"lexical failed: {exc!r:.200}")
+    if isinstance(query_vector, list):
+        vector = yield from engine.dialect.vector_top_k(
+            scope[0], scope[1], query_vector, depth, engine.clock().timestamp(),
+            visible_scope_sql(typed.scope, typed.kind),
+        )
+    elif isinstance(query_vector, EmbedError):
+        degraded.append(f"embedder failed: {query_vector.error!r:.200}")
+    if lexical_ran and isinstance(query_vector, list):
+        mode = "hybrid"
+    elif isinstance(query_vector, list):
+        mode = "vector"
+    elif lexical:
+        mode = "lexical"
+    else:
+        mode = "like"
+        lexical = yield from _like(engine, where, params, terms or [op.query or ""], depth)
+    candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
+    rows_by_seq: dict[int, tuple[Any, ...]] = {}
+    if candidates:
+        clause, extra = engine.dialect.in_list("m.seq", candidates)
+        for r in (yield Sql(f"SELECT {q.COLUMNS} FROM memories m WHERE {clause}", extra)):
+            if matches_filter(engine.dialect.load_json(r[4]), op.filter):
+                rows_by_seq[r[0]] = r
+    now = engine.clock().timestamp()
+    half_life = settings.half_lives_days.get(typed.kind)
+    priors = {}
+    for seq, r in rows_by_seq.items():
+        age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
+        life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
+            half_life, engine.dialect.load_json(r[4]).get("compaction_tier"),
+            getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
+        priors[str(seq)] = (freshness(age_days, life), float(r[10] or 0.0))
+    fused = fuse(
+        [(str(s), score) for s, score in lexical if s in rows_by_seq],
+        [(str(s), score) for s, score in vector if s in rows_by_seq],
+        weights={"lexical": settings.lexical_weight, "vector": settings.vector_weight},
+        method=settings.fusion,
+        rrf_k=settings.rrf_k,
+        priors=priors,
+        freshness_weight=settings.freshness_weight,
+        confidence_weight=settings.confidence_weight,
+        tiers=settings.tier_thresholds,
+    )
+    fused = [f for f in fused if f.relevance >= settings.min_relevance]
+    page = fused[op.offset : op.offset + op.limit]
+    items = [
+        engine.to_item(
+            rows_by_seq[int(f.id)],
+            f.score,
+            retrieval_mode=mode,
+            tier=f.tier,
+            relevance=f.relevance,
+            lexical_rank=f.lexical_rank,
+            vector_rank=f.vector_rank,
+        )
+        for f in page
+    ]
+    return SearchResults(items, retrieval_mode=mode, degraded=degraded)
+
+
+def _like(
+    engine: Engine, where: str, params: list[Any], terms: list[str], depth: int | None
+) -> Plan[list[tuple[int, float]]]:
+    """Last resort of the cascade: substring match, ranked by terms matched."""
+    terms = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:16]
+    if not terms:
+        return []
+    hits = " + ".join(
+        f"(CASE WHEN {engine.dialect.position_fn}(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)"
+        for _ in terms
+    )
+    rows = yield Sql(
+        f"SELECT m.seq, {hits} AS hits FROM memories m WHERE {where} "
+        f"AND m.search_text IS NOT NULL ORDER BY hits DESC, m.seq",
+        [*terms, *params],
+    )
+    ranked = [(r[0], float(r[1])) for r in rows if r[1] > 0]
+    return ranked if depth is None else ranked[:depth]
