@@ -159,12 +159,18 @@ class Engine:
     # ---------------------------------------------------------------- set-up
 
     def setup(self) -> Plan[None]:
-        """Apply pending migrations, each in its own transaction with its bookkeeping row."""
+        """Apply pending migrations, each in its own transaction with its bookkeeping row.
+
+        A database that is up to date is only read, so a role without DDL rights can call
+        it (docs/operations.md)."""
         d = self.dialect
         dims = self.index.dims if self.index else None
-        yield Sql(q.SQL_MIGRATIONS_TABLE)
-        for name, statements in d.migrations(dims):
+        try:
             applied = {r[0] for r in (yield Sql(q.SQL_APPLIED))}
+        except Exception:  # a new database: no bookkeeping table yet
+            yield Sql(q.SQL_MIGRATIONS_TABLE)
+            applied = set()
+        for name, statements in d.migrations(dims):
             if name in applied:
                 continue
             yield Begin()
