@@ -94,6 +94,21 @@ def test_non_stateful_predicates_accumulate(store):
     assert len(store.search(FACTS, query="pet")) == 2
 
 
+def test_a_correction_supersedes_a_fact_keyed_by_content(store):
+    def color(name: str, **extra):
+        return {"kind": "fact", "subject": "user", "predicate": "favorite_color",
+                "content": f"The user's favorite color is {name}.", "value": name,
+                "confidence": 0.9, **extra}
+
+    old = store.promote([color("blue"), {**color("red"), "subject": "bob"}], run_id="r1",
+                        **ALICE)[0]
+    new = store.promote([color("green", correction=True)], run_id="r2", **ALICE)[0]
+    assert new.outcome == "superseded" and new.old_id == old.id and new.key == old.key
+    current = {h.value["subject"]: h.value["value"] for h in store.search(FACTS, limit=10)}
+    assert current == {"user": "green", "bob": "red"}  # the other subject is untouched
+    assert [h.status for h in store.history(FACTS, old.key)] == ["active", "superseded"]
+
+
 def test_contradiction_links_and_needs_review(store):
     strong = store.promote([city("Lyon", 0.95)], run_id="r1", **ALICE)[0]
     weak = store.promote([city("Nice", 0.72)], run_id="r2", **ALICE)[0]

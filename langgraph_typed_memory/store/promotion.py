@@ -21,6 +21,7 @@ from langgraph_typed_memory.gate import (
     Outcome,
     Proposal,
     decide,
+    is_stateful,
     parse_proposal,
     proposal_hash,
     record_key,
@@ -130,6 +131,13 @@ def execute(
             outcomes.append(Outcome(kind, None, "rejected", item.rejection or "invalid"))
             continue
         ns = ".".join(item.typed.namespace())
+        if p.kind == "fact" and p.correction and p.subject and p.predicate and not is_stateful(
+                p, settings):
+            # A correction of a fact keyed by its content: what it corrects is the newest
+            # current fact on the same subject and predicate.
+            prefix = f"{p.subject} {p.predicate} ".lower()
+            found = yield Sql(q.SQL_KEY_FOR_CORRECTION, [ns, len(prefix), prefix])
+            item.key = found[0][0] if found else item.key
         rows = yield Sql(q.SQL_CURRENT_FOR_GATE, [ns, item.key])
         current = None
         if rows:

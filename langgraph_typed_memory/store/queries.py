@@ -42,6 +42,11 @@ SQL_CURRENT_FOR_GATE = (
     "SELECT seq, id, content_hash, confidence, status, evidence, contradicts FROM memories m "
     f"WHERE ns = ? AND key = ? AND {CURRENT}"
 )
+SQL_KEY_FOR_CORRECTION = (
+    f"SELECT key FROM memories m WHERE ns = ? AND {CURRENT} AND m.status != 'expired' "
+    "AND substr(lower(m.search_text), 1, ?) = ? ORDER BY m.seq DESC LIMIT 1"
+)
+"""The newest current fact of a namespace whose subject and predicate start its indexed text."""
 SQL_REPEAT = (
     "UPDATE memories SET repetitions = repetitions + 1, evidence = ?, status = ?, "
     "updated_at = ? WHERE seq = ?"
