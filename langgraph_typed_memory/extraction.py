@@ -477,7 +477,9 @@ def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | 
     """
     if isinstance(result, Mapping) and "parsed" in result and "candidates" not in result:
         result = result["parsed"]
-    items: Any = [] if result is None else getattr(result, "candidates", None)
+    if result is None:  # the model answered in prose instead of calling the schema's tool
+        return ValidatedCandidates([], 1, ["output: no structured answer"])
+    items: Any = getattr(result, "candidates", None)
     items = result.get("candidates") if isinstance(result, Mapping) else items
     if not isinstance(items, (list, tuple)):
         return ValidatedCandidates([], 1, ["output: no list of candidates"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
 
 from langgraph_typed_memory.nodes import (
     create_assemble_node,
@@ -150,6 +151,18 @@ def test_extract_model_failure_falls_back_to_rules():
         {"messages": [HumanMessage("I live in Lyon.")]})
     assert [c["value"] for c in out["memory_candidates"]] == ["Lyon"]
     assert "extraction model failed" in out["memory_trace"]["degraded"][0]
+
+
+def test_extract_model_answering_in_prose_falls_back_to_rules():
+    class Prose(ScriptedChatModel):  # structured output that parsed to nothing
+        def with_structured_output(self, schema, **kwargs):
+            return RunnableLambda(lambda _: None)
+
+    out = create_extract_node(Prose.of("Sure! You live in Lyon.")).invoke(
+        {"messages": [HumanMessage("I live in Lyon.")]})
+    assert [c["value"] for c in out["memory_candidates"]] == ["Lyon"]
+    assert out["memory_trace"]["extraction"]["method"] == "rules"
+    assert "extraction model output unusable" in out["memory_trace"]["degraded"][0]
 
 
 def test_extract_keeps_combined_candidates():

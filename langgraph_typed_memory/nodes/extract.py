@@ -94,6 +94,9 @@ def create_extract_node(
     def from_model(answer: Any, text: str, update: dict[str, Any],
                    extraction: dict[str, Any]) -> dict[str, Any]:
         checked = candidates_from_model_output(answer, text)
+        if any(r.startswith("output:") for r in checked.reasons):  # I5: not structured at all
+            return rules(text, update, extraction,
+                         f"extraction model output unusable ({checked.reasons[0]})")
         extraction.update(method="model", candidates=len(checked.candidates),
                           dropped=checked.dropped)
         return {**update,
