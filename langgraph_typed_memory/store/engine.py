@@ -260,8 +260,11 @@ class Engine:
         if writes or promotions:
             yield Begin()
             yield from self.flush_access()  # D4: buffered access counts ride along
+            deferred: Deferred = {}  # the puts' vector and audit rows, sent in bulk
             for w in writes.values():
-                yield from self._write(w)
+                yield from self._write(w, deferred)
+            for text, rows in deferred.items():
+                yield Sql(text, many=rows)
             for i, prepared in promotions.items():
                 op = ops[i]
                 assert isinstance(op, promotion.PromoteOp)
@@ -529,7 +532,7 @@ class Engine:
 
     # ---------------------------------------------------------------- writes
 
-    def _write(self, w: _Write) -> Plan[None]:
+    def _write(self, w: _Write, deferred: Deferred | None = None) -> Plan[None]:
         op, now = w.op, _ts(self.clock())
         current = yield Sql(q.SQL_CURRENT_ROW, [w.ns, op.key])
         old = current[0] if current else None
@@ -542,7 +545,8 @@ class Engine:
                 yield Sql(q.SQL_REVOKE, [now, old[0]])
                 yield from self._drop_vectors(old[0])
                 yield from self.transition(old[1], w.typed, op.key, old[4], "revoked",
-                                           "deleted with store.delete", actor="store.delete")
+                                           "deleted with store.delete", actor="store.delete",
+                                           deferred=deferred)
             return
         expires = now + op.ttl * 60.0 if op.ttl else None
         if w.typed is None:
@@ -557,7 +561,7 @@ class Engine:
                     None, None, None, None, now, now, expires, op.ttl, None, None, None,
                     None, None, False,
                 ]))[0][0]
-            yield from self._insert_vectors(seq, w)
+            yield from self._insert_vectors(seq, w, deferred)
             return
         record, typed = w.record, w.typed
         assert record is not None and typed is not None
@@ -570,15 +574,17 @@ class Engine:
         if old is not None:
             yield from self.supersede(old[0], new_id)
             yield from self.transition(old[1], typed, op.key, old[4], "superseded",
-                                       f"replaced by {new_id} (store.put)", actor="store.put")
+                                       f"replaced by {new_id} (store.put)", actor="store.put",
+                                       deferred=deferred)
         status = initial_status(typed.kind, typed.scope)
         yield from self.insert_typed(
             new_id, typed, op.key, record, status=status,
             vectors=list(zip(w.texts, w.vectors or [], strict=False)), expires=expires,
-            ttl=op.ttl,
+            ttl=op.ttl, deferred=deferred,
         )
         yield from self.transition(new_id, typed, op.key, None, status,
-                                   "written with store.put", actor="store.put")
+                                   "written with store.put", actor="store.put",
+                                   deferred=deferred)
 
     def supersede(self, old_seq: int, new_id: str) -> Plan[None]:
         """Mark a current row superseded by `new_id`; drop its index entries."""
@@ -596,14 +602,16 @@ class Engine:
         *,
         actor: str,
         run_id: str | None = None,
+        deferred: Deferred | None = None,
     ) -> Plan[None]:
-        """Append one lifecycle transition to the audit log (F1), in the caller's transaction."""
+        """Append one lifecycle transition to the audit log (F1), in the caller's transaction
+        (with `deferred`, the row joins the bulk statements sent before the commit)."""
         scope = typed.scope
-        yield Sql(q.SQL_AUDIT_INSERT, [
+        yield from _emit(q.SQL_AUDIT_INSERT, [
             memory_id, ".".join(typed.namespace()), key, typed.kind, scope.tenant_id,
             scope.user_id, scope.agent_id, _ts(self.clock()), actor, before, after, reason,
             run_id,
-        ])
+        ], deferred)
 
     def insert_typed(
         self,
@@ -620,8 +628,10 @@ class Engine:
         evidence: list[dict[str, Any]] | None = None,
         contradicts: list[str] | None = None,
         needs_review: bool = False,
+        deferred: Deferred | None = None,
     ) -> Plan[int]:
-        """Insert one typed record (and its vectors); returns its seq."""
+        """Insert one typed record (and its vectors: now, or with `deferred` in bulk before the
+        commit); returns its seq."""
         now = _ts(self.clock())
         scope, value, d = typed.scope, record.value, self.dialect
         occurred = _ts(record.occurred_at) if record.occurred_at else None
@@ -633,11 +643,8 @@ class Engine:
             d.dump_json(evidence) if evidence is not None else None,
             d.dump_json(contradicts) if contradicts is not None else None, needs_review,
         ]))[0][0]
-        if vectors:
-            yield Sql(
-                q.SQL_INSERT_VECTOR,
-                many=[[seq, field, d.encode_vector(vec)] for (field, _), vec in vectors],
-            )
+        for (field, _), vec in vectors:
+            yield from _emit(q.SQL_INSERT_VECTOR, [seq, field, d.encode_vector(vec)], deferred)
         return int(seq)
 
     @property
@@ -651,17 +658,24 @@ class Engine:
         if self.index is not None:
             yield Sql(q.SQL_DROP_VECTORS, [seq])
 
-    def _insert_vectors(self, seq: int, w: _Write) -> Plan[None]:
+    def _insert_vectors(self, seq: int, w: _Write, deferred: Deferred | None) -> Plan[None]:
         if not w.texts or not w.vectors:
             return
-        enc = self.dialect.encode_vector
-        yield Sql(
-            q.SQL_INSERT_VECTOR,
-            many=[
-                [seq, field, enc(vec)]
-                for (field, _), vec in zip(w.texts, w.vectors, strict=True)
-            ],
-        )
+        for (field, _), vec in zip(w.texts, w.vectors, strict=True):
+            yield from _emit(q.SQL_INSERT_VECTOR, [seq, field, self.dialect.encode_vector(vec)],
+                             deferred)
+
+
+Deferred = dict[str, list[list[Any]]]
+"""Rows of insert statements a batch sends in bulk (executemany) before its commit."""
+
+
+def _emit(text: str, row: list[Any], deferred: Deferred | None) -> Plan[None]:
+    """Run one insert now, or add its row to `deferred`."""
+    if deferred is None:
+        yield Sql(text, row)
+    else:
+        deferred.setdefault(text, []).append(row)
 
 
 def _audit_event(row: tuple[Any, ...]) -> dict[str, Any]:

@@ -183,7 +183,8 @@ class PostgresMemoryStore(MemoryStoreBase):
                     if isinstance(req, Sql) and req.many is not None:
                         cur.executemany(_statement(req), req.many)
                         return []
-                    cur.execute(_statement(req), req.params if isinstance(req, Sql) else ())
+                    cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
+                                prepare=req.prepare if isinstance(req, Sql) else None)
                     return cur.fetchall() if cur.description else []
 
             def rollback() -> None:
@@ -280,7 +281,8 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                 if isinstance(req, Sql) and req.many is not None:
                     await cur.executemany(_statement(req), req.many)
                     return []
-                await cur.execute(_statement(req), req.params if isinstance(req, Sql) else ())
+                await cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
+                                  prepare=req.prepare if isinstance(req, Sql) else None)
                 return await cur.fetchall() if cur.description else []
 
         async def rollback() -> None:

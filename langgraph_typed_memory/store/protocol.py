@@ -29,6 +29,9 @@ class Sql:
     params: Sequence[Any] = ()
     many: Sequence[Sequence[Any]] | None = field(default=None)
     """If set, executemany over these parameter rows (answer: [])."""
+    prepare: bool | None = None
+    """For drivers that prepare statements (psycopg): False has the server plan each call with
+    its parameters, for statements whose best plan depends on them; None: the driver decides."""
 
 
 @dataclass(frozen=True, slots=True)
