@@ -91,11 +91,6 @@ class Dialect(Protocol):
         `cells` selects the scope's cells in `memory_scope_versions` (cache validity)."""
         ...
 
-    def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
-        """Called after a committed write with the (kind, tenant) pairs it touched (None:
-        everything). Both dialects ignore it now: triggers version every scope change."""
-        ...
-
     def after_erasure(self) -> list[Sql]:
         """Statements that purge erased content from files and index structures."""
         ...
@@ -274,12 +269,6 @@ class Engine:
                         outcome.reason += f" ({degraded_promotions})"
                 results[i] = outcomes
             yield Commit()
-            touched: set[tuple[str | None, str]] = {
-                (w.typed.kind, w.typed.scope.tenant_id) for w in writes.values() if w.typed
-            }
-            touched |= {(p.typed.kind, p.typed.scope.tenant_id)
-                        for prepared in promotions.values() for p in prepared if p.typed}
-            self.dialect.invalidate(touched)
         return results
 
     def _embed_proposals(self, promotions: dict[int, list[promotion.Prepared]]) -> Plan[str]:
@@ -462,7 +451,6 @@ class Engine:
         if not expired:
             return
         now = _ts(self.clock())
-        touched: set[tuple[str | None, str]] = set()
         yield Begin()
         for item in expired:
             if not (yield Sql(q.SQL_REACTIVATE, [now, now, item.memory["id"]])):
@@ -473,10 +461,7 @@ class Engine:
                                        f"read while expired ({actor}): expiry reversed on "
                                        "access", actor=actor)
             item.memory.update(status=after, reactivated=True)
-            touched.add((typed.kind, typed.scope.tenant_id))
         yield Commit()
-        if touched:
-            self.dialect.invalidate(touched)
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
         sql, params = q.SQL_LIST_NS, [_ts(self.clock())]

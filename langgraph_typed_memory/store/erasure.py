@@ -108,7 +108,6 @@ def erase_plan(
     yield Sql(SQL_INSERT_DELETION, [report.event_id, engine.clock().timestamp(), tenant_id,
                                     user_id, actor, reason, d.dump_json(counts)])
     yield Commit()
-    engine.dialect.invalidate({(None, tenant_id)})
     return report
 
 

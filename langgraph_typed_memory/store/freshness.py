@@ -172,7 +172,6 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
     now = engine.clock().timestamp()
     yield Begin()
     yield from engine.flush_access()
-    touched: set[tuple[str | None, str]] = set()
     for kind in sorted(EXPIRING_KINDS):
         half_life = engine.retrieval.half_lives_days.get(kind)
         if half_life is None:
@@ -195,10 +194,7 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
                 actor=ACTOR,
             )
             report.expired[kind] = report.expired.get(kind, 0) + 1
-            touched.add((kind, typed.scope.tenant_id))
     yield Commit()
-    if touched:
-        engine.dialect.invalidate(touched)
     return report
 
 
@@ -222,8 +218,6 @@ def gc_plan(engine: Engine) -> Plan[GcReport]:
     report.forgotten = len(doomed)
     report.older_versions = (yield from forget_plan(engine, doomed, reasons)) - len(doomed)
     yield Commit()
-    if doomed:
-        engine.dialect.invalidate()
     return report
 
 
@@ -257,8 +251,6 @@ def retention_plan(engine: Engine) -> Plan[RetentionReport]:
         report.forgotten[label] = report.forgotten.get(label, 0) + 1
     report.older_versions = (yield from forget_plan(engine, doomed, reasons)) - len(doomed)
     yield Commit()
-    if doomed:
-        engine.dialect.invalidate()
     return report
 
 
@@ -288,7 +280,6 @@ def ttl_plan(engine: Engine) -> Plan[int]:
     deleted += int((yield Sql(SQL_TTL_UNTYPED_COUNT, [now]))[0][0])
     yield Sql(SQL_TTL_UNTYPED, [now])
     yield Commit()
-    engine.dialect.invalidate()
     return deleted
 
 

@@ -171,7 +171,6 @@ def compact_plan(
         yield from engine.transition(r.id, typed, r.key, "active", "compacted",
                                      f"compacted into {new_id} ({group.label})", actor=actor)
     yield Commit()
-    engine.dialect.invalidate({("episode", typed.scope.tenant_id)})
     return new_id, note
 
 
@@ -195,7 +194,6 @@ def merge_plan(engine: Engine, survivor: MemoryRow, merged: Sequence[MemoryRow])
     yield from engine.transition(survivor.id, typed, survivor.key, "active", "active",
                                  f"absorbed {len(merged)} near-identical record(s)", actor=actor)
     yield Commit()
-    engine.dialect.invalidate({(survivor.kind, survivor.tenant_id)})
     return len(merged)
 
 
@@ -238,7 +236,6 @@ def observe_plan(
         f"pattern detected in {pattern.occurrences} sessions ({pattern.category})",
         actor="maintenance:detection")
     yield Commit()
-    engine.dialect.invalidate({("observation", scope.tenant_id)})
     return new_id, note
 
 
@@ -370,7 +367,6 @@ def feedback_plan(
     else:
         result = yield from _observation_feedback(engine, row, verdict, why, actor, settings)
     yield Commit()
-    engine.dialect.invalidate({("observation", row.tenant_id), ("procedure", row.tenant_id)})
     return result
 
 

@@ -499,7 +499,6 @@ def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
                                         for c in DELETION_COLUMNS])
     tick("deletions", len(payload["deletions"]), len(payload["deletions"]))
     yield Commit()
-    d.invalidate({(None, tenant_id)} | {(m["kind"], tenant_id) for m in memories})
     return report
 
 

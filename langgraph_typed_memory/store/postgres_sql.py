@@ -211,9 +211,6 @@ class PostgresDialect:
         """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""
         return []
 
-    def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
-        pass  # the scope versions (triggers) tell the vector cache what changed
-
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
         now: float, cells: tuple[str, Sequence[Any]],

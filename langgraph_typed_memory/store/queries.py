@@ -77,7 +77,6 @@ SQL_REACTIVATE = (
     "WHERE id = ? AND status = 'expired' RETURNING seq"
 )
 """Expiry reversed on access (F2)."""
-SQL_SWEEP_TTL = "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
 SQL_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS memory_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
 )

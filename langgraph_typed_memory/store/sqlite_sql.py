@@ -185,9 +185,6 @@ class SqliteDialect:
             Sql("PRAGMA wal_checkpoint(TRUNCATE)"),
         ]
 
-    def invalidate(self, touched: set[tuple[str | None, str]] | None = None) -> None:
-        pass  # the scope versions (triggers) tell the vector cache what changed
-
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
         now: float, cells: tuple[str, Sequence[Any]],
