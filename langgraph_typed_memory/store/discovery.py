@@ -234,18 +234,23 @@ def _hybrid(
         lexical = yield from _like(engine, where, params, terms or [op.query or ""], depth)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
     rows_by_seq: dict[int, tuple[Any, ...]] = {}
+    tiers: dict[int, int] = {}  # compaction tiers of episodes, read in SQL (no JSON parsing)
     if candidates:
         clause, extra = engine.dialect.in_list("m.seq", candidates)
-        for r in (yield Sql(f"SELECT {q.COLUMNS} FROM memories m WHERE {clause}", extra)):
-            if matches_filter(engine.dialect.load_json(r[4]), op.filter):
-                rows_by_seq[r[0]] = r
+        tier = engine.dialect.json_field("m.value", "compaction_tier")
+        for r in (yield Sql(
+                f"SELECT {q.COLUMNS}, {tier} FROM memories m WHERE {clause}", extra)):
+            *row, tiers[r[0]] = r
+            if op.filter and not matches_filter(engine.dialect.load_json(r[4]), op.filter):
+                continue
+            rows_by_seq[r[0]] = tuple(row)
     now = engine.clock().timestamp()
     half_life = settings.half_lives_days.get(typed.kind)
     priors = {}
     for seq, r in rows_by_seq.items():
         age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
         life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
-            half_life, engine.dialect.load_json(r[4]).get("compaction_tier"),
+            half_life, int(tiers[seq] or 0),
             getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
         priors[str(seq)] = (freshness(age_days, life), float(r[10] or 0.0))
     fused = fuse(

@@ -169,6 +169,9 @@ class PostgresDialect:
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(values)]
 
+    def json_field(self, column: str, field: str) -> str:
+        return f"({column} ->> '{field}')"
+
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return _vector_literal(vector)
 
@@ -181,28 +184,33 @@ class PostgresDialect:
         a name) would rank no higher than a common word. The statement finds the in-scope rows
         matching any term (GIN index), counts per term how many of them contain it (df), and
         scores each row as the sum of its terms' BM25 IDFs, ln(1 + (N - df + 0.5) / (df + 0.5)),
-        `ts_rank_cd` breaking ties. N is the planner's row estimate of the table (counting
-        the scope exactly cost ~100 ms at 100k rows); only the ratio of IDFs between terms
-        matters for the ranking. The terms travel as one array, so the statement's text does
-        not depend on the query; it is planned per call with its values (`prepare=False`).
+        `ts_rank_cd` breaking ties among the best. N is the planner's row estimate of the
+        table (counting the scope exactly cost ~100 ms at 100k rows); only the ratio of IDFs
+        between terms matters for the ranking. The terms travel as one array, so the
+        statement's text does not depend on the query; it is planned per call with its
+        values (`prepare=False`).
         """
         quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
+        any_term = " | ".join(quoted)
+        # Rank by IDF sum (shorter text first on ties), keep the best 2 x depth, and compute
+        # the costlier ts_rank_cd tie-breaker only for those.
+        keep = "" if depth is None else f" ORDER BY idf DESC, len LIMIT {2 * int(depth)}"
         rows = yield Sql(
             "WITH terms AS MATERIALIZED (SELECT to_tsquery('english', t) AS q "
             "FROM unnest(?::text[]) t), "
-            "hits AS MATERIALIZED (SELECT m.seq, m.search_tsv, "
-            "ts_rank_cd(m.search_tsv, to_tsquery('english', ?)) AS tie FROM memories m "
+            "hits AS MATERIALIZED (SELECT m.seq, m.search_tsv FROM memories m "
             f"WHERE m.search_tsv @@ to_tsquery('english', ?) AND {where}), "
             "df AS (SELECT terms.q, count(*) AS n FROM terms JOIN hits "
             "ON hits.search_tsv @@ terms.q GROUP BY terms.q), "
             "total AS (SELECT GREATEST((SELECT reltuples FROM pg_class "
-            "WHERE oid = 'memories'::regclass), 2 * max(n), 1) AS n FROM df) "
-            "SELECT hits.seq, sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5))) "
-            "+ 0.01 * hits.tie AS score FROM hits JOIN df ON hits.search_tsv @@ df.q, total "
-            "GROUP BY hits.seq, hits.tie, total.n ORDER BY score DESC, hits.seq"
-            + (" LIMIT ?" if depth is not None else ""),
-            [quoted, " | ".join(quoted), " | ".join(quoted), *params,
-             *([depth] if depth is not None else [])],
+            "WHERE oid = 'memories'::regclass), 2 * max(n), 1) AS n FROM df), "
+            "best AS (SELECT hits.seq, min(length(hits.search_tsv)) AS len, "
+            "sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5))) AS idf "
+            f"FROM hits JOIN df ON hits.search_tsv @@ df.q, total GROUP BY hits.seq{keep}) "
+            "SELECT best.seq, best.idf + 0.01 * ts_rank_cd(m.search_tsv, "
+            "to_tsquery('english', ?)) AS score FROM best JOIN memories m ON m.seq = best.seq "
+            "ORDER BY score DESC, best.seq" + (" LIMIT ?" if depth is not None else ""),
+            [quoted, any_term, *params, any_term, *([depth] if depth is not None else [])],
             prepare=False,  # a generic plan of this statement ran about twice as slow
         )
         return [(seq, float(score)) for seq, score in rows]

@@ -158,6 +158,9 @@ class SqliteDialect:
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
 
+    def json_field(self, column: str, field: str) -> str:
+        return f"json_extract({column}, '$.{field}')"
+
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return np.asarray(vector, dtype=np.float32).tobytes()
 
