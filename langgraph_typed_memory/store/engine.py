@@ -258,11 +258,12 @@ class Engine:
         if writes or promotions:
             yield Begin()
             yield from self.flush_access()  # D4: buffered access counts ride along
-            deferred: Deferred = {}  # the puts' vector and audit rows, sent in bulk
+            currents = yield from self._current_rows([(w.ns, w.op.key) for w in writes.values()])
+            deferred: Deferred = {}  # the puts' new rows, vectors and audit, sent in bulk
             for w in writes.values():
-                yield from self._write(w, deferred)
-            for text, rows in deferred.items():
-                yield Sql(text, many=rows)
+                yield from self._write(w, currents.get((w.ns, w.op.key)), deferred)
+            for text in sorted(deferred, key=_BULK_ORDER.index):
+                yield Sql(text, many=deferred[text])
             for i, prepared in promotions.items():
                 op = ops[i]
                 assert isinstance(op, promotion.PromoteOp)
@@ -520,10 +521,23 @@ class Engine:
 
     # ---------------------------------------------------------------- writes
 
-    def _write(self, w: _Write, deferred: Deferred | None = None) -> Plan[None]:
+    def _current_rows(
+        self, pairs: list[tuple[str, str]]
+    ) -> Plan[dict[tuple[str, str], tuple[Any, ...]]]:
+        """The current row (seq, id, value, content_hash, status) of each (ns, key), read in
+        chunks of 500 pairs."""
+        out: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for start in range(0, len(pairs), 500):
+            chunk = pairs[start : start + 500]
+            sql = q.SQL_CURRENT_ROWS.format(pairs=", ".join(["(?, ?)"] * len(chunk)))
+            for ns, key, *row in (yield Sql(sql, [x for pair in chunk for x in pair])):
+                out[(ns, key)] = tuple(row)
+        return out
+
+    def _write(
+        self, w: _Write, old: tuple[Any, ...] | None, deferred: Deferred | None = None
+    ) -> Plan[None]:
         op, now = w.op, _ts(self.clock())
-        current = yield Sql(q.SQL_CURRENT_ROW, [w.ns, op.key])
-        old = current[0] if current else None
         if op.value is None:
             if old is None:
                 return
@@ -617,23 +631,23 @@ class Engine:
         contradicts: list[str] | None = None,
         needs_review: bool = False,
         deferred: Deferred | None = None,
-    ) -> Plan[int]:
-        """Insert one typed record (and its vectors: now, or with `deferred` in bulk before the
-        commit); returns its seq."""
+    ) -> Plan[None]:
+        """Insert one typed record and its vectors: now, or with `deferred` in bulk before
+        the commit."""
         now = _ts(self.clock())
         scope, value, d = typed.scope, record.value, self.dialect
         occurred = _ts(record.occurred_at) if record.occurred_at else None
-        seq = (yield Sql(q.SQL_INSERT, [
+        yield from _emit(q.SQL_INSERT_ROW, [
             new_id, ".".join(typed.namespace()), key, d.dump_json(value), typed.kind,
             scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
             record.content_hash, record.search_text, occurred, now, now, expires, ttl,
             value.get("source_run_id"), value.get("source_turn"), policy_version,
             d.dump_json(evidence) if evidence is not None else None,
             d.dump_json(contradicts) if contradicts is not None else None, needs_review,
-        ]))[0][0]
+        ], deferred)
         for (field, _), vec in vectors:
-            yield from _emit(q.SQL_INSERT_VECTOR, [seq, field, d.encode_vector(vec)], deferred)
-        return int(seq)
+            yield from _emit(q.SQL_INSERT_VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
+                             deferred)
 
     @property
     def has_vector_table(self) -> bool:
@@ -656,6 +670,9 @@ class Engine:
 
 Deferred = dict[str, list[list[Any]]]
 """Rows of insert statements a batch sends in bulk (executemany) before its commit."""
+_BULK_ORDER = [q.SQL_INSERT_ROW, q.SQL_INSERT_VECTOR_FOR_ID, q.SQL_INSERT_VECTOR,
+               q.SQL_AUDIT_INSERT]
+"""Records before their vectors."""
 
 
 def _emit(text: str, row: list[Any], deferred: Deferred | None) -> Plan[None]:

@@ -31,13 +31,19 @@ SQL_CURRENT_ROW = (
     "SELECT seq, id, value, content_hash, status FROM memories m "
     f"WHERE ns = ? AND key = ? AND {CURRENT}"
 )
-SQL_INSERT = (
+SQL_INSERT_ROW = (
     "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
     "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
     "ttl_minutes, source_run_id, source_turn, policy_version, evidence, contradicts, "
     "needs_review) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+SQL_INSERT = SQL_INSERT_ROW + " RETURNING seq"
+SQL_CURRENT_ROWS = (
+    "SELECT ns, key, seq, id, value, content_hash, status FROM memories m "
+    "WHERE (ns, key) IN (VALUES {pairs}) AND " + CURRENT
+)
+"""The current rows of several (ns, key) pairs; `{pairs}` is "(?, ?)" repeated."""
 SQL_CURRENT_FOR_GATE = (
     "SELECT seq, id, content_hash, confidence, status, evidence, contradicts FROM memories m "
     f"WHERE ns = ? AND key = ? AND {CURRENT}"
@@ -66,6 +72,10 @@ SQL_REVOKE = (
 SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
 SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
 SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
+SQL_INSERT_VECTOR_FOR_ID = (
+    "INSERT INTO memory_vectors (seq, field, embedding) "
+    "VALUES ((SELECT seq FROM memories WHERE id = ?), ?, ?)"
+)
 SQL_NOTE_ACCESS = (
     "UPDATE memories SET access_count = access_count + ?, last_accessed_at = CASE WHEN "
     "last_accessed_at IS NULL OR last_accessed_at < ? THEN ? ELSE last_accessed_at END "
