@@ -12,7 +12,7 @@ Example:
     lexical Alice lives in Lyon high
 """
 
-from langgraph_typed_memory.config import RetrievalConfig
+from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.embeddings import LocalEmbeddings
 from langgraph_typed_memory.errors import (
     ConfigurationError,
@@ -66,6 +66,7 @@ __all__ = [
     "LocalEmbeddings",
     "TypedMemoryRetriever",
     "RetrievalConfig",
+    "LifecycleConfig",
     "MemoryItem",
     "SearchResults",
     "Scope",

@@ -98,14 +98,6 @@ class ScopeVectorCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def clear(self) -> None:
-        """Drop every cached scope (the next query of each reloads it).
-
-        Example:
-            >>> ScopeVectorCache().clear()
-        """
-        self._entries.clear()
-
     def top_k(
         self,
         where: str,
