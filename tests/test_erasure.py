@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,13 @@ from langgraph_typed_memory.graph import create_memory_chat_graph
 from tests.conftest import fresh_database, hash_index
 
 CANARY = "zqcanary" + uuid.uuid4().hex[:10]
+LONG_AGO = (datetime.now(UTC) - timedelta(days=60)).isoformat()
 
 
 def plant(store: Any, graph: Any) -> None:
-    """The canary in every kind, a superseded version, metadata, evidence, untyped data and
-    checkpointed messages of alice; bob and the tenant hold similar data without it."""
+    """The canary in every kind, a superseded version, metadata, evidence, untyped data,
+    checkpointed messages and a compacted summary of alice; bob and the tenant hold similar
+    data without it."""
     for user in ("alice", "bob"):
         word = CANARY if user == "alice" else "plainword"
         base = ("tenant:acme", f"user:{user}")
@@ -30,6 +33,9 @@ def plant(store: Any, graph: Any) -> None:
                                          "content": f"{user} said {word}",
                                          "metadata": {"tag": word}})
         store.put((*base, "episode"), "e", {"title": f"t {word}", "summary": f"s {word}"})
+        store.put((*base, "episode"), "trip", {"title": f"trip {word}",
+                                               "summary": f"A trip about {word}.",
+                                               "occurred_at": LONG_AGO})
         store.put((*base, "observation"), "o", {"category": "style", "quote": f"q {word}"})
         store.put((*base, "agent:bot", "procedure"), "p", {"rule": f"rule {word}"})
         store.put(("memories", user), "m", {"text": f"untyped {word}"})
@@ -41,6 +47,10 @@ def plant(store: Any, graph: Any) -> None:
                      {"configurable": {"thread_id": f"thread-{user}", "tenant_id": "acme",
                                        "user_id": user}})
     store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
+    # Derived records: maintenance compacts the old episodes into weekly summaries (F3).
+    assert store.maintain(tenant_id="acme").step("compaction").changed >= 2
+    summaries = store.search(("tenant:acme", "user:alice", "episode"), query=f"trip {CANARY}")
+    assert any(s.key.startswith("compact:") and CANARY in str(s.value) for s in summaries)
 
 
 def erase_and_check(store: Any, saver: Any, dump: Any) -> Any:
