@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 import tiktoken
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
-from langgraph_typed_memory.config import reject_unknown_keys
+from langgraph_typed_memory.config import check_number, reject_unknown_keys
 from langgraph_typed_memory.errors import ConfigurationError
 
 __all__ = [
@@ -101,11 +101,8 @@ def normalize_assembly(
     config = dict(config or {})
     reject_unknown_keys("assembly", config, AssemblyConfig.__annotations__)
     for name, (low, high) in _INT_RANGES.items():
-        value = config.get(name, low)
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise ConfigurationError(
-                f"assembly config {name}={value!r}: use an int in [{low}, {high}]."
-            )
+        check_number(f"assembly config {name}", config.get(name, low), low, high,
+                     f"use an int in [{low}, {high}]", integer=True)
     encoding = config.get("encoding", DEFAULT_ENCODING)
     if not isinstance(encoding, str) or not encoding:
         raise ConfigurationError(f"assembly config encoding={encoding!r}: {_USE_ENCODING}")

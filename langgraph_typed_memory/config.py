@@ -26,6 +26,7 @@ __all__ = [
     "normalize_index",
     "normalize_ttl",
     "reject_unknown_keys",
+    "check_number",
     "DEFAULT_HALF_LIVES_DAYS",
     "LifecycleConfig",
     "RetentionConfig",
@@ -107,10 +108,29 @@ def reject_unknown_keys(what: str, config: Mapping[str, Any], known: Iterable[st
         )
 
 
+def check_number(what: str, value: Any, low: float, high: float, fix: str, *,
+                 integer: bool = False) -> Any:
+    """`value` if it is a finite number (an int, with `integer`) in [low, high]; else a
+    `ConfigurationError` naming `what` and the value, ending with how to `fix` it.
+
+    Example:
+        >>> check_number("gate config review_threshold", 0.8, 0, 1, "use a number in [0, 1]")
+        0.8
+        >>> check_number("assembly config recent_turns", 2.5, 1, 10, "use an int in [1, 10]",
+        ...              integer=True)
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: assembly config recent_turns=2.5: ...
+    """
+    kinds = (int,) if integer else (int, float)
+    if (not isinstance(value, kinds) or isinstance(value, bool)
+            or not math.isfinite(value) or not low <= value <= high):
+        raise ConfigurationError(f"{what}={value!r}: {fix}.")
+    return value if integer else float(value)
+
+
 def _unit(name: str, value: Any) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-        raise ConfigurationError(f"retrieval config {name}={value!r}: use a number in [0, 1].")
-    return float(value)
+    return float(check_number(f"retrieval config {name}", value, 0, 1, "use a number in [0, 1]"))
 
 
 def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> RetrievalSettings:
@@ -337,17 +357,22 @@ class LifecycleSettings:
     access_flush_seconds: float = 60.0
 
 
-def _number(what: str, value: Any, low: float, high: float, fix: str) -> float:
-    if (not isinstance(value, (int, float)) or isinstance(value, bool)
-            or not math.isfinite(value) or not low <= value <= high):
-        raise ConfigurationError(f"{what}={value!r}: {fix}.")
-    return float(value)
-
-
 def _days(what: str, value: Any) -> float | None:
     if value is None:
         return None
-    return _number(what, value, 1e-9, 1e6, "use a positive number of days, or None for no limit")
+    return check_number(what, value, 1e-9, 1e6,
+                        "use a positive number of days, or None for no limit")
+
+
+_LIFECYCLE_RANGES: dict[str, tuple[float, float, str, bool]] = {
+    "expiry_floor": (0, 1, "use a number in [0, 1]", False),
+    "gc_below_confidence": (0, 1, "use a number in [0, 1]", False),
+    "access_boost_step": (0, 10, "use a number in [0, 10]", False),
+    "access_boost_cap": (1, 100, "use a number in [1, 100] (1: no boost)", False),
+    "gc_after_days": (0, 1e6, "use a number of days >= 0", False),
+    "access_flush_every": (1, 1_000_000, "use an int in [1, 1000000]", True),
+    "access_flush_seconds": (0, 86_400, "use a number of seconds in [0, 86400]", False),
+}
 
 
 def normalize_lifecycle(config: LifecycleConfig | Mapping[str, Any] | None) -> LifecycleSettings:
@@ -362,32 +387,10 @@ def normalize_lifecycle(config: LifecycleConfig | Mapping[str, Any] | None) -> L
     config = dict(config or {})
     reject_unknown_keys("lifecycle", config, LifecycleConfig.__annotations__)
     out: dict[str, Any] = {}
-    for name in ("expiry_floor", "gc_below_confidence"):
+    for name, (low, high, fix, integer) in _LIFECYCLE_RANGES.items():
         if name in config:
-            out[name] = _number(f"lifecycle config {name}", config[name], 0, 1,
-                                "use a number in [0, 1]")
-    if "access_boost_step" in config:
-        out["access_boost_step"] = _number("lifecycle config access_boost_step",
-                                           config["access_boost_step"], 0, 10,
-                                           "use a number in [0, 10]")
-    if "access_boost_cap" in config:
-        out["access_boost_cap"] = _number("lifecycle config access_boost_cap",
-                                          config["access_boost_cap"], 1, 100,
-                                          "use a number in [1, 100] (1: no boost)")
-    if "gc_after_days" in config:
-        out["gc_after_days"] = _number("lifecycle config gc_after_days", config["gc_after_days"],
-                                       0, 1e6, "use a number of days >= 0")
-    if "access_flush_every" in config:
-        every = config["access_flush_every"]
-        if not isinstance(every, int) or isinstance(every, bool) or not 1 <= every <= 1_000_000:
-            raise ConfigurationError(
-                f"lifecycle config access_flush_every={every!r}: use an int in [1, 1000000]."
-            )
-        out["access_flush_every"] = every
-    if "access_flush_seconds" in config:
-        out["access_flush_seconds"] = _number(
-            "lifecycle config access_flush_seconds", config["access_flush_seconds"], 0, 86_400,
-            "use a number of seconds in [0, 86400]")
+            out[name] = check_number(f"lifecycle config {name}", config[name], low, high, fix,
+                                     integer=integer)
     if "retention" in config:
         retention = config["retention"]
         if not isinstance(retention, Mapping):

@@ -22,8 +22,8 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_typed_memory.config import reject_unknown_keys
-from langgraph_typed_memory.errors import ConfigurationError, InvalidRecord, StatusNotAllowed
+from langgraph_typed_memory.config import check_number, reject_unknown_keys
+from langgraph_typed_memory.errors import InvalidRecord, StatusNotAllowed
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.schemas import COMPUTED_FIELDS, check_json_value, content_hash
 
@@ -138,10 +138,8 @@ def normalize_gate(config: GateConfig | Mapping[str, Any] | None) -> GateSetting
     for name in ("preference_min_confidence", "fact_min_confidence", "supersede_margin",
                  "review_threshold"):
         if name in config:
-            v = config[name]
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1:
-                raise ConfigurationError(f"gate config {name}={v!r}: use a number in [0, 1].")
-            out[name] = float(v)
+            out[name] = check_number(f"gate config {name}", config[name], 0, 1,
+                                     "use a number in [0, 1]")
     if "stateful_predicates" in config:
         out["stateful_predicates"] = frozenset(config["stateful_predicates"])
     return GateSettings(**out)

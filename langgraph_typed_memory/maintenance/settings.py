@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from langgraph_typed_memory.config import reject_unknown_keys
+from langgraph_typed_memory.config import check_number, reject_unknown_keys
 from langgraph_typed_memory.errors import ConfigurationError
 
 __all__ = ["MaintenanceConfig", "MaintenanceSettings", "normalize_maintenance"]
@@ -82,27 +82,14 @@ def normalize_maintenance(
     config = dict(config or {})
     reject_unknown_keys("maintenance", config, MaintenanceConfig.__annotations__)
     out: dict[str, Any] = {}
-    for name, (low, high) in _COUNTS.items():
+    ranges = {**{n: (low, high, f"use an int in [{low}, {high}]", True)
+                 for n, (low, high) in _COUNTS.items()},
+              **{n: (0, 1e6, "use a non-negative number", False) for n in _DURATIONS},
+              **{n: (0, 1, "use a number in [0, 1]", False) for n in _UNITS}}
+    for name, (low, high, fix, integer) in ranges.items():
         if name in config:
-            v = config[name]
-            if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
-                raise ConfigurationError(
-                    f"maintenance config {name}={v!r}: use an int in [{low}, {high}].")
-            out[name] = v
-    for name in _DURATIONS:
-        if name in config:
-            v = config[name]
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1e6:
-                raise ConfigurationError(
-                    f"maintenance config {name}={v!r}: use a non-negative number.")
-            out[name] = float(v)
-    for name in _UNITS:
-        if name in config:
-            v = config[name]
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1:
-                raise ConfigurationError(
-                    f"maintenance config {name}={v!r}: use a number in [0, 1].")
-            out[name] = float(v)
+            out[name] = check_number(f"maintenance config {name}", config[name], low, high, fix,
+                                     integer=integer)
     settings = MaintenanceSettings(**out)
     if settings.tier2_after_days < settings.tier1_after_days:
         raise ConfigurationError(
