@@ -18,6 +18,10 @@ Rows, per size:
   `lexical_weight` 0 and no freshness or confidence priors, so its order is the vector
   order; one facts and one episodes search per query, limit 10) against an exact numpy scan
   of the scope's facts and episodes.
+* `typed_memory` `fan-out after a one-record write`: the chat loop's read. Before each of
+  50 fan-outs one new episode is written to the scope (the promote node writes one per
+  turn), so the store brings its cached scope up to date first; the episodes are deleted
+  afterwards (untimed).
 * `typed_memory` `facts vector search`: that vector-only facts search alone (limit 10), to
   set beside LangGraph's single vector search.
 * `typed_memory` `fan-out + MiniLM query`: the fan-out with the query embedded by the bundled
@@ -86,6 +90,7 @@ SCOPE = (f"tenant:{TENANT}", f"user:{USER}")
 OTHER_TENANTS = 100
 K = 10
 WARMUP = 3
+WRITE_QUERIES = 50
 CHUNK = 2000
 INMEMORY_CAP = 100_000
 CONFIG: RunnableConfig = {"configurable": {"tenant_id": TENANT, "user_id": USER}}
@@ -369,6 +374,7 @@ class TypedSystem(System):
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
         ]
+        rows.append(self.after_writes(stage, picked[:WRITE_QUERIES]))
         if self.profile:
             rows.extend(self.profile_rows(stage, picked))
         if self.model is not None and self.model_queries:
@@ -385,6 +391,23 @@ class TypedSystem(System):
                                  extra={"query_embedding_alone": percentiles(alone)}))
         return rows
 
+
+    def after_writes(self, stage: Stage, picked: list[int]) -> Row:
+        """The chat loop's read: each fan-out follows the write of one new episode in the
+        scope (as the promote node writes one per turn), so the store must bring its cached
+        scope up to date first. The episodes are deleted afterwards (untimed)."""
+        ns = (*SCOPE, "episode")
+        texts = [f"turn {stage.scope} {j}" for j in picked]
+        self.data.embedder.add(texts, unit_vectors(np.random.default_rng(stage.scope),
+                                                   len(texts)))
+        times = []
+        for j, text in zip(picked, texts, strict=True):
+            self.store.put(ns, f"w{stage.total}-{j}", {"title": text, "summary": text})
+            start = time.perf_counter()
+            self.check(self.fan_out(j))
+            times.append((time.perf_counter() - start) * 1000)
+        self.store.batch([PutOp(ns, f"w{stage.total}-{j}", None) for j in picked])
+        return self.row(stage, "fan-out after a one-record write", times)
 
     def profile_rows(self, stage: Stage, picked: list[int]) -> list[Row]:
         """Where the fan-out's time goes: lexical alone, and a cProfile of 20 fan-outs."""

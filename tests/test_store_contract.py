@@ -390,6 +390,32 @@ def test_vector_results_follow_writes_and_expiry(store, clock):
     assert [h.key for h in store.search(ALICE_FACTS, query="red tulips garden")] == ["a"]
 
 
+def test_new_records_join_the_cached_vectors_without_a_reload(store, clock):
+    cache = store._engine.dialect.vectors
+    store.put(ALICE_FACTS, "a", fact("the garden has red tulips"))
+    assert [h.key for h in store.search(ALICE_FACTS, query="red tulips")] == ["a"]
+    loads = cache.full_loads
+    store.batch([PutOp(ALICE_FACTS, k, fact(f"red tulips number {k}")) for k in ("b", "c")])
+    assert {h.key for h in store.search(ALICE_FACTS, query="red tulips")} == {"a", "b", "c"}
+    assert (cache.full_loads, cache.appended_loads) == (loads, 1)
+    # Another user's write moves only their cell: nothing to fetch here.
+    store.put(("tenant:acme", "user:bob", "fact"), "x", fact("red tulips for bob", "bob"))
+    assert {h.key for h in store.search(ALICE_FACTS, query="red tulips")} == {"a", "b", "c"}
+    assert (cache.full_loads, cache.appended_loads) == (loads, 1)
+    # A deletion (or a status change) is not an append: the scope is read again.
+    store.delete(ALICE_FACTS, "b")
+    assert {h.key for h in store.search(ALICE_FACTS, query="red tulips")} == {"a", "c"}
+    assert cache.full_loads == loads + 1
+    # A tenant fact waits as provisional for a second source: its vector is counted in a
+    # cell alice sees, but it is not active, so the appended rows fall short: reload.
+    loads = cache.full_loads
+    store.promote([{"kind": "fact", "subject": "acme", "predicate": "office_flowers",
+                    "content": "red tulips at the head office", "confidence": 0.9}],
+                  tenant_id="acme", run_id="r")
+    assert {h.key for h in store.search(ALICE_FACTS, query="red tulips")} == {"a", "c"}
+    assert cache.full_loads == loads + 1
+
+
 def test_sqlite_vector_cache_sees_other_connections_writes(tmp_path):
     from langgraph_typed_memory import SqliteMemoryStore
 

@@ -80,6 +80,9 @@ class Dialect(Protocol):
     def load_json(self, value: Any) -> Any: ...
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
     def encode_vector(self, vector: Sequence[float]) -> Any: ...
+    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
+        """The statement(s) inserting many rows of one insert statement `text`."""
+        ...
     def json_field(self, column: str, field: str) -> str:
         """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
         ...
@@ -263,7 +266,7 @@ class Engine:
             for w in writes.values():
                 yield from self._write(w, currents.get((w.ns, w.op.key)), deferred)
             for text in sorted(deferred, key=_BULK_ORDER.index):
-                yield Sql(text, many=deferred[text])
+                yield self.dialect.bulk(text, deferred[text])
             for i, prepared in promotions.items():
                 op = ops[i]
                 assert isinstance(op, promotion.PromoteOp)

@@ -16,6 +16,7 @@ import numpy as np
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.vector_cache import (
+    APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
     VECTOR_CELL,
@@ -95,6 +96,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 BACKFILL,
             ),
         ),
+        ("0010_scope_appends", (APPENDS_COLUMN,)),
     )
     if dims is None:
         return base
@@ -119,7 +121,47 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                     FOR EACH ROW EXECUTE FUNCTION memory_vector_changed()""",
             ),
         ),
+        (
+            # Added vectors are counted once per statement, in `appends` too: a row trigger
+            # updated the cell's counter row once per vector, each update a new row version
+            # in one transaction (the bulk insert's cost); deletions keep the row trigger.
+            "0011_vector_appends",
+            (
+                "DROP TRIGGER vectors_version ON memory_vectors",
+                """CREATE TRIGGER vectors_version AFTER DELETE ON memory_vectors
+                    FOR EACH ROW EXECUTE FUNCTION memory_vector_changed()""",
+                f"""CREATE FUNCTION memory_vectors_appended() RETURNS trigger
+                    LANGUAGE plpgsql AS $$
+                    BEGIN
+                        {APPENDED_CELLS};
+                        RETURN NULL;
+                    END $$""",
+                """CREATE TRIGGER vectors_appended AFTER INSERT ON memory_vectors
+                    REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+                    EXECUTE FUNCTION memory_vectors_appended()""",
+            ),
+        ),
     )))
+
+
+APPENDED_CELLS = (
+    "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version, appends) "
+    "SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, count(*), count(*) "
+    "FROM added JOIN memories m ON m.seq = added.seq WHERE m.kind IS NOT NULL "
+    "GROUP BY m.kind, m.tenant_id, m.user_id, m.agent_id "
+    "ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
+    "DO UPDATE SET version = memory_scope_versions.version + excluded.version, "
+    "appends = memory_scope_versions.appends + excluded.appends"
+)
+"""The statement trigger's count of the vectors one statement added (`added`), per cell."""
+
+SQL_INSERT_VECTORS_FOR_IDS = (
+    "INSERT INTO memory_vectors (seq, field, embedding) "
+    "SELECT m.seq, x.field, x.embedding::vector "
+    "FROM unnest(?::text[], ?::text[], ?::text[]) AS x(id, field, embedding) "
+    "JOIN memories m ON m.id = x.id"
+)
+"""`queries.SQL_INSERT_VECTOR_FOR_ID` for many rows in one statement."""
 
 
 def _bump_function(name: str, cell: str) -> str:
@@ -174,6 +216,18 @@ class PostgresDialect:
 
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return _vector_literal(vector)
+
+    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
+        """Vectors go in one statement (the statement trigger counts them once); other rows
+        by executemany.
+
+        Example:
+            >>> PostgresDialect().bulk(q.SQL_INSERT_VECTOR_FOR_ID, [["id1", "f", "[1]"]]).params
+            [['id1'], ['f'], ['[1]']]
+        """
+        if text == q.SQL_INSERT_VECTOR_FOR_ID:
+            return Sql(SQL_INSERT_VECTORS_FOR_IDS, [list(col) for col in zip(*rows, strict=True)])
+        return Sql(text, many=rows)
 
     def lexical(
         self, where: str, params: Sequence[Any], terms: list[str], depth: int | None

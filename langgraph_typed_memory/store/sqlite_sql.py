@@ -17,8 +17,10 @@ from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.vector_cache import (
+    APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
+    VECTOR_APPEND_CELL,
     VECTOR_CELL,
     VERSIONS_TABLE,
     ScopeVectorCache,
@@ -127,6 +129,16 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             BACKFILL,
         ),
     ),
+    (
+        "0010_scope_appends",
+        (
+            APPENDS_COLUMN,
+            "DROP TRIGGER vectors_version_insert",
+            f"""CREATE TRIGGER vectors_version_insert AFTER INSERT ON memory_vectors BEGIN
+                {bump_cell(VECTOR_APPEND_CELL.format(row="new"), append=True)};
+            END""",
+        ),
+    ),
 )
 
 
@@ -163,6 +175,15 @@ class SqliteDialect:
 
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return np.asarray(vector, dtype=np.float32).tobytes()
+
+    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
+        """Many rows of one insert statement: executemany.
+
+        Example:
+            >>> len(SqliteDialect().bulk("INSERT INTO t VALUES (?)", [[1], [2]]).many)
+            2
+        """
+        return Sql(text, many=rows)
 
     def lexical(
         self, where: str, params: Sequence[Any], terms: list[str], depth: int | None

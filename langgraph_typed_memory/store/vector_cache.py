@@ -4,19 +4,22 @@ Both backends rank vectors the same way: the scope's vectors, read once after th
 filter, are kept unit-normalized as one float32 matrix, so a query is one matrix-vector
 product (exact: every vector in scope is scored). An LRU keeps `size` scopes.
 
-Validity comes from the database, not from this process: triggers (migration
-`0008_scope_versions`) count every change to a scope cell (kind, tenant, user, agent) in
-`memory_scope_versions`, whoever makes it (this store, another store object on the same
-connection, another process, a maintenance job). A search reads the sum of the counters of the
-cells it can see (one indexed lookup) and reloads the matrix when the sum moved. Cells are
-never deleted and counters only grow, so the sum moves on every change.
+Validity comes from the database, not from this process: triggers (migrations
+`0008_scope_versions`, `0010_scope_appends`) count every change to a scope cell (kind,
+tenant, user, agent) in `memory_scope_versions`, whoever makes it (this store, another store
+object on the same connection, another process, a maintenance job): `version` counts every
+change, `appends` the vectors added. A search reads the sums over the cells it can see (one
+indexed lookup). When only `appends` moved (the common case: new records), the cache fetches
+the rows after the newest one it holds and keeps them if they are exactly the ones counted;
+any other change (a deletion, a status or expiry change, or a count that does not match)
+reloads the scope. Cells are never deleted and counters only grow, so the sums move on every
+change.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +27,8 @@ import numpy as np
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
 __all__ = [
-    "ScopeVectorCache", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL", "bump_cell",
+    "ScopeVectorCache", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL",
+    "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "bump_cell",
 ]
 
 VERSIONS_TABLE = (
@@ -40,19 +44,22 @@ VERSIONS_TABLE = (
 )
 """DDL shared by both dialects: one counter per scope cell (NULL user/agent: wider cells)."""
 
-def bump_cell(source: str) -> str:
+def bump_cell(source: str, *, append: bool = False) -> str:
     """The statement counting one change of the cell(s) `source` yields: `source` is a VALUES
     list or a SELECT of (kind, tenant_id, user_id, agent_id, 1), in the dialect's trigger
-    syntax.
+    syntax. With `append` (an added vector), `source` yields one more 1 and `appends` counts
+    it too.
 
     Example:
         >>> bump_cell("VALUES ('fact', 'acme', NULL, NULL, 1)")[:33]
         'INSERT INTO memory_scope_versions'
     """
     return (
-        "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version) "
-        f"{source} ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
+        "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version"
+        f"{', appends' if append else ''}) {source} "
+        "ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
         "DO UPDATE SET version = memory_scope_versions.version + 1"
+        + (", appends = memory_scope_versions.appends + 1" if append else "")
     )
 
 
@@ -61,6 +68,12 @@ ROW_CELL = "VALUES ({row}.kind, {row}.tenant_id, {row}.user_id, {row}.agent_id, 
 VECTOR_CELL = ("SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, 1 FROM memories m "
                "WHERE m.seq = {row}.seq AND m.kind IS NOT NULL")
 """The cell of the record a `memory_vectors` trigger row belongs to (none if untyped)."""
+VECTOR_APPEND_CELL = VECTOR_CELL.replace(", 1 FROM", ", 1, 1 FROM")
+"""`VECTOR_CELL` for `bump_cell(..., append=True)`."""
+APPENDS_COLUMN = (
+    "ALTER TABLE memory_scope_versions ADD COLUMN appends BIGINT NOT NULL DEFAULT 0"
+)
+"""Migration 0010 (both dialects): the count of vectors added, beside every change's."""
 
 BACKFILL = (
     "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version) "
@@ -73,27 +86,69 @@ Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
 
 
-@dataclass(slots=True)
 class _ScopeMatrix:
-    version: int
-    seqs: np.ndarray
-    matrix: np.ndarray
-    """Unit-normalized rows (zero vectors stay zero)."""
-    expires: np.ndarray
+    """A scope's vectors (unit-normalized rows; zero vectors stay zero), their records' seqs
+    and expiry times, in buffers with spare room so that appends do not copy the matrix."""
+
+    __slots__ = ("version", "appends", "size", "_seqs", "_matrix", "_expires")
+
+    def __init__(self, version: int, appends: int) -> None:
+        self.version, self.appends, self.size = version, appends, 0
+        self._seqs = np.zeros(0, np.int64)
+        self._matrix = np.zeros((0, 0), np.float32)
+        self._expires = np.zeros(0, np.float64)
+
+    @property
+    def seqs(self) -> np.ndarray:
+        return self._seqs[: self.size]
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._matrix[: self.size]
+
+    @property
+    def expires(self) -> np.ndarray:
+        return self._expires[: self.size]
+
+    def append(self, rows: list[tuple[Any, ...]], decode: Decode) -> None:
+        """Add (seq, embedding, expires_at) rows. The buffers keep an eighth spare and grow
+        by half when full, so appends after a load rarely copy the matrix."""
+        if not rows:
+            return
+        vectors = decode([r[1] for r in rows])
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        end = self.size + len(rows)
+        if end > len(self._seqs):
+            room = max(end + end // 8, len(self._seqs) * 3 // 2, 64)
+            matrix = np.zeros((room, vectors.shape[1]), np.float32)
+            if self.size:
+                matrix[: self.size] = self._matrix[: self.size]
+            self._matrix = matrix
+            self._seqs = np.resize(self._seqs, room)
+            self._expires = np.resize(self._expires, room)
+        self._matrix[self.size : end] = vectors / norms
+        self._seqs[self.size : end] = [r[0] for r in rows]
+        self._expires[self.size : end] = [np.inf if r[2] is None else r[2] for r in rows]
+        self.size = end
 
 
 class ScopeVectorCache:
     """Per-scope normalized vector matrices, checked against the scope's version each query.
 
+    `full_loads` and `appended_loads` count how each entry was brought up to date.
+
     Example:
         >>> cache = ScopeVectorCache(size=2)
-        >>> len(cache)
-        0
+        >>> len(cache), cache.full_loads
+        (0, 0)
     """
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
         self._entries: OrderedDict[tuple[Any, ...], _ScopeMatrix] = OrderedDict()
+        self.full_loads = 0
+        self.appended_loads = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -114,43 +169,54 @@ class ScopeVectorCache:
         for memory_vectors) that have not expired at `now`, one per record (max over its
         vectors). `cells` filters `memory_scope_versions` (alias `m`) to the cells the scope
         can see; `embedding` is the SQL expression fetched for `v.embedding`."""
-        cell_where, cell_params = cells
-        version = int((yield Sql(
-            f"SELECT coalesce(sum(m.version), 0) FROM memory_scope_versions m WHERE {cell_where}",
-            list(cell_params),
-        ))[0][0])
         key = (where, tuple(params))
-        entry = self._entries.get(key)
-        if entry is None or entry.version != version:
-            rows = yield Sql(
-                f"SELECT v.seq, {embedding}, m.expires_at FROM memory_vectors v "
-                f"JOIN memories m ON m.seq = v.seq WHERE {where}",
-                list(params),
-            )
-            entry = _scope_matrix(rows, version, decode)
-            self._entries[key] = entry
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+        entry = yield from self._current(key, where, params, cells, embedding, decode)
         self._entries.move_to_end(key)
-        if not len(entry.seqs):
+        if not entry.size:
             return []
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        scores = entry.matrix @ (q / norm) if norm else np.zeros(len(entry.seqs), np.float32)
+        scores = entry.matrix @ (q / norm) if norm else np.zeros(entry.size, np.float32)
         scores = np.where(entry.expires > now, scores, -np.inf)
         return _top(entry.seqs, scores, depth)
 
-
-def _scope_matrix(rows: list[tuple[Any, ...]], version: int, decode: Decode) -> _ScopeMatrix:
-    if not rows:
-        empty = np.zeros(0)
-        return _ScopeMatrix(version, empty.astype(np.int64), empty.astype(np.float32), empty)
-    matrix = decode([r[1] for r in rows])
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    expires = np.array([np.inf if r[2] is None else r[2] for r in rows], dtype=np.float64)
-    return _ScopeMatrix(version, np.array([r[0] for r in rows], dtype=np.int64),
-                        matrix / norms, expires)
+    def _current(
+        self, key: tuple[Any, ...], where: str, params: Sequence[Any],
+        cells: tuple[str, Sequence[Any]], embedding: str, decode: Decode,
+    ) -> Plan[_ScopeMatrix]:
+        """The entry for `key`, brought up to date: as cached, with the appended rows, or
+        reloaded (counters read before the rows, so a racing write reloads, never hides)."""
+        counters = Sql(
+            "SELECT coalesce(sum(m.version), 0), coalesce(sum(m.appends), 0) "
+            f"FROM memory_scope_versions m WHERE {cells[0]}", list(cells[1]),
+        )
+        version, appends = (int(x) for x in (yield counters)[0])
+        entry = self._entries.get(key)
+        if entry is not None and entry.version == version:
+            return entry
+        select = (f"SELECT v.seq, {embedding}, m.expires_at FROM memory_vectors v "
+                  f"CROSS JOIN memories m WHERE m.seq = v.seq AND {where}")
+        if entry is not None and entry.size and version - appends == entry.version - entry.appends:
+            # Only vectors were added. Fetch the rows after the newest held, then read the
+            # counters again: the rows are kept if they are all the appends counted (any
+            # row of the delta is counted by then; a missing one shows as a shortfall).
+            rows = yield Sql(f"{select} AND v.seq > ? ORDER BY v.seq",
+                             [*params, int(entry.seqs.max())])
+            again, again_appends = (int(x) for x in (yield counters)[0])
+            if (again - again_appends == entry.version - entry.appends
+                    and len(rows) == again_appends - entry.appends):
+                entry.append(rows, decode)
+                entry.version, entry.appends = again, again_appends
+                self.appended_loads += 1
+                return entry
+            version, appends = again, again_appends
+        entry = _ScopeMatrix(version, appends)
+        entry.append((yield Sql(select, list(params))), decode)
+        self.full_loads += 1
+        self._entries[key] = entry
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return entry
 
 
 def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
