@@ -30,6 +30,10 @@ __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
 def connect_sqlite(path: str) -> sqlite3.Connection:
     """Open a connection configured for the store (autocommit, WAL, foreign keys).
 
+    Reads get a 64 MiB page cache and up to 1 GiB of the file memory-mapped: the scope
+    filter and full-text joins touch pages all over a large file, and SQLite's default
+    2 MB cache sent each one through a read() (docs/backends.md has the figures).
+
     Example:
         >>> conn = connect_sqlite(":memory:")
         >>> conn.execute("PRAGMA foreign_keys").fetchone()
@@ -39,6 +43,8 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left in the file
     conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA mmap_size = 1073741824")
     if path != ":memory:" and not path.startswith("file::memory:"):
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
