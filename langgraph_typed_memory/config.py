@@ -61,7 +61,8 @@ class RetrievalConfig(TypedDict, total=False):
     rrf_k: float
     """The reciprocal-rank-fusion constant k in k / (k + rank), for fusion="rrf". Default 60."""
     lexical_weight: float
-    """Weight of the BM25 list in the fusion. Default 1.5 (LoCoMo: docs/benchmarks.md)."""
+    """Weight of the BM25 list in the fusion. Default 1.5 (LoCoMo: docs/benchmarks.md). 0 skips
+    the lexical retriever while the embedder works (it still stands in when it fails)."""
     vector_weight: float
     """Weight of the vector list in the fusion. Default 1.0."""
     freshness_weight: float

@@ -232,6 +232,7 @@ def test_hybrid_ranks_exact_term_the_vector_misses(backend_store_factory):
 
     vector_hits, vector_only = ranking({"lexical_weight": 0.0})
     assert "target" not in vector_only
+    assert vector_hits.retrieval_mode == "vector"  # a zero-weight retriever is not run
     hybrid_hits, hybrid = ranking(None)
     assert hybrid_hits.retrieval_mode == "hybrid"
     assert hybrid[0] == "target"

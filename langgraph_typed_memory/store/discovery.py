@@ -210,7 +210,9 @@ def _hybrid(
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
     lexical_ran = False
-    if terms:
+    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
+    # (it still backs up a failing embedder, D3).
+    if terms and (settings.lexical_weight > 0 or not isinstance(query_vector, list)):
         try:
             lexical = yield from engine.dialect.lexical(where, params, terms, depth)
             lexical_ran = True
