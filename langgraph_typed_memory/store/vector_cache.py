@@ -90,10 +90,12 @@ class _ScopeMatrix:
     """A scope's vectors (unit-normalized rows; zero vectors stay zero), their records' seqs
     and expiry times, in buffers with spare room so that appends do not copy the matrix."""
 
-    __slots__ = ("version", "appends", "size", "_seqs", "_matrix", "_expires")
+    __slots__ = ("version", "appends", "size", "soonest", "_seqs", "_matrix", "_expires")
 
     def __init__(self, version: int, appends: int) -> None:
         self.version, self.appends, self.size = version, appends, 0
+        self.soonest = np.inf
+        """The earliest expiry time held: before it, no row needs masking."""
         self._seqs = np.zeros(0, np.int64)
         self._matrix = np.zeros((0, 0), np.float32)
         self._expires = np.zeros(0, np.float64)
@@ -130,6 +132,7 @@ class _ScopeMatrix:
         self._matrix[self.size : end] = vectors / norms
         self._seqs[self.size : end] = [r[0] for r in rows]
         self._expires[self.size : end] = [np.inf if r[2] is None else r[2] for r in rows]
+        self.soonest = min(self.soonest, float(self._expires[self.size : end].min()))
         self.size = end
 
 
@@ -177,8 +180,11 @@ class ScopeVectorCache:
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         scores = entry.matrix @ (q / norm) if norm else np.zeros(entry.size, np.float32)
-        scores = np.where(entry.expires > now, scores, -np.inf)
-        return _top(entry.seqs, scores, depth)
+        seqs = entry.seqs
+        if entry.soonest <= now:
+            live = entry.expires > now
+            seqs, scores = seqs[live], scores[live]
+        return _top(seqs, scores, depth)
 
     def _current(
         self, key: tuple[Any, ...], where: str, params: Sequence[Any],
@@ -220,9 +226,7 @@ class ScopeVectorCache:
 
 
 def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
-    """Best-first (seq, score), one per record (max over its vectors), expired ones left out."""
-    live = np.isfinite(scores)
-    seqs, scores = seqs[live], scores[live]
+    """Best-first (seq, score), one per record (max over its vectors)."""
     if depth is not None and len(scores) > depth * 4:
         keep = np.argpartition(-scores, depth * 4)[: depth * 4]  # enough for max-pooling
         seqs, scores = seqs[keep], scores[keep]
