@@ -1,0 +1,122 @@
+"""SQLite lexical retriever: the dialect's statement against a plain reference.
+
+Seeded random corpora (several tenants, users and agents, two ranked kinds, some superseded
+and expired rows, some rows without text, a Zipf-like vocabulary with porter-stem siblings
+so common terms match many rows and scores tie) are queried with 1-6 terms at several
+depths. The reference is the former statement (BM25 ordered by `bm25()` itself, no limit),
+re-sorted in Python by (score desc, seq) and cut at the depth: `SqliteDialect.lexical` must
+return exactly that list (same seqs, bit-identical scores, same order), with or without a
+depth.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from langgraph_typed_memory import SqliteMemoryStore
+from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.discovery import visible_scope_sql
+from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+
+NOW = 1_000_000.0
+WORDS = [f"w{i}" for i in range(120)] + ["run", "runs", "running", "cat", "cats"]
+ZIPF = [1.0 / (rank + 1) for rank in range(len(WORDS))]
+TENANTS = ["t1", "t2", "t3"]
+USERS = [None, "u1", "u2"]
+AGENTS = [None, "a1"]
+
+
+def _run(conn: sqlite3.Connection, plan: Plan[Any]) -> Any:
+    """Answer each statement of a plan on the connection; the plan's value."""
+    request = next(plan)
+    try:
+        while True:
+            assert isinstance(request, Sql)
+            request = plan.send(conn.execute(request.text, request.params).fetchall())
+    except StopIteration as stop:
+        return stop.value
+
+
+def _fill(conn: sqlite3.Connection, rng: random.Random, rows: int) -> None:
+    """Rows straight into `memories` (its triggers index the text)."""
+    for i in range(rows):
+        text = (None if rng.random() < 0.05 else
+                " ".join(rng.choices(WORDS, ZIPF, k=rng.randint(1, 18))))
+        status = rng.choices(["active", "superseded", "expired"], [0.85, 0.1, 0.05])[0]
+        expires = rng.choice([None, None, None, NOW - 10.0, NOW + 10.0])
+        conn.execute(
+            "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, "
+            "status, search_text, created_at, updated_at, expires_at) "
+            "VALUES (?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [f"id{i}", f"ns{i}", f"k{i}", rng.choice(["fact", "episode"]),
+             rng.choice(TENANTS), rng.choice(USERS), rng.choice(AGENTS), status, text,
+             NOW, NOW, expires],
+        )
+    conn.commit()
+
+
+@pytest.fixture(scope="module", params=[0, 1, 2])
+def corpus(request: pytest.FixtureRequest) -> Iterator[tuple[sqlite3.Connection, int]]:
+    conn = connect_sqlite(":memory:")
+    SqliteMemoryStore(conn).setup()
+    _fill(conn, random.Random(request.param), 1500)
+    yield conn, request.param
+    conn.close()
+
+
+def _where(rng: random.Random) -> tuple[str, list[Any]]:
+    """A random visible scope, as the store's ranked search filters it."""
+    scope = Scope(rng.choice(TENANTS), user_id=rng.choice(USERS), agent_id=rng.choice(AGENTS))
+    where, params = visible_scope_sql(scope, rng.choice(["fact", "episode"]))
+    return f"{where} AND m.status = 'active' AND {q.LIVE}", [*params, NOW]
+
+
+def _reference(
+    conn: sqlite3.Connection, where: str, params: list[Any], terms: list[str], depth: int | None
+) -> list[tuple[int, float]]:
+    """Every in-scope match as the former statement scored it, best first, ties by seq."""
+    match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
+    rows = conn.execute(
+        "SELECT m.seq, -bm25(memory_fts) AS score FROM memory_fts "
+        "JOIN memories m ON m.seq = memory_fts.rowid "
+        f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts)",
+        [match, *params],
+    ).fetchall()
+    ranked = sorted(((seq, float(score)) for seq, score in rows), key=lambda r: (-r[1], r[0]))
+    return ranked if depth is None else ranked[:depth]
+
+
+def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> None:
+    conn, seed = corpus
+    rng = random.Random(100 + seed)
+    dialect = SqliteDialect()
+    tied = 0
+    for _ in range(150):
+        where, params = _where(rng)
+        terms = rng.choices(WORDS + ["absent"], ZIPF + [0.02], k=rng.randint(1, 6))
+        for depth in (1, 3, 10, 50, None):
+            expected = _reference(conn, where, params, terms, depth)
+            got = _run(conn, dialect.lexical(where, params, terms, depth))
+            assert got == expected, (terms, depth, where, params)
+            scores = [score for _, score in expected]
+            tied += len(scores) - len(set(scores))
+    assert tied > 0  # the corpora exercise the tie order
+
+
+def test_full_text_scan_stays_outermost(corpus: tuple[sqlite3.Connection, int]) -> None:
+    """The plan starts from the MATCH, never from the scope index (which re-runs it per row)."""
+    conn, _ = corpus
+    where, params = _where(random.Random(7))
+    for depth in (10, None):
+        statement = next(SqliteDialect().lexical(where, params, ["w1", "w2"], depth))
+        assert isinstance(statement, Sql)
+        plan = conn.execute("EXPLAIN QUERY PLAN " + statement.text, statement.params).fetchall()
+        assert "memory_fts" in plan[0][3], plan
