@@ -398,8 +398,9 @@ class TypedSystem(System):
         scope up to date first. The episodes are deleted afterwards (untimed)."""
         ns = (*SCOPE, "episode")
         texts = [f"turn {stage.scope} {j}" for j in picked]
-        self.data.embedder.add(texts, unit_vectors(np.random.default_rng(stage.scope),
-                                                   len(texts)))
+        embedded = [f"{text}\n{text}" for text in texts]  # an episode embeds title + summary
+        self.data.embedder.add(embedded, unit_vectors(np.random.default_rng(stage.scope),
+                                                      len(texts)))
         times = []
         for j, text in zip(picked, texts, strict=True):
             self.store.put(ns, f"w{stage.total}-{j}", {"title": text, "summary": text})
