@@ -81,6 +81,9 @@ class Proposal(BaseModel):
     outcome: str | None = None
     context: list[str] = Field(default_factory=list, max_length=8)
     """Episodes: the turns that led to it, oldest first (full-text search only)."""
+    session_id: str | None = Field(default=None, max_length=256)
+    """Episodes: the conversation it happened in (the promote node gives the thread id);
+    stored as `metadata.session_id`, which compaction groups a session's episodes by."""
     task_complete: bool = False
     """Episodes promote only when their task completed."""
 

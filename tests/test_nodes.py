@@ -189,13 +189,15 @@ def test_promote_gives_an_episode_its_preceding_turns_as_searchable_context(stor
     episode = {"kind": "episode", "title": "Billing migration", "confidence": 0.9,
                "content": "The user migrated the billing service.", "task_complete": True,
                "grounding": "I finished the migration"}
+    config = {"configurable": {**ALICE["configurable"], "thread_id": "th-7"}}
     out = create_promote_node(store).invoke(
-        {"messages": messages, "memory_candidates": [episode, lives_in("Lyon")]}, ALICE)
+        {"messages": messages, "memory_candidates": [episode, lives_in("Lyon")]}, config)
     assert [p["outcome"] for p in out["memory_trace"]["promotions"]] == ["written", "written"]
     episodes = ("tenant:acme", "user:alice", "episode")
     [hit] = store.search(episodes, query="schema dump")  # words only the context holds
     assert hit.memory["lexical_rank"] == 1
     assert hit.value["context"] == [m.content for m in messages[:2]]
+    assert hit.value["metadata"] == {"session_id": "th-7"}  # compaction's session key
     assert "context" not in store.search(FACTS)[0].value
 
 

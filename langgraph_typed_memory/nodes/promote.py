@@ -34,7 +34,8 @@ def create_promote_node(
     each outcome (written, deduplicated, superseded, contradicted, rejected with the reason)
     in `memory_trace["promotions"]`. A failing store degrades the turn, recorded. An episode
     gets the two messages before the newest user message as its `context` (indexed for
-    full-text search, so a later question that echoes them finds the episode).
+    full-text search, so a later question that echoes them finds the episode), and the
+    thread id (`configurable["thread_id"]`) as its `session_id` (compaction groups by it).
 
     Args:
         store: The memory store; default: the graph's runtime store.
@@ -59,12 +60,14 @@ def create_promote_node(
     def prepare(state: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
         scope = scope_from_config(config)
         trace = trace_of(state)
-        context = _preceding_turns(state.get(messages_key) or [])
+        episode = {"context": _preceding_turns(state.get(messages_key) or [])}
+        thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        if thread:
+            episode["session_id"] = str(thread)
         return {
             "proposals": [
-                {**c, "context": context}
-                if isinstance(c, Mapping) and c.get("kind") == "episode" and "context" not in c
-                else c
+                {**episode, **c}
+                if isinstance(c, Mapping) and c.get("kind") == "episode" else c
                 for c in state.get(candidates_key) or []
             ],
             "tenant_id": scope.tenant_id,

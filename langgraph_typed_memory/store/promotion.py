@@ -79,8 +79,9 @@ def _value(p: Proposal, run_id: str | None, turn: int | None) -> dict[str, Any]:
     if p.kind == "fact":
         return {"subject": p.subject, "predicate": p.predicate, "content": p.content,
                 "value": p.value, "confidence": p.confidence, **provenance}
+    session = {"metadata": {"session_id": p.session_id}} if p.session_id else {}
     return {"title": p.title or p.content[:80], "summary": p.content, "outcome": p.outcome,
-            "context": list(p.context), "confidence": p.confidence, **provenance}
+            "context": list(p.context), "confidence": p.confidence, **provenance, **session}
 
 
 def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
