@@ -91,6 +91,24 @@ def test_unused_fact_expires_and_access_brings_it_back(make, clock):
     assert store.sweep().expired == 0  # the read restarted its clock
 
 
+def test_restating_an_expired_fact_through_the_gate_brings_it_back(make, clock):
+    store = make()
+    said = {"kind": "fact", "subject": "alice", "predicate": "home_city",
+            "content": "Alice lives in Lyon.", "confidence": 0.9}
+    [first] = store.promote([said], tenant_id="acme", user_id="alice", run_id="r1")
+    clock.advance(days=YEARS_OF_DISUSE)
+    assert store.sweep().expired == 1
+    assert status_of(store, FACTS, first.key) == "expired"
+    [again] = store.promote([said], tenant_id="acme", user_id="alice", run_id="r2")
+    assert (again.outcome, again.id) == ("deduplicated", first.id)
+    assert status_of(store, FACTS, first.key) == "active"
+    event = store.audit(FACTS, first.key)[-1]
+    assert (event["from_status"], event["to_status"]) == ("expired", "active")
+    assert "restated while expired" in event["reason"]
+    assert store.search(FACTS, query="Alice Lyon")[0].key == first.key
+    assert store.sweep().expired == 0  # the restatement restarted its clock
+
+
 def test_access_boost_delays_expiry(make, clock):
     store = make()
     store.put(FACTS, "used", fact("the garden has red tulips"))

@@ -27,6 +27,7 @@ from langgraph_typed_memory.gate import (
     record_key,
     target_scope,
 )
+from langgraph_typed_memory.lifecycle import on_access
 from langgraph_typed_memory.namespaces import Scope, TypedNamespace
 from langgraph_typed_memory.schemas import ValidatedRecord, validate_record
 from langgraph_typed_memory.store import queries as q
@@ -162,13 +163,16 @@ def execute(
             seq, ident, _, _, status, evidence, _ = target
             trail = (d.load_json(evidence) if evidence is not None else None) or []
             trail = [*trail, evidence_entry][-MAX_EVIDENCE:]
-            new_status = "active" if decision.action == "confirm" else status
-            yield Sql(q.SQL_REPEAT, [d.dump_json(trail), new_status,
-                                     engine.clock().timestamp(), seq])
+            # Restating an expired record is a use: its expiry is reversed (F2).
+            new_status = "active" if decision.action == "confirm" else on_access(status)
+            now = engine.clock().timestamp()
+            yield Sql(q.SQL_REPEAT, [d.dump_json(trail), new_status, now, now, seq])
             key = _sibling(item.key, p) if sibling_rows else item.key
             if new_status != status:
+                why = decision.reason if decision.action == "confirm" else (
+                    f"{decision.reason}; restated while expired: expiry reversed")
                 yield from engine.transition(ident, item.typed, key, status, new_status,
-                                             decision.reason, actor=actor, run_id=op.run_id)
+                                             why, actor=actor, run_id=op.run_id)
             reason = ("the same challenger is already recorded" if sibling_rows
                       else decision.reason)
             outcomes.append(Outcome(

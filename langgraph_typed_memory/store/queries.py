@@ -55,8 +55,9 @@ SQL_KEY_FOR_CORRECTION = (
 """The newest current fact of a namespace whose subject and predicate start its indexed text."""
 SQL_REPEAT = (
     "UPDATE memories SET repetitions = repetitions + 1, evidence = ?, status = ?, "
-    "updated_at = ? WHERE seq = ?"
+    "updated_at = ?, last_accessed_at = ? WHERE seq = ?"
 )
+"""A restatement: one more repetition and evidence entry, and a use (freshness restarts)."""
 SQL_LINK_CONTRADICTION = "UPDATE memories SET contradicts = ?, needs_review = ? WHERE seq = ?"
 SQL_UPDATE_UNTYPED = (
     "UPDATE memories SET value = ?, updated_at = ?, expires_at = ?, ttl_minutes = ? WHERE seq = ?"
