@@ -60,7 +60,7 @@ def create_promote_node(
     def prepare(state: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
         scope = scope_from_config(config)
         trace = trace_of(state)
-        episode = {"context": _preceding_turns(state.get(messages_key) or [])}
+        episode: dict[str, Any] = {"context": _preceding_turns(state.get(messages_key) or [])}
         thread = ((config or {}).get("configurable") or {}).get("thread_id")
         if thread:
             episode["session_id"] = str(thread)
