@@ -213,22 +213,22 @@ _CLAUSE_BREAK = re.compile(r"\s*;\s*|(?:,?\s+(?:and|but|also|plus)\s+|,\s+)(?=(?
 _LEAD_IN = re.compile(  # stripped before matching; `standing` marks a lasting instruction
     r"^(?:(?P<standing>from now on|going forward|in the future|from here on|always)|actually|no|"
     r"nope|oh|well|also|and|but|so|ok|okay|btw|by the way|fyi|for the record|correction|wait|oops|"
-    r"yes|yeah|hey|hi|hello|anyway|i mean|please|(?:i think|i guess|i believe|i suppose|maybe|"
-    r"perhaps|probably|possibly)(?:\s+that)?)\b[\s,:;.!-]*", re.I)
+    r"sorry|yes|yeah|hey|hi|hello|anyway|i mean|please|(?:i think|i guess|i believe|i suppose|"
+    r"maybe|perhaps|probably|possibly)(?:\s+that)?)\b[\s,:;.!-]*", re.I)
 _HEDGE = re.compile(r"\b(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly|"
                     r"not sure|kind of|sort of|might)\b", re.I)
 _CORRECTION = re.compile(
-    r"^\W*(?:actually|no|nope|correction|wait|oops)\b|\bi meant\b|\bno longer\b|\bi misspoke\b"
-    r"|(?:\bnot|n't)\b.*\b(?:anymore|any more|any longer)\b|(?:,\s*|\s(?:and|but)\s+)not\s+\w"
-    r"|\b(?:rather than|instead of)\b", re.I)
+    r"^\W*(?:actually|no|nope|correction|wait|oops)\b|^\W*sorry\s*[,:;-]|\bi meant\b|\bno longer\b"
+    r"|\bi misspoke\b|(?:\bnot|n't)\b.*\b(?:anymore|any more|any longer)\b|\bstopped being\b"
+    r"|(?:,\s*|\s(?:and|but)\s+)not\s+\w|\b(?:rather than|instead)\b", re.I)
 _CUT = re.compile(  # "Lyon, not Paris" keeps "Lyon"; "Lyon because ..." keeps "Lyon"
     r"(?:,\s*|\s+(?:and|but)\s+)not\s.*$|\s+(?:rather than|instead of|over|because|since|but|so|"
     r"which|who|where|while|when|until|though|although|if|whereas|with)\b.*$", re.I)
 _TAIL = re.compile(  # filler at the end of a value: "Lyon now", "JSON from now on, please"
     r"(?:[\s,]+(?:now|right now|these days|nowadays|at the moment|currently|for now|anymore|"
     r"any more|any longer|please|thanks|thank you|from now on|going forward|in the future|too|"
-    r"if possible|by the way|btw|as well|again|recently|(?:last|this) (?:year|month|week)|"
-    r"a while ago|(?:a few|\w+) (?:years|months|weeks|days) ago))+$", re.I)
+    r"if possible|by the way|btw|as well|again|recently|instead|originally|(?:last|this) "
+    r"(?:year|month|week)|a while ago|(?:a few|\w+) (?:years|months|weeks|days) ago))+$", re.I)
 _TRIM = " \t\"'`.,;:!?)(\u2026-"
 _LANGUAGES = frozenset("english french german spanish italian portuguese dutch swedish norwegian "
                        "danish finnish polish czech russian ukrainian greek turkish arabic hebrew "
@@ -238,6 +238,14 @@ _FORMATS = {f.split("=")[0].replace("_", " "): f.split("=")[-1].replace("_", " "
     "bullets=bullet_points bulleted_list=bullet_points bulleted_lists=bullet_points table=tables "
     "tables numbered_list=numbered_lists numbered_lists").split()}
 _FORMAT_WORDS = "|".join(sorted(map(re.escape, _FORMATS), key=len, reverse=True))
+_LANGUAGE_WORDS = "|".join(sorted(_LANGUAGES))
+_ROLES = {r.split("=")[0].replace("_", " "): r.split("=")[-1] for r in (  # family and pets
+    "dog cat pet puppy=dog kitten=cat horse pony rabbit bunny=rabbit hamster guinea_pig parrot "
+    "bird fish turtle tortoise ferret snake lizard son daughter baby child kid=child "
+    "baby_girl=daughter little_girl=daughter baby_boy=son little_boy=son wife husband partner "
+    "spouse boyfriend girlfriend fiance fiancee brother sister twin").split()}
+_ROLE_WORDS = "|".join(sorted((w.replace(" ", r"\s+") for w in _ROLES), key=len, reverse=True))
+_ROLE_AT_START = re.compile(rf"^(?:{_ROLE_WORDS})\b", re.I)
 _TONES = ("brief|concise|terse|short|shorter|succinct|formal|informal|casual|friendly|direct|"
           "detailed|polite|professional|blunt|warm|simple|simpler|technical|serious|playful")
 _DATE_FORMAT = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}|iso(?:[ -]?8601)?", re.I)
@@ -250,12 +258,17 @@ _TEMPLATES = {  # "<kind initial>:<key or predicate>" -> content; "p:" and "f:" 
     "p:response_style": "The user wants answers in {v}.", "f:has": "The user has {v}.",
     "f:home_city": "The user lives in {v}.", "f:employer": "The user works at {v}.",
     "f:occupation": "The user works as {a} {v}.", "f:allergy": "The user is allergic to {v}.",
-    "f:diet": "The user is {v}.", "f:": "The user's {p} is {v}.",
+    "f:diet": "The user is {v}.", "f:relationship_status": "The user is {v}.",
+    "f:origin": "The user is from {v}.", "f:spoken_language": "The user speaks {v}.",
+    "f:": "The user's {p} is {v}.",
 }
 _REJECT = {k: frozenset(v.split()) for k, v in {  # words that make a match mean something else
     "occupation": "fan person big huge little bit lot believer lover beginner newbie novice "
                   "total real member part",  # "I'm a big fan of jazz"
     "employer": "myself me home free fun money",  # "I work for myself"
+    "origin": "it hr support sales marketing accounting finance legal team department office "
+              "company future past",  # "I'm from IT", "I'm from Acme support"
+    "car": "lot bit little hard bargain uber lyft taxi cab bus ambulance forklift",  # a job
     "name": "back later tomorrow tonight now when if at on after before sometime anytime asap "
             "maybe a an the out up",  # "call me back"
     "has": "question questions problem issue bug meeting call appointment doubt idea suggestion "
@@ -263,7 +276,23 @@ _REJECT = {k: frozenset(v.split()) for k, v in {  # words that make a match mean
     "my": "question questions problem issue point guess concern bad answer request idea "
           "suggestion thought feeling code error output fault pleasure turn mistake bet advice "
           "opinion take reason test query prompt",  # "my point is"
+    # "my X is": X is a clause, not a noun phrase ("my friend said she is from Brazil")
+    "my_clause": "is are was were said says say told tells thinks think thought believes "
+                 "believe knows know claims claimed heard she he they it that who which if",
 }.items()}
+_NOT_A_NAME = "|".join((  # capitalized after "I'm" but not a name: "I'm Sorry", "I'm Nigerian"
+    "in off here there home done sorry fine good great ok okay sure ready new lost stuck confused "
+    "happy glad sad tired busy bored hungry late early serious kidding joking curious excited "
+    "interested afraid scared sick well alright so just very really also still not always never "
+    "back out up deaf blind autistic gay straight bi queer trans american british english french "
+    "german spanish italian portuguese brazilian mexican canadian chinese japanese korean indian "
+    "irish scottish welsh dutch swedish norwegian danish finnish polish russian ukrainian greek "
+    "turkish australian african european asian latino latina hispanic nigerian kenyan ghanaian "
+    "ethiopian egyptian moroccan colombian peruvian argentinian argentine chilean venezuelan "
+    "cuban filipino indonesian malaysian vietnamese thai pakistani bangladeshi iranian iraqi "
+    "syrian lebanese israeli palestinian saudi romanian hungarian bulgarian serbian croatian "
+    "czech slovak austrian swiss belgian icelandic estonian latvian lithuanian jewish muslim "
+    "christian catholic protestant hindu buddhist sikh atheist agnostic mormon").split())
 _PRONOUNS = {"my": "their", "me": "them", "i": "they"}
 _Kind = Literal["preference", "fact"]
 _Draft = tuple[_Kind, str, str, str]  # kind, key or predicate, value, content
@@ -307,6 +336,14 @@ def _classify(value: str) -> tuple[str, str] | None:
     return ("tone", (tone[1] or "") + comparative.get(tone[2], tone[2])) if tone else None
 
 
+def _role(phrase: str) -> str:
+    """`phrase` with a leading family or pet word made canonical ("baby girl's name": daughter's).
+
+    So "We have a baby girl named Lily" and "my daughter's name is Lily" share a predicate.
+    """
+    return _ROLE_AT_START.sub(lambda m: _ROLES[" ".join(m[0].lower().split())], phrase)
+
+
 def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
     """The drafts of a matched rule; `how` is explained above `_RULES`."""
     kind, _, spec = how.partition(":")
@@ -320,29 +357,52 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
         if found is None and spec in ("?slug", "?response_style"):
             found = ("prefers_" + _slug(value) if spec == "?slug" else spec[1:], value)
         return [_draft("preference", *found)] if found and re.match(_SNAKE, found[0]) else []
-    if spec == "my":  # "my X is Y"
-        subject = " ".join(m["x"].lower().split())
-        value, predicate = _clean(m["v"]), _slug(subject.replace("'s", ""), words=5)
-        if not value or subject.split()[-1] in _REJECT["my"] or not re.match(_SNAKE, predicate):
+    if spec.startswith("my"):  # "my X is Y"; "my_name": "my X is named Y"; "my_origin": from Y
+        subject, suffix = " ".join(m["x"].lower().split()), spec[2:]
+        value = _clean(m["v"])
+        predicate = _slug(_role(subject).replace("'s", ""), words=5) + suffix
+        if (not value or subject.split()[-1] in _REJECT["my"] or _REJECT["my_clause"] & set(
+                subject.split()) or not re.match(_SNAKE, predicate)):
             return []
-        text = "" if f"f:{predicate}" in _TEMPLATES else f"The user's {subject} is {{v}}."
+        verb = f"{m.groupdict().get('be') or 'is'} {_MY_VERBS[suffix]}".lower().rstrip()
+        text = "" if f"f:{predicate}" in _TEMPLATES else f"The user's {subject} {verb} {{v}}."
         return [_draft("fact", predicate, value, text)]
+    if spec == "named":  # "I have a cat named Miso": keyed like "my cat's name is Miso"
+        owned, value = " ".join(m["n"].lower().split()), _clean(m["v"])
+        text = f"The user has {m['a'].lower()} {owned} named {{v}}."
+        return [_draft("fact", _slug(_role(owned)) + "_name", value, text)] if value else []
     out = []
     for name, group in zip(spec.split("+"), ("v", "w"), strict=False):
-        value = _clean(m.groupdict().get(group))
-        reject = _REJECT.get(name, frozenset())
+        predicate, value = name.lstrip("~"), _clean(m.groupdict().get(group))
+        reject = _REJECT.get(predicate, frozenset())
         if value and value.lower() not in reject and (
-                name == "employer" or not reject & set(value.lower().split()[:3])):
-            out.append(_draft("fact", name, value))
+                predicate == "employer" or not reject & set(value.lower().split()[:3])):
+            out.append(_draft("fact", predicate, "no longer " + value if name[0] == "~" else value))
     return out
 
 
 _ADV = (r"(?:(?:now|currently|still|just|also|actually|recently|really|finally|mostly|usually|"
-        r"definitely|honestly|probably|possibly)\s+){0,2}")
+        r"definitely|honestly|probably|possibly|originally|happily)\s+){0,2}")
 _AM = rf"i(?:'m|\s+am)\s+{_ADV}"
+_ENDED = (rf"^(?:{_AM}(?:no\s+longer|not(?=.*\bany\s*(?:more|longer)\b))|i\s+(?:have\s+|'ve\s+)?"
+          r"stopped\s+being)\s+(?:an?\s+)?")  # "I'm not vegan anymore", "I stopped being vegan"
+_END = r"(?=\s*(?:[,;]|$)|\s+(?:now|today|too|btw|by\s+the\s+way)\b)"  # nothing else follows
+_CAP = r"(?-i:[A-Z\u00C0-\u00D6\u00D8-\u00DE])"  # an uppercase letter, even under re.I
+_PROPER = rf"{_CAP}[\w']+(?:-{_CAP}[\w']+)*"  # "Lily", "O'Brien", "Jean-Luc"; not "Lyon-based"
+_NAME = rf"(?!(?-i:[A-Z]+\b)){_PROPER}(?:\s+{_PROPER}){{0,2}}"  # "Ana Lima", not "OK"
 _ANSWERS = r"(?:answers?|responses?|replies|output|messages|explanations|summaries)"
+_DIETS = (r"vegan|vegetarian|pescatarian|pescetarian|gluten[- ]free|lactose[- ]intolerant|kosher|"
+          r"halal")
+_STATUSES = r"married|single|divorced|engaged|widowed|separated"
+_SPOKEN = rf"(?:{_LANGUAGE_WORDS})(?:(?:\s*,\s*|,?\s+and\s+)(?:{_LANGUAGE_WORDS}))*(?![\w-])"
+_WE = r"(?:we|my\s+(?:wife|husband|partner|spouse)\s+and\s+i)"
+_HAVE = r"(?:\s+have(?:\s+got)?|'ve\s+got|\s+own)\s+"  # "I have", "I've got", "we own"
+_MY = r"^my\s+(?P<x>[a-z][a-z' -]{0,40}?)"
+_MY_VERBS = {"": "", "_name": "named", "_origin": "from"}
 # "p:<key>": preference; "p:?": key by the value's class (JSON -> output_format), "?slug" or
-# "?response_style" if unclassified, "?setting" if standing. "f:<predicate>[+<of group w>]": fact.
+# "?response_style" if unclassified, "?setting" if standing. "f:<predicate>[+<of group w>]": fact;
+# "f:~<predicate>": a state that ended ("no longer vegan"); "f:my[_name|_origin]": "my X is [named
+# |from] Y", predicate X[_name|_origin]; "f:named": "I have a <role n> named Y", predicate n_name.
 _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, how in [
     (r"^(?:(?:you\s+can\s+|you\s+may\s+|just\s+)?call\s+me|i\s+go\s+by)\s+(?P<v>.+)", "p:name"),
     (r"^(?:use|write|format|show)\s+(?:all\s+)?dates\s+(?:as|like|in)\s+(?P<v>.+)",
@@ -357,7 +417,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
      rf"{_ANSWERS}\s+(?:to\s+be\s+)?(?:in|as|formatted\s+(?:in|as)|written\s+in)\s+(?P<v>.+)",
      "p:?response_style"),
     (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format|formatting)\b", "p:?"),
-    (r"^use\s+(?P<v>.+)", "p:?"),
+    (r"^(?:use|(?:let's\s+)?switch\s+(?:over\s+)?to)\s+(?P<v>.+)", "p:?"),
     (rf"^(?:be|stay|keep\s+it|(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWERS}|things))\s+"
      rf"(?:(?:more|a\s+(?:bit|little)\s+more|very|extra|super|really)\s+)?"
      rf"(?P<v>(?:less\s+)?(?:{_TONES}))\b", "p:?"),
@@ -369,19 +429,37 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
     (rf"^(?:{_AM}(?:very\s+|severely\s+|mildly\s+)?allergic\s+to|i\s+have\s+an?\s+(?:severe\s+|"
      r"mild\s+)?allergy\s+to)\s+(?P<v>.+)", "f:allergy"),
     (r"^i\s+have\s+an?\s+(?:severe\s+|mild\s+)?(?P<v>[\w -]+?)\s+allergy\b", "f:allergy"),
-    (rf"^{_AM}(?:an?\s+)?(?P<v>vegan|vegetarian|pescatarian|pescetarian|gluten[- ]free|"
-     r"lactose[- ]intolerant|kosher|halal)\b", "f:diet"),
-    (rf"^{_AM}(?P<v>\d{{1,3}})(?=\s+years?\s+old\b)", "f:age"),
+    (rf"^{_AM}(?:an?\s+)?(?P<v>{_DIETS})(?![\w-])", "f:diet"),
+    (rf"^{_AM}(?:an?\s+)?(?P<v>{_STATUSES})(?![\w-])(?!\s+(?:in|on|by|from|into|at)\b)",
+     "f:relationship_status"),  # not "engaged in a project"
+    (rf"^i\s+{_ADV}got\s+(?P<v>married|divorced|engaged)\b", "f:relationship_status"),
+    (rf"{_ENDED}(?P<v>{_DIETS})(?![\w-])", "f:~diet"),
+    (rf"{_ENDED}(?P<v>{_STATUSES})(?![\w-])", "f:~relationship_status"),
+    (rf"^(?:{_AM}|i\s+{_ADV}turned\s+)(?P<v>\d{{1,3}})(?:\s+years?\s+old\b|{_END})", "f:age"),
     (rf"^(?:i(?:'ve|\s+have)?\s+{_ADV}(?:live|moved|relocated)\s+(?:in|to)|{_AM}(?:based|living|"
      r"located|staying)\s+in)\s+(?P<v>.+)", "f:home_city"),
+    (rf"^(?:{_AM}from|i\s+{_ADV}(?:come\s+from|grew\s+up\s+in))\s+(?P<v>(?:the\s+)?{_CAP}.+)",
+     "f:origin"),
+    (rf"^(?:i\s+{_ADV}(?:can\s+)?speak|{_AM}fluent\s+in)\s+(?:(?:some|a\s+little|a\s+bit\s+of|"
+     rf"basic|fluent|conversational|native)\s+)?(?P<v>{_SPOKEN})", "f:spoken_language"),
+    (rf"^{_AM}an?\s+(?:native|fluent)\s+(?P<v>{_SPOKEN})\s+speaker\b", "f:spoken_language"),
+    (rf"^i\s+{_ADV}drive\s+(?P<v>an?\s+[\w'-]+(?:\s+(?!(?:to|for|in|on|at|from|with|every|each|"
+     r"around|and|but|because)\b)[\w'-]+){0,3})", "f:car"),
     (rf"^(?:i\s+{_ADV}work|{_AM}(?:employed|working))\s+(?:at|for|by)\s+(?P<v>.+?)"
      r"(?:\s+as\s+(?:an?\s+)?(?P<w>.+))?$", "f:employer+occupation"),
     (rf"^(?:i\s+{_ADV}work\s+as\s+(?:an?\s+)?|{_AM}an?\s+)(?P<v>.+?)"
      r"(?:\s+(?:at|for)\s+(?P<w>.+))?$", "f:occupation+employer"),
-    (r"^i\s+(?:have|'ve\s+got|have\s+got|own)\s+(?P<v>(?:an?|one|two|three|four|five|\d+)\s+.+)",
-     "f:has"),
-    (r"^my\s+(?P<x>[a-z][a-z' -]{0,40}?)\s+(?:is|are)\s+(?P<v>.+)", "f:my"),
-    (r"^my\s+(?P<x>[a-z]+(?:\s+[a-z]+)?)'s\s+(?P<v>.+)", "f:my"),
+    (rf"^i(?:'m|\s+am)\s+(?!(?:{_NOT_A_NAME})\b)(?P<v>{_NAME}){_END}", "f:name"),  # "I'm Priya"
+    (rf"^(?:i|{_WE}){_HAVE}(?P<a>an?|one)\s+(?P<n>{_ROLE_WORDS})\s+(?:named|called)\s+"
+     rf"(?P<v>{_NAME}){_END}", "f:named"),
+    (rf"^i{_HAVE}(?P<v>(?:an?|one|two|three|four|five|\d+)\s+.+)", "f:has"),
+    (rf"^{_WE}{_HAVE}(?P<v>(?:an?|one|two|three|four|five|\d+)\s+(?:[\w-]+\s+)?"
+     rf"(?:children|(?:{_ROLE_WORDS})s?)\b.*)", "f:has"),  # family and pets, not "two offices"
+    (rf"{_MY}(?:\s+(?P<be>is|are)|'s)\s+(?:named|called)\s+(?P<v>{_NAME})", "f:my_name"),
+    (rf"{_MY}\s+(?P<be>is|are)\s+(?:originally\s+)?from\s+(?P<v>(?:the\s+)?{_CAP}.+)",
+     "f:my_origin"),
+    (rf"{_MY}\s+(?P<be>is|are)\s+(?!(?:named|called|from)\b)(?P<v>.+)", "f:my"),
+    (r"^my\s+(?P<x>[a-z]+(?:\s+[a-z]+)?)'s\s+(?!(?:named|called|from)\b)(?P<v>.+)", "f:my"),
 ]]
 
 
@@ -404,9 +482,11 @@ def extract_rules(text: str) -> list[Candidate]:
     """Extract candidate preferences and facts from a user's turn with deterministic rules.
 
     English only. Each sentence, then each clause ("..., and I work at ...") yields the
-    candidates of the first rule that matches it. Questions and negations yield nothing; hedged
-    statements get confidence 0.6, plain ones 0.9; a sentence with a correction marker
-    ("actually", "no,", "not ... anymore", "X, not Y") marks its candidates `correction=True`.
+    candidates of the first rule that matches it. Questions and negations yield nothing, except
+    the end of a diet or relationship status ("I'm not vegan anymore": diet "no longer vegan",
+    so the old value is superseded); hedged statements get confidence 0.6, plain ones 0.9; a
+    sentence with a correction marker ("actually", "no,", "sorry,", "not ... anymore", "X, not
+    Y", "instead") marks its candidates `correction=True`.
     `grounding` is the sentence, an exact substring of `text`. Never raises.
 
     Example:

@@ -19,6 +19,7 @@ from langgraph_typed_memory.extraction import (
     extract_rules,
     prefilter,
 )
+from langgraph_typed_memory.gate import GateSettings, Proposal, record_key
 
 P, F = "preference", "fact"
 
@@ -137,6 +138,158 @@ def test_several_sentences_and_duplicates() -> None:
     text = "I live in Lyon. I live in Lyon! Also, call me Sam; I'm a teacher."
     assert _summary(text) == [(F, "home_city", "Lyon", False), (P, "name", "Sam", False),
                               (F, "occupation", "teacher", False)]
+
+
+# ----------------------------------------------------------------------------- natural phrasings
+# Phrasings the continuity benchmark (H5) found missed or mis-extracted, and variants:
+# utterance -> (kind, key or predicate, value, content, correction); the subject is the user.
+NATURAL: list[tuple[str, list[tuple[str, str, str, str, bool]]]] = [
+    ("I'm Priya.", [(F, "name", "Priya", "The user's name is Priya.", False)]),
+    ("Hi, I'm Priya Sharma.", [(F, "name", "Priya Sharma", "The user's name is Priya Sharma.",
+                                False)]),
+    ("I am Priya, nice to meet you.", [(F, "name", "Priya", "The user's name is Priya.", False)]),
+    ("I'm Jean-Luc.", [(F, "name", "Jean-Luc", "The user's name is Jean-Luc.", False)]),
+    ("Call me Christian.", [(P, "name", "Christian", "The user wants to be called Christian.",
+                             False)]),
+    ("I'm from Brazil.", [(F, "origin", "Brazil", "The user is from Brazil.", False)]),
+    ("I'm originally from São Paulo.", [(F, "origin", "São Paulo", "The user is from São Paulo.",
+                                         False)]),
+    ("I come from the Netherlands.", [(F, "origin", "the Netherlands",
+                                       "The user is from the Netherlands.", False)]),
+    ("I grew up in Lisbon.", [(F, "origin", "Lisbon", "The user is from Lisbon.", False)]),
+    ("I speak Portuguese.", [(F, "spoken_language", "Portuguese", "The user speaks Portuguese.",
+                              False)]),
+    ("I speak Portuguese and English.", [(F, "spoken_language", "Portuguese and English",
+                                          "The user speaks Portuguese and English.", False)]),
+    ("I'm fluent in Spanish.", [(F, "spoken_language", "Spanish", "The user speaks Spanish.",
+                                 False)]),
+    ("I'm a native Portuguese speaker.", [(F, "spoken_language", "Portuguese",
+                                           "The user speaks Portuguese.", False)]),
+    ("I'm married.", [(F, "relationship_status", "married", "The user is married.", False)]),
+    ("I'm happily married.", [(F, "relationship_status", "married", "The user is married.",
+                               False)]),
+    ("I just got divorced.", [(F, "relationship_status", "divorced", "The user is divorced.",
+                               False)]),
+    ("I'm single.", [(F, "relationship_status", "single", "The user is single.", False)]),
+    ("I drive a Tesla.", [(F, "car", "a Tesla", "The user's car is a Tesla.", False)]),
+    ("I drive a Tesla Model 3 to work.", [(F, "car", "a Tesla Model 3",
+                                           "The user's car is a Tesla Model 3.", False)]),
+    ("I drive an old Honda Civic.", [(F, "car", "an old Honda Civic",
+                                      "The user's car is an old Honda Civic.", False)]),
+    ("We have a baby girl named Lily.", [(F, "daughter_name", "Lily",
+                                          "The user has a baby girl named Lily.", False)]),
+    ("We've got a daughter called Lily.", [(F, "daughter_name", "Lily",
+                                            "The user has a daughter named Lily.", False)]),
+    ("My husband and I have a little girl named Lily.", [
+        (F, "daughter_name", "Lily", "The user has a little girl named Lily.", False)]),
+    ("We have two kids.", [(F, "has", "two kids", "The user has two kids.", False)]),
+    ("I have a cat named Miso.", [(F, "cat_name", "Miso", "The user has a cat named Miso.",
+                                   False)]),
+    ("I've got a puppy called Rex.", [(F, "dog_name", "Rex", "The user has a puppy named Rex.",
+                                       False)]),
+    ("I'm not vegetarian anymore.", [(F, "diet", "no longer vegetarian",
+                                      "The user is no longer vegetarian.", True)]),
+    ("I'm no longer vegan.", [(F, "diet", "no longer vegan", "The user is no longer vegan.",
+                               True)]),
+    ("I stopped being vegetarian last year.", [(F, "diet", "no longer vegetarian",
+                                                "The user is no longer vegetarian.", True)]),
+    ("I'm not married anymore, I'm divorced.", [
+        (F, "relationship_status", "no longer married", "The user is no longer married.", True),
+        (F, "relationship_status", "divorced", "The user is divorced.", True)]),
+    ("Oops, I'm 30, not 29.", [(F, "age", "30", "The user's age is 30.", True)]),
+    ("I'm 29.", [(F, "age", "29", "The user's age is 29.", False)]),
+    ("I just turned 30.", [(F, "age", "30", "The user's age is 30.", False)]),
+    ("No, I'm 31 now.", [(F, "age", "31", "The user's age is 31.", True)]),
+    ("Actually, answer in German instead.", [(P, "language", "German",
+                                              "The user wants replies in German.", True)]),
+    ("Reply in Italian instead of Spanish.", [(P, "language", "Italian",
+                                               "The user wants replies in Italian.", True)]),
+    ("Switch to German, please.", [(P, "language", "German", "The user wants replies in German.",
+                                    False)]),
+    ("My wife is called Ana.", [(F, "wife_name", "Ana", "The user's wife is named Ana.", False)]),
+    ("My husband is named Jo.", [(F, "husband_name", "Jo", "The user's husband is named Jo.",
+                                  False)]),
+    ("My partner's called Sam Lee.", [(F, "partner_name", "Sam Lee",
+                                       "The user's partner is named Sam Lee.", False)]),
+    ("Sorry, my cat is named Mochi, not Miso.", [(F, "cat_name", "Mochi",
+                                                  "The user's cat is named Mochi.", True)]),
+    ("My kitten's name is Mochi.", [(F, "cat_name", "Mochi", "The user's kitten's name is Mochi.",
+                                     False)]),
+    ("My friend is from Brazil.", [(F, "friend_origin", "Brazil",
+                                    "The user's friend is from Brazil.", False)]),
+    ("My parents are from Brazil.", [(F, "parents_origin", "Brazil",
+                                      "The user's parents are from Brazil.", False)]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NATURAL, ids=[c[0][:40] for c in NATURAL])
+def test_natural_phrasings(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    found = extract_rules(text)
+    assert [(c.kind, c.key or c.predicate, c.value, c.content, c.correction)
+            for c in found] == expected
+    assert all(c.grounding == text and c.subject == ("user" if c.kind == F else None)
+               for c in found)
+
+
+@pytest.mark.parametrize("text", [
+    # not a name, an origin, a language, a state, a car, a child or an age
+    "I'm Sorry.", "I'm French.", "I'm Nigerian.", "I'm Christian.", "I'm OK.", "I'm AFK.",
+    "I'm Fine, thanks.", "i'm priya.", "I'm Indianapolis-based.",
+    "I'm from the IT department.", "I'm from Acme support.", "I speak my mind.",
+    "I speak to my boss every day.", "I'm engaged in a big project.", "I drive a lot.",
+    "I drive a hard bargain.", "I drive my kids to school.", "I drive an Uber on weekends.",
+    "We have a meeting at 3.", "We have two offices in Berlin.", "We have a client named Acme.",
+    "I'm 30 minutes late.", "I'm 100% sure.", "I turned 180 degrees.", "I'm 1st in line.",
+    "My son is named after his grandfather.", "My cat is called whenever dinner is ready.",
+    # questions and hypotheticals
+    "Are you Priya?", "Am I from Brazil?", "Do you speak Portuguese?", "Are you married?",
+    "Answer in German instead?", "If I were from Brazil I'd speak Portuguese.", "Suppose I'm 30.",
+    "What if I'm married?", "I'd like to speak Portuguese.", "I want to drive a Tesla.",
+    "I'm getting married.", "I'm going to be 30.", "I wonder if my cat is named Miso.",
+    # negations and past states
+    "I'm not married.", "I'm not vegetarian.", "I don't speak Portuguese.",
+    "I don't drive a Tesla.", "I used to drive a Tesla.", "I used to be vegetarian.",
+    "I was married.",
+    # other people's statements
+    "She's from Brazil.", "My friend said she is from Brazil.", "He speaks Portuguese.",
+    "My friend is not vegetarian anymore.", "They have a baby girl named Lily.",
+    "Tell me about my friend from Brazil.",
+])
+def test_natural_negatives(text: str) -> None:
+    assert extract_rules(text) == []
+
+
+@pytest.mark.parametrize(("text", "predicate"), [
+    ("My sister is married.", "sister"), ("My friend Priya is from Brazil.", "friend_priya_origin"),
+    ("My friend is called Bob.", "friend_name"), ("My brother drives a Tesla.", None),
+])
+def test_other_peoples_facts_are_never_the_users(text: str, predicate: str | None) -> None:
+    """A fact about someone the user knows is keyed by that person (`sister`, `friend_origin`),
+    as "my wife's name is Anna" is `wife_name`: never `relationship_status`, `origin`, `name`."""
+    assert [c.predicate for c in extract_rules(text)] == ([predicate] if predicate else [])
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("I'm 29.", "Oops, I'm 30, not 29."),
+    ("I'm 29 years old.", "I just turned 30."),
+    ("I have a cat named Miso.", "Sorry, my cat is named Mochi, not Miso."),
+    ("My daughter's name is Lilly.", "No, we have a baby girl named Lily."),
+    ("I'm vegetarian.", "I'm not vegetarian anymore."),
+    ("I'm married.", "I'm divorced now."),
+    ("Please answer in Spanish.", "Actually, answer in German instead."),
+    ("My wife's name is Anna.", "Actually, my wife is called Ana."),
+    ("My name is Priyanka.", "I'm Priya."),
+])
+def test_a_change_lands_on_the_key_of_what_it_changes(first: str, second: str) -> None:
+    """The gate supersedes by key: stateful predicates (age, cat_name, relationship_status) and
+    preference keys by value, the rest through `correction` on the same subject and predicate."""
+    [old], [new] = extract_rules(first), extract_rules(second)
+    settings = GateSettings()
+    keys = [record_key(Proposal(**c.model_dump()), settings) for c in (old, new)]
+    same_slot = (old.kind, old.subject, old.key or old.predicate) == (
+        new.kind, new.subject, new.key or new.predicate)
+    assert same_slot and (keys[0] == keys[1] or new.correction)
+    assert str(old.value) != str(new.value)
 
 
 # ----------------------------------------------------------------------------- pre-filter
@@ -313,8 +466,9 @@ def test_model_output_include_raw_form() -> None:
 
 # ----------------------------------------------------------------------------- properties
 
-FRAGMENTS = [c[0] for c in CASES] + ["", "?", "!", ",", " and ", " not ", "my ", "I'm a ",
-                                     "actually, ", "\n", "é", "\ud800", "\x00", "{v}", "  "]
+FRAGMENTS = [c[0] for c in CASES] + [c[0] for c in NATURAL] + [
+    "", "?", "!", ",", " and ", " not ", "my ", "I'm a ", "actually, ", "\n", "é", "\ud800",
+    "\x00", "{v}", "  "]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
