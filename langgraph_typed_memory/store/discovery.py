@@ -209,22 +209,27 @@ def _hybrid(
     lexical: list[tuple[int, float]] = []
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
-    lexical_ran = False
-    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
-    # (it still backs up a failing embedder, D3).
-    if terms and (settings.lexical_weight > 0 or not isinstance(query_vector, list)):
-        try:
-            lexical = yield from engine.dialect.lexical(where, params, terms, depth)
-            lexical_ran = True
-        except Exception as exc:  # a broken full-text index degrades, never fails
-            degraded.append(f"lexical failed: {exc!r:.200}")
+    ranking = None
     if isinstance(query_vector, list):
-        vector = yield from engine.dialect.vector_top_k(
+        # Started first: a large scope ranks its vectors in a worker thread while the
+        # lexical statement runs.
+        ranking = yield from engine.dialect.vector_top_k(
             scope[0], scope[1], query_vector, depth, engine.clock().timestamp(),
             visible_scope_sql(typed.scope, typed.kind),
         )
     elif isinstance(query_vector, EmbedError):
         degraded.append(f"embedder failed: {query_vector.error!r:.200}")
+    lexical_ran = False
+    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
+    # (it still backs up a failing embedder, D3).
+    if terms and (settings.lexical_weight > 0 or ranking is None):
+        try:
+            lexical = yield from engine.dialect.lexical(where, params, terms, depth)
+            lexical_ran = True
+        except Exception as exc:  # a broken full-text index degrades, never fails
+            degraded.append(f"lexical failed: {exc!r:.200}")
+    if ranking is not None:
+        vector = ranking.result()
     if lexical_ran and isinstance(query_vector, list):
         mode = "hybrid"
     elif isinstance(query_vector, list):
@@ -235,29 +240,10 @@ def _hybrid(
         mode = "like"
         lexical = yield from _like(engine, where, params, terms or [op.query or ""], depth)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
-    rows_by_seq: dict[int, tuple[Any, ...]] = {}
-    tiers: dict[int, int] = {}  # compaction tiers of episodes, read in SQL (no JSON parsing)
-    if candidates:
-        clause, extra = engine.dialect.in_list("m.seq", candidates)
-        tier = engine.dialect.json_field("m.value", "compaction_tier")
-        for r in (yield Sql(
-                f"SELECT {q.COLUMNS}, {tier} FROM memories m WHERE {clause}", extra)):
-            *row, tiers[r[0]] = r
-            if op.filter and not matches_filter(engine.dialect.load_json(r[4]), op.filter):
-                continue
-            rows_by_seq[r[0]] = tuple(row)
-    now = engine.clock().timestamp()
-    half_life = settings.half_lives_days.get(typed.kind)
-    priors = {}
-    for seq, r in rows_by_seq.items():
-        age_days = (now - (r[12] if r[12] is not None else r[13])) / 86400.0
-        life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
-            half_life, int(tiers[seq] or 0),
-            getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
-        priors[str(seq)] = (freshness(age_days, life), float(r[10] or 0.0))
+    priors = yield from _priors(engine, typed, candidates, op.filter)
     fused = fuse(
-        [(str(s), score) for s, score in lexical if s in rows_by_seq],
-        [(str(s), score) for s, score in vector if s in rows_by_seq],
+        [(str(s), score) for s, score in lexical if str(s) in priors],
+        [(str(s), score) for s, score in vector if str(s) in priors],
         weights={"lexical": settings.lexical_weight, "vector": settings.vector_weight},
         method=settings.fusion,
         rrf_k=settings.rrf_k,
@@ -268,6 +254,11 @@ def _hybrid(
     )
     fused = [f for f in fused if f.relevance >= settings.min_relevance]
     page = fused[op.offset : op.offset + op.limit]
+    rows_by_seq: dict[int, tuple[Any, ...]] = {}
+    if page:  # whole rows for the page only: the other candidates needed only their priors
+        clause, extra = engine.dialect.in_list("m.seq", [int(f.id) for f in page])
+        rows_by_seq = {r[0]: r for r in (yield Sql(
+            f"SELECT {q.COLUMNS} FROM memories m WHERE {clause}", extra))}
     items = [
         engine.to_item(
             rows_by_seq[int(f.id)],
@@ -279,8 +270,36 @@ def _hybrid(
             vector_rank=f.vector_rank,
         )
         for f in page
+        if int(f.id) in rows_by_seq  # gone since its priors were read: a concurrent delete
     ]
     return SearchResults(items, retrieval_mode=mode, degraded=degraded)
+
+
+def _priors(
+    engine: Engine, typed: TypedNamespace, candidates: list[int],
+    value_filter: dict[str, Any] | None,
+) -> Plan[dict[str, tuple[float, float]]]:
+    """Freshness and confidence of each candidate (by str(seq)) that passes `value_filter`: the
+    columns they need, plus the value only when there is a filter to match."""
+    if not candidates:
+        return {}
+    settings, now = engine.retrieval, engine.clock().timestamp()
+    half_life = settings.half_lives_days.get(typed.kind)
+    clause, extra = engine.dialect.in_list("m.seq", candidates)
+    tier = engine.dialect.json_field("m.value", "compaction_tier")  # no JSON parsing
+    value = ", m.value" if value_filter else ""
+    priors = {}
+    for seq, confidence, occurred, created, episode_tier, *held in (yield Sql(
+            f"SELECT m.seq, m.confidence, m.occurred_at, m.created_at, {tier}{value} "
+            f"FROM memories m WHERE {clause}", extra)):
+        if value_filter and not matches_filter(engine.dialect.load_json(held[0]), value_filter):
+            continue
+        age_days = (now - (occurred if occurred is not None else created)) / 86400.0
+        life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
+            half_life, int(episode_tier or 0),
+            getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
+        priors[str(seq)] = (freshness(age_days, life), float(confidence or 0.0))
+    return priors
 
 
 def _like(

@@ -12,6 +12,7 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -92,9 +93,10 @@ class Dialect(Protocol):
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
         now: float, cells: tuple[str, Sequence[Any]],
-    ) -> Plan[list[tuple[int, float]]]:
+    ) -> Plan[Future[list[tuple[int, float]]]]:
         """Top vector matches among rows matching `where` that have not expired at `now`;
-        `cells` selects the scope's cells in `memory_scope_versions` (cache validity)."""
+        `cells` selects the scope's cells in `memory_scope_versions` (cache validity). The
+        value is a future, so the ranking may run while the caller's next statement does."""
         ...
 
     def after_erasure(self) -> list[Sql]:

@@ -9,6 +9,7 @@ post-filtered approximate index can (docs/backends.md has the measurements).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -317,7 +318,7 @@ class PostgresDialect:
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
         now: float, cells: tuple[str, Sequence[Any]],
-    ) -> Plan[list[tuple[int, float]]]:
+    ) -> Plan[Future[list[tuple[int, float]]]]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. No ANN index is used, so none an operator adds can make
         results approximate (a post-filtered index loses most in-scope matches:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -228,7 +229,7 @@ class SqliteDialect:
     def vector_top_k(
         self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
         now: float, cells: tuple[str, Sequence[Any]],
-    ) -> Plan[list[tuple[int, float]]]:
+    ) -> Plan[Future[list[tuple[int, float]]]]:
         return (yield from self.vectors.top_k(
             where, params, cells, query, depth, now, embedding="v.embedding", decode=_decode
         ))
