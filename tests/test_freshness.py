@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -139,6 +140,32 @@ def test_procedures_policies_preferences_and_episodes_never_expire(make, clock):
     assert store.search((*ALICE, "episode"), query="refund order")[0].key == "e"
 
 
+class HeldFlushes:
+    """Stands in for the store's background writer (`_background_runner()`): holds each
+    access flush until `release`, and fails the first one if asked, after it took the buffer.
+    `inline` tells a store that has none (SQLite in memory: reads flush inline)."""
+
+    def __init__(self, store: Any, *, fail_first: bool = False) -> None:
+        self.runner, self.fail_first = store._background_runner(), fail_first
+        self.inline = self.runner is None
+        self.threads: list[threading.Thread] = []
+        self.entered, self.released = threading.Event(), threading.Event()
+        store._background_runner = lambda: None if self.inline else self
+
+    def __call__(self, plan: Any) -> Any:
+        self.threads.append(threading.current_thread())
+        self.entered.set()
+        assert self.released.wait(timeout=30)
+        if self.fail_first and len(self.threads) == 1:
+            started = plan()
+            next(started)  # the buffer is taken; the UPDATE fails
+            started.throw(ConnectionError("the database went away"))
+        return self.runner(plan)
+
+    def started(self) -> None:
+        assert self.entered.wait(timeout=30), "no background flush started"
+
+
 def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
     store = make()  # default: flush after 256 accesses, 60 s, or with the next write
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
@@ -153,8 +180,18 @@ def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
 
     eager = make(access_flush_every=1)
     eager.put(FACTS, "city", fact("Alice lives in Lyon"))
-    eager.search(FACTS, query="Lyon")
-    assert query(eager, counts)[0][0] == 1
+    held = HeldFlushes(eager)
+    eager.search(FACTS, query="Lyon")  # due: returns while its flush waits in the background
+    if held.inline:  # SQLite in memory: no second connection to write from, the read does
+        assert query(eager, counts)[0][0] == 1
+        return
+    held.started()
+    eager.search(FACTS, query="Lyon")  # due again while one runs: no second thread
+    assert query(eager, counts)[0][0] == 0  # neither read wrote
+    assert held.threads[0] is not threading.current_thread() and len(held.threads) == 1
+    held.released.set()
+    assert eager.flush_access() == 0  # waits for the background flush, which took both
+    assert query(eager, counts)[0][0] == 2
 
 
 def test_access_flush_after_the_configured_time(make, clock):
@@ -164,8 +201,75 @@ def test_access_flush_after_the_configured_time(make, clock):
     store.get(FACTS, "city")
     assert query(store, counts) == [(0,)]
     clock.advance(seconds=31)
+    held = HeldFlushes(store)
     store.get(FACTS, "city")
+    if held.inline:
+        assert query(store, counts) == [(2,)]
+        return
+    held.started()
+    assert query(store, counts) == [(0,)]  # the read returned before anything was written
+    held.released.set()
+    store.flush_access()
     assert query(store, counts) == [(2,)]
+
+
+def test_flush_access_writes_the_pending_counts_and_says_how_many(make):
+    store = make()
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.put(FACTS, "pet", fact("Alice has a cat named Tom"))
+    for key in ("city", "pet", "city"):
+        store.get(FACTS, key)
+    assert store.flush_access() == 2 and store.flush_access() == 0
+    counts = "SELECT key, access_count FROM memories ORDER BY key"
+    assert query(store, counts) == [("city", 2), ("pet", 1)]
+    store.get(FACTS, "pet")
+    assert _await(store, store.aflush_access()) == 1
+    assert query(store, counts) == [("city", 2), ("pet", 2)]
+
+
+def test_a_failed_background_flush_keeps_the_counts_for_the_next(
+    make, clock, monkeypatch, caplog
+):
+    store = make(access_flush_every=1, access_flush_seconds=30)
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    escaped: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    held = HeldFlushes(store, fail_first=True)
+    if held.inline:
+        pytest.skip("SQLite in memory flushes inline: no background flush to fail")
+    held.released.set()
+    assert store.get(FACTS, "city") is not None  # the failing flush is not the read's
+    held.started()
+    with store._flushing:  # the failed flush is over
+        assert escaped == [] and "the database went away" in caplog.text
+    store.get(FACTS, "city")  # due by count, but reads wait a period after a failure
+    assert len(held.threads) == 1
+    clock.advance(seconds=31)
+    store.get(FACTS, "city")
+    with store._flushing:
+        assert len(held.threads) == 2
+    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(3,)]
+    assert store.flush_access() == 0
+
+
+def test_a_store_opened_from_a_path_writes_pending_counts_when_closed(tmp_path):
+    from langgraph_typed_memory import SqliteMemoryStore
+
+    path = str(tmp_path / "exit.db")
+    with SqliteMemoryStore.from_conn_string(path) as store:
+        store.setup()
+        store.put(FACTS, "city", fact("Alice lives in Lyon"))
+        store.get(FACTS, "city")  # buffered: no write, no flush due
+    with SqliteMemoryStore.from_conn_string(path) as store:
+        assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+
+
+def test_without_a_store_hook_the_engine_flushes_inline(make):
+    store = make(access_flush_every=1)
+    store._engine.on_access_due = None  # the engine alone: a due flush runs in the read
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.get(FACTS, "city")
+    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
 
 
 # ------------------------------------------------------------------ F2 garbage collection

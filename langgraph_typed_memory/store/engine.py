@@ -153,6 +153,9 @@ class Engine:
         """Retrievals not yet written (D4): id -> (count, last access time)."""
         self._access_lock = threading.Lock()
         self._access_flushed = _ts(clock())
+        self._access_retry_at = 0.0  # after a failed flush, reads wait a period to try again
+        self.on_access_due: Callable[[], bool] | None = None
+        """Called when a read makes a flush due; True: the store writes in the background."""
         self.dialect = dialect
         self.index = index
         self.retrieval = retrieval
@@ -415,9 +418,10 @@ class Engine:
     # ---------------------------------------------------------------- lifecycle (D4, D5, F2)
 
     def note_access(self, ids: Sequence[str]) -> Plan[None]:
-        """Record retrievals of typed records (D4) in memory; write them in one batched
-        update once `access_flush_every` are pending or `access_flush_seconds` have passed
-        (also with the next write transaction, and before a sweep)."""
+        """Record retrievals of typed records (D4) in memory. Once `access_flush_every` are
+        pending or `access_flush_seconds` have passed, the store writes them in the background
+        (`on_access_due` returns True: the read never writes) or the read flushes inline. The
+        next write transaction and a sweep write them too, in one batched update each."""
         if not ids:
             return
         now = _ts(self.clock())
@@ -425,9 +429,10 @@ class Engine:
             for ident in ids:
                 count, _ = self._access.get(ident, (0, now))
                 self._access[ident] = (count + 1, now)
-            due = (len(self._access) >= self.lifecycle.access_flush_every
-                   or now - self._access_flushed >= self.lifecycle.access_flush_seconds)
-        if due:
+            due = now >= self._access_retry_at and (
+                len(self._access) >= self.lifecycle.access_flush_every
+                or now - self._access_flushed >= self.lifecycle.access_flush_seconds)
+        if due and not (self.on_access_due and self.on_access_due()):
             try:
                 yield from self.flush_access()
             except Exception:  # a busy database must not fail a read: keep them for later
@@ -447,6 +452,7 @@ class Engine:
             ])
         except BaseException:
             with self._access_lock:  # put them back, merged with newer ones
+                self._access_retry_at = self._access_flushed + self.lifecycle.access_flush_seconds
                 for ident, (count, at) in pending.items():
                     newer, last = self._access.get(ident, (0, at))
                     self._access[ident] = (count + newer, max(at, last))

@@ -13,6 +13,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from langgraph.store.base import IndexConfig, TTLConfig
@@ -90,6 +91,7 @@ class SqliteMemoryStore(MemoryStoreBase):
         )
         self.conn = conn
         self._lock = threading.RLock()
+        self._file = _database_file(conn)
 
     @classmethod
     @contextmanager
@@ -107,37 +109,71 @@ class SqliteMemoryStore(MemoryStoreBase):
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
         try:
-            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                      gate=gate, lifecycle=lifecycle)
+            store = cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                        gate=gate, lifecycle=lifecycle)
+            try:
+                yield store
+            finally:
+                store._flush_before_close()
         finally:
             conn.close()
 
     def _execute(self, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-        if isinstance(req, Begin):
-            self.conn.execute("BEGIN IMMEDIATE")
-            return []
-        if isinstance(req, Commit):
-            self.conn.execute("COMMIT")
-            return []
-        if req.many is not None:
-            self.conn.executemany(req.text, req.many)
-            return []
-        return self.conn.execute(req.text, req.params).fetchall()
-
-    def _rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
+        return _execute(self.conn, req)
 
     def _run(self, plan: Any) -> Any:
-        return run_sync(plan, self._attempt, self.retry_policy)
+        attempt = partial(_attempt, self, self.conn, self._lock, self._execute)
+        return run_sync(plan, attempt, self.retry_policy)
 
-    def _attempt(self, plan: Any, attempt: Attempt) -> Any:
-        # The lock is held per attempt, not across the backoff: other threads go on meanwhile.
-        timeout = self._engine.index.embed_timeout if self._engine.index else None
-        with self._lock:
-            return drive_sync(plan, attempt.watch(self._execute), self.embeddings,
-                              attempt.watch_rollback(self._rollback), embed_timeout=timeout)
+    def _background_runner(self) -> Callable[[Any], Any] | None:
+        """A flush thread writes through its own connection to the file: sqlite3 crashes
+        (segmentation fault) when a connection is closed while another thread runs a
+        statement on it, and the caller may close `conn` at any time. An in-memory database
+        has no second connection: None (reads flush inline)."""
+        return self._run_on_own_connection if self._file else None
 
+    def _run_on_own_connection(self, plan: Any) -> Any:
+        conn = sqlite3.connect(self._file, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            attempt = partial(_attempt, self, conn, threading.Lock(), partial(_execute, conn))
+            return run_sync(plan, attempt, self.retry_policy)
+        finally:
+            conn.close()
+
+
+def _database_file(conn: sqlite3.Connection) -> str:
+    """The file of `conn`'s main database; '' in memory (or a temporary database)."""
+    return next((row[2] or "" for row in conn.execute("PRAGMA database_list")
+                 if row[1] == "main"), "")
+
+
+def _execute(conn: sqlite3.Connection, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
+    if isinstance(req, Begin):
+        conn.execute("BEGIN IMMEDIATE")
+        return []
+    if isinstance(req, Commit):
+        conn.execute("COMMIT")
+        return []
+    if req.many is not None:
+        conn.executemany(req.text, req.many)
+        return []
+    return conn.execute(req.text, req.params).fetchall()
+
+
+def _attempt(
+    store: SqliteMemoryStore, conn: sqlite3.Connection, lock: Any,
+    execute: Callable[[Sql | Begin | Commit], list[tuple[Any, ...]]], plan: Any, attempt: Attempt,
+) -> Any:
+    # The lock is held per attempt, not across the backoff: other threads go on meanwhile.
+    def rollback() -> None:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+    timeout = store._engine.index.embed_timeout if store._engine.index else None
+    with lock:
+        return drive_sync(plan, attempt.watch(execute), store.embeddings,
+                          attempt.watch_rollback(rollback), embed_timeout=timeout)
 
 
 class AsyncSqliteMemoryStore(SqliteMemoryStore):
@@ -170,8 +206,12 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
         try:
-            yield cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                      gate=gate, lifecycle=lifecycle)
+            store = cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                        gate=gate, lifecycle=lifecycle)
+            try:
+                yield store
+            finally:
+                await asyncio.to_thread(store._flush_before_close)
         finally:
             await asyncio.to_thread(conn.close)
 
