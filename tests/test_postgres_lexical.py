@@ -239,3 +239,26 @@ def test_terms_that_stem_alike_count_once(corpus: Corpus) -> None:
     both = _run(corpus.conn, dialect.lexical(where, params, ["painting", "paint", "fence"], 10))
     one = _run(corpus.conn, dialect.lexical(where, params, ["paint", "fence"], 10))
     assert both == one and len(one) == 3
+
+
+class _Rollback(Exception):
+    """Leaves a `transaction()` block by rolling it back."""
+
+
+@pytest.mark.parametrize("kind", ["fact", "episode", "observation"])
+def test_a_search_reads_its_kinds_full_text_index_only(corpus: Corpus, kind: str) -> None:
+    """Migration 0012 indexes each ranked kind apart: the lexical statement, planned with its
+    values, must be able to use its kind's index. The planner is asked whether it can, not
+    whether it would on this small table: in a transaction rolled back, with sequential scans
+    off and the scope index dropped."""
+    where, params = _where(Scope("acme", user_id="alice"), kind)
+    statement = next(PostgresDialect().lexical(where, params, corpus.words[:3], 10))
+    with pytest.raises(_Rollback), corpus.conn.transaction():
+        corpus.conn.execute("SET LOCAL enable_seqscan = off")
+        corpus.conn.execute("DROP INDEX memories_scope")
+        plan = "\n".join(r[0] for r in corpus.conn.execute(
+            "EXPLAIN " + to_psycopg(statement.text), statement.params, prepare=False))
+        raise _Rollback
+    assert f"memories_fts_{kind}" in plan
+    assert not any(f"memories_fts_{other}" in plan for other in ("fact", "episode")
+                   if other != kind)

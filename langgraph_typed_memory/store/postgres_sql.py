@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.vector_cache import (
@@ -98,6 +99,17 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
             ),
         ),
         ("0010_scope_appends", (APPENDS_COLUMN,)),
+        (
+            # One full-text index per ranked kind: a lexical search (always of one kind, and
+            # planned with its values) reads only its kind's postings, where the index of
+            # every row sent it to the rows of the other kinds to drop them by the filter.
+            "0012_fts_per_kind",
+            (
+                "DROP INDEX memories_fts",
+                *(f"CREATE INDEX memories_fts_{kind} ON memories USING GIN (search_tsv) "
+                  f"WHERE kind = '{kind}'" for kind in sorted(RANKED_KINDS)),
+            ),
+        ),
     )
     if dims is None:
         return base
