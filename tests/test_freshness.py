@@ -142,15 +142,14 @@ def test_procedures_policies_preferences_and_episodes_never_expire(make, clock):
 
 class HeldFlushes:
     """Stands in for the store's background writer (`_background_runner()`): holds each
-    access flush until `release`, and fails the first one if asked, after it took the buffer.
-    `inline` tells a store that has none (SQLite in memory: reads flush inline)."""
+    access flush until `release`, and fails the first one if asked, after it took the buffer."""
 
     def __init__(self, store: Any, *, fail_first: bool = False) -> None:
         self.runner, self.fail_first = store._background_runner(), fail_first
-        self.inline = self.runner is None
+        assert self.runner is not None
         self.threads: list[threading.Thread] = []
         self.entered, self.released = threading.Event(), threading.Event()
-        store._background_runner = lambda: None if self.inline else self
+        store._background_runner = lambda: self
 
     def __call__(self, plan: Any) -> Any:
         self.threads.append(threading.current_thread())
@@ -182,9 +181,6 @@ def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
     eager.put(FACTS, "city", fact("Alice lives in Lyon"))
     held = HeldFlushes(eager)
     eager.search(FACTS, query="Lyon")  # due: returns while its flush waits in the background
-    if held.inline:  # SQLite in memory: no second connection to write from, the read does
-        assert query(eager, counts)[0][0] == 1
-        return
     held.started()
     eager.search(FACTS, query="Lyon")  # due again while one runs: no second thread
     assert query(eager, counts)[0][0] == 0  # neither read wrote
@@ -203,9 +199,6 @@ def test_access_flush_after_the_configured_time(make, clock):
     clock.advance(seconds=31)
     held = HeldFlushes(store)
     store.get(FACTS, "city")
-    if held.inline:
-        assert query(store, counts) == [(2,)]
-        return
     held.started()
     assert query(store, counts) == [(0,)]  # the read returned before anything was written
     held.released.set()
@@ -235,8 +228,6 @@ def test_a_failed_background_flush_keeps_the_counts_for_the_next(
     escaped: list[Any] = []
     monkeypatch.setattr(threading, "excepthook", escaped.append)
     held = HeldFlushes(store, fail_first=True)
-    if held.inline:
-        pytest.skip("SQLite in memory flushes inline: no background flush to fail")
     held.released.set()
     assert store.get(FACTS, "city") is not None  # the failing flush is not the read's
     held.started()
@@ -262,6 +253,23 @@ def test_a_store_opened_from_a_path_writes_pending_counts_when_closed(tmp_path):
         store.get(FACTS, "city")  # buffered: no write, no flush due
     with SqliteMemoryStore.from_conn_string(path) as store:
         assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+
+
+def test_a_store_on_a_plain_sqlite3_connection_flushes_inline():
+    """Only `connect_sqlite`'s connections wait in `close` for a store's thread: on any other,
+    a background flush could crash the process, so the read writes."""
+    import sqlite3
+
+    from langgraph_typed_memory import SqliteMemoryStore
+
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    store = SqliteMemoryStore(conn, lifecycle={"access_flush_every": 1})
+    store.setup()
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    assert store._background_runner() is None
+    store.get(FACTS, "city")
+    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+    conn.close()
 
 
 def test_without_a_store_hook_the_engine_flushes_inline(make):

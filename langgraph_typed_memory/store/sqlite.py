@@ -13,7 +13,6 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from langgraph.store.base import IndexConfig, TTLConfig
@@ -28,6 +27,19 @@ from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
 __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
 
 
+class _Connection(sqlite3.Connection):
+    """`connect_sqlite`'s connection: the stores on it share `store_lock` (one statement at a
+    time), and `close` takes it, so it waits for a statement a store's thread is running."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.store_lock = threading.RLock()
+
+    def close(self) -> None:
+        with self.store_lock:
+            super().close()
+
+
 def connect_sqlite(path: str) -> sqlite3.Connection:
     """Open a connection configured for the store (autocommit, WAL, foreign keys).
 
@@ -40,7 +52,8 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
         >>> conn.execute("PRAGMA foreign_keys").fetchone()
         (1,)
     """
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                           factory=_Connection)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left in the file
     conn.execute("PRAGMA busy_timeout = 10000")
@@ -90,8 +103,7 @@ class SqliteMemoryStore(MemoryStoreBase):
             lifecycle=lifecycle,
         )
         self.conn = conn
-        self._lock = threading.RLock()
-        self._file = _database_file(conn)
+        self._lock = conn.store_lock if isinstance(conn, _Connection) else threading.RLock()
 
     @classmethod
     @contextmanager
@@ -119,61 +131,38 @@ class SqliteMemoryStore(MemoryStoreBase):
             conn.close()
 
     def _execute(self, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-        return _execute(self.conn, req)
+        if isinstance(req, Begin):
+            self.conn.execute("BEGIN IMMEDIATE")
+            return []
+        if isinstance(req, Commit):
+            self.conn.execute("COMMIT")
+            return []
+        if req.many is not None:
+            self.conn.executemany(req.text, req.many)
+            return []
+        return self.conn.execute(req.text, req.params).fetchall()
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def _run(self, plan: Any) -> Any:
-        attempt = partial(_attempt, self, self.conn, self._lock, self._execute)
-        return run_sync(plan, attempt, self.retry_policy)
+        return run_sync(plan, self._attempt, self.retry_policy)
+
+    def _attempt(self, plan: Any, attempt: Attempt) -> Any:
+        # The lock is held per attempt, not across the backoff: other threads go on meanwhile.
+        timeout = self._engine.index.embed_timeout if self._engine.index else None
+        with self._lock:
+            return drive_sync(plan, attempt.watch(self._execute), self.embeddings,
+                              attempt.watch_rollback(self._rollback), embed_timeout=timeout)
 
     def _background_runner(self) -> Callable[[Any], Any] | None:
-        """A flush thread writes through its own connection to the file: sqlite3 crashes
-        (segmentation fault) when a connection is closed while another thread runs a
-        statement on it, and the caller may close `conn` at any time. An in-memory database
-        has no second connection: None (reads flush inline)."""
-        return self._run_on_own_connection if self._file else None
-
-    def _run_on_own_connection(self, plan: Any) -> Any:
-        conn = sqlite3.connect(self._file, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA busy_timeout = 10000")
-            attempt = partial(_attempt, self, conn, threading.Lock(), partial(_execute, conn))
-            return run_sync(plan, attempt, self.retry_policy)
-        finally:
-            conn.close()
-
-
-def _database_file(conn: sqlite3.Connection) -> str:
-    """The file of `conn`'s main database; '' in memory (or a temporary database)."""
-    return next((row[2] or "" for row in conn.execute("PRAGMA database_list")
-                 if row[1] == "main"), "")
-
-
-def _execute(conn: sqlite3.Connection, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-    if isinstance(req, Begin):
-        conn.execute("BEGIN IMMEDIATE")
-        return []
-    if isinstance(req, Commit):
-        conn.execute("COMMIT")
-        return []
-    if req.many is not None:
-        conn.executemany(req.text, req.many)
-        return []
-    return conn.execute(req.text, req.params).fetchall()
-
-
-def _attempt(
-    store: SqliteMemoryStore, conn: sqlite3.Connection, lock: Any,
-    execute: Callable[[Sql | Begin | Commit], list[tuple[Any, ...]]], plan: Any, attempt: Attempt,
-) -> Any:
-    # The lock is held per attempt, not across the backoff: other threads go on meanwhile.
-    def rollback() -> None:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-
-    timeout = store._engine.index.embed_timeout if store._engine.index else None
-    with lock:
-        return drive_sync(plan, attempt.watch(execute), store.embeddings,
-                          attempt.watch_rollback(rollback), embed_timeout=timeout)
+        """`_run` on a `connect_sqlite` connection, whose `close` waits for the statement
+        under way (sqlite3 crashes when a connection is closed while another thread runs a
+        statement on it). Any other connection may be closed under a thread: None (reads
+        flush inline). Not a second connection: another connection's commit empties this
+        one's page cache (the 100k fan-out p95 went from 18 to 33 ms, measured)."""
+        return self._run if isinstance(self.conn, _Connection) else None
 
 
 class AsyncSqliteMemoryStore(SqliteMemoryStore):
