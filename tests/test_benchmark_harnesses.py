@@ -1,4 +1,5 @@
-"""The H2-H5 harnesses (latency, ingest, prompt budget, continuity): quick runs, checked.
+"""The H2-H5 harnesses (latency, GIN pending lists, ingest, prompt budget, continuity): quick
+runs, checked.
 
 Each script runs in its `--quick` mode (small sizes, seconds) and its JSON is checked for
 shape and for figures that must hold whatever the machine: exact recall where the search is
@@ -40,6 +41,7 @@ latency = _load("latency")
 ingest = _load("ingest")
 prompt_budget = _load("prompt_budget")
 continuity = _load("continuity")
+gin_pending = _load("gin_pending")
 common = sys.modules["_common"]
 
 
@@ -153,6 +155,19 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
             assert r["recall_at_10"] == 1.0, r
         if r["system"].startswith("langgraph_postgres"):
             assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
+
+
+@pytest.mark.skipif(SKIP_POSTGRES, reason="TYPED_MEMORY_SKIP_POSTGRES is set")
+def test_gin_pending_quick(tmp_path: Path) -> None:
+    report = _run(gin_pending, tmp_path, "--limits", "4096,64")
+    rows = {r["limit_kb"]: r for r in report["rows"]}
+    assert set(rows) == {4096, 64} and report["meta"]["postgres"].startswith("PostgreSQL")
+    for r in rows.values():
+        assert r["ingest_items_per_s"] > 0 and r["fan_out_cleaned"]["p50_ms"] > 0
+        assert set(r["pending_pages"]) == {f"memories_fts_{k}"
+                                           for k in ("episode", "fact", "observation")}
+    # 64 kB (8 pages, Postgres' floor) cannot hold what 4 MB holds after the same load
+    assert sum(rows[64]["pending_pages"].values()) < sum(rows[4096]["pending_pages"].values())
 
 
 def test_ingest_quick_sqlite(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ BENCHMARKS: dict[str, str] = {
     "prompt": "prompt_budget.py",
     "continuity": "continuity.py",
     "vectors": "vector_scan.py",
+    "gin": "gin_pending.py",
 }
 """`typed-memory bench NAME` runs `benchmarks/<script>` of the repository."""
 
