@@ -96,7 +96,7 @@ class MemoryStoreBase(BaseStore):
         )
         self._flushing = threading.Lock()
         """Held while access counts are being written (D4): one background flush at a time."""
-        self._engine.on_access_due = self._flush_in_background
+        self._engine.access.on_due = self._flush_in_background
 
     def _run(self, plan: PlanSource[Any]) -> Any:
         """Execute an engine plan on this store's connection (each backend supplies it).
@@ -107,7 +107,7 @@ class MemoryStoreBase(BaseStore):
         raise NotImplementedError
 
     def _flush_in_background(self) -> bool:
-        """The engine's `on_access_due` hook (D4): write the buffered access counts in a
+        """The access buffer's `on_due` hook (D4): write the buffered access counts in a
         thread, so the read that made a flush due returns without writing (a batched UPDATE
         costs it 6-40 ms at 100k records). One flush thread at a time: a signal while one
         runs does nothing, since it, or the next one, takes the newer ids. A daemon thread,
@@ -133,8 +133,8 @@ class MemoryStoreBase(BaseStore):
 
     def _flush_then_release(self, runner: Callable[[PlanSource[Any]], Any]) -> None:
         try:
-            runner(self._engine.flush_access)  # a factory: the retry policy applies
-        except Exception as exc:  # nobody to raise to; `Engine.flush_access` kept the counts
+            runner(self._engine.access.flush)  # a factory: the retry policy applies
+        except Exception as exc:  # nobody to raise to; `AccessBuffer.flush` kept the counts
             logger.warning("Access counts not written, kept for the next flush: %r", exc)
         finally:
             self._flushing.release()
@@ -166,7 +166,7 @@ class MemoryStoreBase(BaseStore):
             1 0
         """
         with self._flushing:
-            return int(self._run(self._engine.flush_access))
+            return int(self._run(self._engine.access.flush))
 
     async def aflush_access(self) -> int:
         """Async `flush_access` (it waits in a worker thread, off the event loop)."""

@@ -74,7 +74,7 @@ def typed_search(
             and (results.retrieval_mode == "exact" or i.tier in ("high", "standard"))]
     if history:
         yield from engine.reactivate(used, actor="store.search")
-    yield from engine.note_access([i.memory["id"] for i in used])
+    yield from engine.access.note([i.memory["id"] for i in used])
     return results
 
 

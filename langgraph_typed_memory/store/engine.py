@@ -9,7 +9,6 @@ LangGraph's `InMemoryStore`; writes run in one transaction, the last put to a ke
 from __future__ import annotations
 
 import math
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -60,6 +59,7 @@ from langgraph_typed_memory.scoring import (
 from langgraph_typed_memory.store import discovery, promotion
 from langgraph_typed_memory.store import freshness as sweeps
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.access import AccessBuffer
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
 
@@ -149,13 +149,8 @@ class Engine:
     ) -> None:
         self.gate = gate or GateSettings()
         self.lifecycle = lifecycle or LifecycleSettings()
-        self._access: dict[str, tuple[int, float]] = {}
-        """Retrievals not yet written (D4): id -> (count, last access time)."""
-        self._access_lock = threading.Lock()
-        self._access_flushed = _ts(clock())
-        self._access_retry_at = 0.0  # after a failed flush, reads wait a period to try again
-        self.on_access_due: Callable[[], bool] | None = None
-        """Called when a read makes a flush due; True: the store writes in the background."""
+        self.access = AccessBuffer(self.lifecycle, clock)
+        """Retrievals not yet written (D4)."""
         self.dialect = dialect
         self.index = index
         self.retrieval = retrieval
@@ -265,7 +260,7 @@ class Engine:
                 results.append(None)
         if writes or promotions:
             yield Begin()
-            yield from self.flush_access()  # D4: buffered access counts ride along
+            yield from self.access.flush()  # D4: buffered access counts ride along
             currents = yield from self._current_rows([(w.ns, w.op.key) for w in writes.values()])
             deferred: Deferred = {}  # the puts' new rows, vectors and audit, sent in bulk
             for w in writes.values():
@@ -412,52 +407,10 @@ class Engine:
         item = self.to_item(rows[0])
         if isinstance(item, MemoryItem):
             yield from self.reactivate([item], actor="store.get")
-            yield from self.note_access([item.memory["id"]])
+            yield from self.access.note([item.memory["id"]])
         return item
 
     # ---------------------------------------------------------------- lifecycle (D4, D5, F2)
-
-    def note_access(self, ids: Sequence[str]) -> Plan[None]:
-        """Record retrievals of typed records (D4) in memory. Once `access_flush_every` are
-        pending or `access_flush_seconds` have passed, the store writes them in the background
-        (`on_access_due` returns True: the read never writes) or the read flushes inline. The
-        next write transaction and a sweep write them too, in one batched update each."""
-        if not ids:
-            return
-        now = _ts(self.clock())
-        with self._access_lock:
-            for ident in ids:
-                count, _ = self._access.get(ident, (0, now))
-                self._access[ident] = (count + 1, now)
-            due = now >= self._access_retry_at and (
-                len(self._access) >= self.lifecycle.access_flush_every
-                or now - self._access_flushed >= self.lifecycle.access_flush_seconds)
-        if due and not (self.on_access_due and self.on_access_due()):
-            try:
-                yield from self.flush_access()
-            except Exception:  # a busy database must not fail a read: keep them for later
-                pass
-
-    def flush_access(self) -> Plan[int]:
-        """Write the buffered access counts and times (one batched update); returns how many
-        records were updated. Runs in the caller's transaction, or alone."""
-        with self._access_lock:
-            pending, self._access = self._access, {}
-            self._access_flushed = _ts(self.clock())
-        if not pending:
-            return 0
-        try:
-            yield Sql(q.SQL_NOTE_ACCESS, many=[
-                [count, at, at, ident] for ident, (count, at) in pending.items()
-            ])
-        except BaseException:
-            with self._access_lock:  # put them back, merged with newer ones
-                self._access_retry_at = self._access_flushed + self.lifecycle.access_flush_seconds
-                for ident, (count, at) in pending.items():
-                    newer, last = self._access.get(ident, (0, at))
-                    self._access[ident] = (count + newer, max(at, last))
-            raise
-        return len(pending)
 
     def reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
         """Expiry is reversed on access (F2): expired items among `items` become active,

@@ -171,7 +171,7 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
     settings, report = engine.lifecycle, FreshnessReport()
     now = engine.clock().timestamp()
     yield Begin()
-    yield from engine.flush_access()
+    yield from engine.access.flush()
     for kind in sorted(EXPIRING_KINDS):
         half_life = engine.retrieval.half_lives_days.get(kind)
         if half_life is None:

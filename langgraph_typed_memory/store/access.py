@@ -1,0 +1,86 @@
+"""Access tracking (D4): retrievals counted in memory, written in one batched update.
+
+A read notes the typed records it used; the counts wait in the buffer until the store writes
+them: in a background thread once enough are pending or enough time has passed (the store's
+`on_due` hook), with the next write transaction, before a sweep, or when asked
+(`flush_access`). A flush that fails puts its counts back, and reads wait a period before
+they try again (a read-only replica would otherwise fail a flush on every read).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from langgraph_typed_memory.config import LifecycleSettings
+from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.protocol import Plan, Sql
+
+__all__ = ["AccessBuffer"]
+
+
+class AccessBuffer:
+    """Retrievals not yet written: record id -> (count, last access time).
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> buffer = AccessBuffer(LifecycleSettings(), lambda: datetime(2026, 1, 1, tzinfo=UTC))
+        >>> plan = buffer.note(["m1", "m1"])
+        >>> next(plan, None) is None, len(buffer)  # nothing due: nothing written
+        (True, 1)
+    """
+
+    def __init__(self, lifecycle: LifecycleSettings, clock: Callable[[], datetime]) -> None:
+        self.lifecycle = lifecycle
+        self.clock = clock
+        self.on_due: Callable[[], bool] | None = None
+        """Called when a read makes a flush due; True: the store writes in the background."""
+        self._pending: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+        self._flushed = clock().timestamp()
+        self._retry_at = 0.0
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def note(self, ids: Sequence[str]) -> Plan[None]:
+        """Count retrievals of typed records. Once `access_flush_every` are pending or
+        `access_flush_seconds` have passed, the store writes them in the background (`on_due`
+        returns True: the read never writes) or the read flushes inline."""
+        if not ids:
+            return
+        now = self.clock().timestamp()
+        with self._lock:
+            for ident in ids:
+                count, _ = self._pending.get(ident, (0, now))
+                self._pending[ident] = (count + 1, now)
+            due = now >= self._retry_at and (
+                len(self._pending) >= self.lifecycle.access_flush_every
+                or now - self._flushed >= self.lifecycle.access_flush_seconds)
+        if due and not (self.on_due and self.on_due()):
+            try:
+                yield from self.flush()
+            except Exception:  # a busy database must not fail a read: keep them for later
+                pass
+
+    def flush(self) -> Plan[int]:
+        """Write the buffered counts and times (one batched update); returns how many records
+        were updated. Runs in the caller's transaction, or alone."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            self._flushed = self.clock().timestamp()
+        if not pending:
+            return 0
+        try:
+            yield Sql(q.SQL_NOTE_ACCESS, many=[
+                [count, at, at, ident] for ident, (count, at) in pending.items()
+            ])
+        except BaseException:
+            with self._lock:  # put them back, merged with newer ones
+                self._retry_at = self._flushed + self.lifecycle.access_flush_seconds
+                for ident, (count, at) in pending.items():
+                    newer, last = self._pending.get(ident, (0, at))
+                    self._pending[ident] = (count + newer, max(at, last))
+            raise
+        return len(pending)
