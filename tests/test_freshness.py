@@ -521,3 +521,20 @@ def test_store_rejects_a_bad_lifecycle_config():
     with pytest.raises(ConfigurationError, match="expiry_floor"):
         with SqliteMemoryStore.from_conn_string(":memory:", lifecycle={"expiry_floor": 2}):
             pass
+
+
+def test_a_background_flush_writes_in_chunks_so_reads_wait_for_one_at_most(make, monkeypatch):
+    from langgraph_typed_memory.store import base
+
+    monkeypatch.setattr(base, "FLUSH_CHUNK", 2)
+    store = make(access_flush_every=5)
+    for i in range(5):
+        store.put(FACTS, f"k{i}", fact(f"Alice owns bike number {i}"))
+    held = HeldFlushes(store)
+    held.released.set()
+    for i in range(5):
+        store.get(FACTS, f"k{i}")  # the fifth makes the flush due
+    held.started()
+    with store._flushing:  # the flush thread is done
+        assert len(held.threads) == 3  # chunks of 2, 2 and 1, each its own runner call
+    assert query(store, "SELECT sum(access_count) FROM memories") == [(5,)]

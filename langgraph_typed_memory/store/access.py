@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from itertools import islice
 
 from langgraph_typed_memory.config import LifecycleSettings
 from langgraph_typed_memory.store import queries as q
@@ -64,11 +65,15 @@ class AccessBuffer:
             except Exception:  # a busy database must not fail a read: keep them for later
                 pass
 
-    def flush(self) -> Plan[int]:
-        """Write the buffered counts and times (one batched update); returns how many records
-        were updated. Runs in the caller's transaction, or alone."""
+    def flush(self, limit: int | None = None) -> Plan[int]:
+        """Write the buffered counts and times (one batched update), the oldest `limit` if
+        given; returns how many records were updated. Runs in the caller's transaction, or
+        alone."""
         with self._lock:
-            pending, self._pending = self._pending, {}
+            if limit is None or len(self._pending) <= limit:
+                pending, self._pending = self._pending, {}
+            else:
+                pending = {k: self._pending.pop(k) for k in list(islice(self._pending, limit))}
             self._flushed = self.clock().timestamp()
         if not pending:
             return 0
