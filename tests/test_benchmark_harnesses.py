@@ -1,5 +1,5 @@
-"""The H2-H5 harnesses (latency, GIN pending lists, ingest, prompt budget, continuity): quick
-runs, checked.
+"""The H2-H5 harnesses (latency, matrix product, GIN pending lists, ingest, prompt budget,
+continuity): quick runs, checked.
 
 Each script runs in its `--quick` mode (small sizes, seconds) and its JSON is checked for
 shape and for figures that must hold whatever the machine: exact recall where the search is
@@ -42,6 +42,7 @@ ingest = _load("ingest")
 prompt_budget = _load("prompt_budget")
 continuity = _load("continuity")
 gin_pending = _load("gin_pending")
+matvec = _load("matvec")
 common = sys.modules["_common"]
 
 
@@ -168,6 +169,12 @@ def test_gin_pending_quick(tmp_path: Path) -> None:
                                            for k in ("episode", "fact", "observation")}
     # 64 kB (8 pages, Postgres' floor) cannot hold what 4 MB holds after the same load
     assert sum(rows[64]["pending_pages"].values()) < sum(rows[4096]["pending_pages"].values())
+
+
+def test_matvec_quick(tmp_path: Path) -> None:
+    report = _run(matvec, tmp_path)
+    assert {r["method"] for r in report["rows"]} == {"BLAS matrix @ q", "einsum (one thread)"}
+    assert all(r["p50_ms"] > 0 and r["max_score_difference"] < 1e-5 for r in report["rows"])
 
 
 def test_ingest_quick_sqlite(tmp_path: Path) -> None:

@@ -61,6 +61,7 @@ BENCHMARKS: dict[str, str] = {
     "continuity": "continuity.py",
     "vectors": "vector_scan.py",
     "gin": "gin_pending.py",
+    "matvec": "matvec.py",
 }
 """`typed-memory bench NAME` runs `benchmarks/<script>` of the repository."""
 
