@@ -11,7 +11,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -148,13 +149,27 @@ class MemoryStoreBase(BaseStore):
         finally:
             self._flushing.release()
 
-    def _flush_before_close(self) -> None:
-        """`from_conn_string`'s exit: write what reads left pending (D4). A failure is logged,
-        never raised over the caller's own exception."""
+    def _flush_quietly(self) -> None:
+        """Write what reads left pending (D4), logging a failure rather than raising it over
+        the caller's own exception: `from_conn_string`'s exit."""
         try:
             self.flush_access()
         except Exception as exc:
             logger.warning("Access counts not written at close: %r", exc)
+
+    @contextmanager
+    def _flushed_on_exit(self) -> Iterator[Any]:
+        try:
+            yield self
+        finally:
+            self._flush_quietly()
+
+    @asynccontextmanager
+    async def _aflushed_on_exit(self) -> AsyncIterator[Any]:
+        try:
+            yield self
+        finally:
+            await asyncio.to_thread(self._flush_quietly)
 
     def flush_access(self) -> int:
         """Write the buffered access counts now (D4); returns how many records were updated.

@@ -149,20 +149,14 @@ class PostgresMemoryStore(MemoryStoreBase):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=True,
             ) as pool:
-                store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                            gate=gate, lifecycle=lifecycle)
-                try:
+                with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                         gate=gate, lifecycle=lifecycle)._flushed_on_exit() as store:
                     yield store
-                finally:
-                    store._flush_before_close()
         else:
             with psycopg.connect(conn_string, autocommit=True) as conn:
-                store = cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                            gate=gate, lifecycle=lifecycle)
-                try:
+                with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                         gate=gate, lifecycle=lifecycle)._flushed_on_exit() as store:
                     yield store
-                finally:
-                    store._flush_before_close()
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -256,22 +250,16 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=False,
             ) as pool:
-                store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                            gate=gate, lifecycle=lifecycle)
-                try:
+                async with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                               gate=gate, lifecycle=lifecycle)._aflushed_on_exit() as store:
                     yield store
-                finally:
-                    await asyncio.to_thread(store._flush_before_close)
         else:
             async with await psycopg.AsyncConnection.connect(
                 conn_string, autocommit=True
             ) as conn:
-                store = cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                            gate=gate, lifecycle=lifecycle)
-                try:
+                async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                               gate=gate, lifecycle=lifecycle)._aflushed_on_exit() as store:
                     yield store
-                finally:
-                    await asyncio.to_thread(store._flush_before_close)
 
     async def _arun(self, plan: Any) -> Any:
         return await run_async(plan, self._attempt, self.retry_policy)

@@ -121,12 +121,9 @@ class SqliteMemoryStore(MemoryStoreBase):
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
         try:
-            store = cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                        gate=gate, lifecycle=lifecycle)
-            try:
+            with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                     gate=gate, lifecycle=lifecycle)._flushed_on_exit() as store:
                 yield store
-            finally:
-                store._flush_before_close()
         finally:
             conn.close()
 
@@ -195,12 +192,9 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
         try:
-            store = cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                        gate=gate, lifecycle=lifecycle)
-            try:
+            async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                           gate=gate, lifecycle=lifecycle)._aflushed_on_exit() as store:
                 yield store
-            finally:
-                await asyncio.to_thread(store._flush_before_close)
         finally:
             await asyncio.to_thread(conn.close)
 
