@@ -524,9 +524,9 @@ def test_store_rejects_a_bad_lifecycle_config():
 
 
 def test_a_background_flush_writes_in_chunks_so_reads_wait_for_one_at_most(make, monkeypatch):
-    from langgraph_typed_memory.store import base
+    from langgraph_typed_memory.store import access
 
-    monkeypatch.setattr(base, "FLUSH_CHUNK", 2)
+    monkeypatch.setattr(access, "FLUSH_CHUNK", 2)
     store = make(access_flush_every=5)
     for i in range(5):
         store.put(FACTS, f"k{i}", fact(f"Alice owns bike number {i}"))
@@ -538,3 +538,21 @@ def test_a_background_flush_writes_in_chunks_so_reads_wait_for_one_at_most(make,
     with store._flushing:  # the flush thread is done
         assert len(held.threads) == 3  # chunks of 2, 2 and 1, each its own runner call
     assert query(store, "SELECT sum(access_count) FROM memories") == [(5,)]
+
+
+def test_the_maintenance_sweeps_wait_for_a_background_flush(make):
+    from langgraph_typed_memory.maintenance.runner import run_step
+
+    store = make(access_flush_every=1)
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    held = HeldFlushes(store)
+    store.get(FACTS, "city")  # due: its flush is held in the background
+    held.started()
+    done = threading.Event()
+    sweeper = threading.Thread(target=lambda: (run_step(store, "sweeps"), done.set()))
+    sweeper.start()
+    assert not done.wait(0.3)  # the sweeps wait: the held flush carries a use
+    held.released.set()
+    sweeper.join(30)
+    assert done.is_set()
+    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -273,7 +274,9 @@ def run_step(
     run = _Run(store._engine, store._run, settings, tenant_id, model, progress,
                StepReport(name))
     started = time.perf_counter()
-    _STEP_FUNCTIONS[name](run)
+    # The sweeps read access counts: a background flush under way lands first (as in sweep()).
+    with store._flushing if name == "sweeps" else nullcontext():
+        _STEP_FUNCTIONS[name](run)
     run.step.seconds = time.perf_counter() - started
     return run.step
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
@@ -32,6 +30,7 @@ from langgraph_typed_memory.errors import InvalidQuery
 from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize_gate
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
+from langgraph_typed_memory.store.access import BackgroundFlush
 from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
 from langgraph_typed_memory.store.erasure import ErasureReport, erase_plan, purge_plan
 from langgraph_typed_memory.store.freshness import SweepReport, sweep_plan
@@ -58,8 +57,6 @@ __all__ = ["MemoryStoreBase", "utc_now"]
 
 logger = logging.getLogger(__name__)
 
-FLUSH_CHUNK = 64
-"""Access counts written per transaction by the background flush."""
 
 
 def utc_now() -> datetime:
@@ -99,9 +96,11 @@ class MemoryStoreBase(BaseStore):
             gate=normalize_gate(gate),
             lifecycle=normalize_lifecycle(lifecycle),
         )
-        self._flushing = threading.Lock()
-        """Held while access counts are being written (D4): one background flush at a time."""
-        self._engine.access.on_due = self._flush_in_background
+        self._flusher = BackgroundFlush(self._engine.access)
+        self._flushing = self._flusher.lock
+        """Held while access counts are being written (D4)."""
+        # A read that makes a flush due starts it in a thread (False: no safe way, it flushes)
+        self._engine.access.on_due = lambda: self._flusher.start(self._background_runner())
 
     def _run(self, plan: PlanSource[Any]) -> Any:
         """Execute an engine plan on this store's connection (each backend supplies it).
@@ -111,43 +110,11 @@ class MemoryStoreBase(BaseStore):
         """
         raise NotImplementedError
 
-    def _flush_in_background(self) -> bool:
-        """The access buffer's `on_due` hook (D4): write the buffered access counts in a
-        thread, so the read that made a flush due returns without writing (a batched UPDATE
-        costs it 6-40 ms at 100k records). One flush thread at a time: a signal while one
-        runs does nothing, since it, or the next one, takes the newer ids. A daemon thread,
-        so a process may exit without waiting; `flush_access` writes before exiting. False
-        (the read flushes inline) when the store has no safe way to write from a thread."""
-        runner = self._background_runner()
-        if runner is None:
-            return False
-        if not self._flushing.acquire(blocking=False):
-            return True
-        try:
-            threading.Thread(target=self._flush_then_release, args=(runner,),
-                             name="typed-memory-access-flush", daemon=True).start()
-        except RuntimeError:  # no new thread at interpreter shutdown: the counts stay pending
-            self._flushing.release()
-        return True
-
     def _background_runner(self) -> Callable[[PlanSource[Any]], Any] | None:
         """How a background thread runs a plan; None: it cannot, and reads flush inline.
         `_run` by default: a psycopg connection closed while another thread runs a statement
         on it raises in that thread (measured), and the counts are kept."""
         return self._run
-
-    def _flush_then_release(self, runner: Callable[[PlanSource[Any]], Any]) -> None:
-        """Writes in chunks of `FLUSH_CHUNK`, each its own transaction, with a pause between
-        them: a read waiting for the connection goes in after one chunk, not the whole
-        buffer (256 rows held a SQLite connection 10-40 ms)."""
-        chunk = partial(self._engine.access.flush, limit=FLUSH_CHUNK)
-        try:
-            while runner(chunk) == FLUSH_CHUNK:  # a factory: the retry policy applies
-                time.sleep(0.001)
-        except Exception as exc:  # nobody to raise to; `AccessBuffer.flush` kept the counts
-            logger.warning("Access counts not written, kept for the next flush: %r", exc)
-        finally:
-            self._flushing.release()
 
     def _flush_quietly(self) -> None:
         """Write what reads left pending (D4), logging a failure rather than raising it over
