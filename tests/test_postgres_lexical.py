@@ -28,7 +28,7 @@ from langgraph_typed_memory.store.discovery import visible_scope_sql
 from langgraph_typed_memory.store.postgres import to_psycopg
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Plan, Sql
-from tests.conftest import fresh_database
+from tests.conftest import FakeClock, fresh_database
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")),
                                 reason="TYPED_MEMORY_SKIP_POSTGRES is set")
@@ -175,9 +175,9 @@ def _queries(corpus: Corpus, seed: int, count: int) -> Iterator[tuple[Scope, str
         yield scope, rng.choice(KINDS), terms
 
 
-def _where(scope: Scope, kind: str) -> tuple[str, list[Any]]:
+def _where(scope: Scope, kind: str) -> q.ScopeRead:
     where, params = visible_scope_sql(scope, kind)
-    return f"{where} AND m.status = 'active' AND {q.LIVE}", [*params, NOW]
+    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW)
 
 
 def _assert_same(found: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
@@ -192,23 +192,24 @@ def test_ranking_equals_the_replaced_statement(corpus: Corpus, analyzed: bool) -
         corpus.conn.execute("ANALYZE memories")
     dialect, compared = PostgresDialect(), 0
     for n, (scope, kind, terms) in enumerate(_queries(corpus, 7, 60)):
-        where, params = _where(scope, kind)
+        read = _where(scope, kind)
         depth = DEPTHS[n % len(DEPTHS)]
-        found = _run(corpus.conn, dialect.lexical(where, params, terms, depth))
-        _assert_same(found, _run(corpus.conn, _reference(where, params, terms, depth)))
+        found = _run(corpus.conn, dialect.lexical(read, terms, depth))
+        _assert_same(found, _run(corpus.conn, _reference(*read.live(), terms, depth)))
         compared += bool(found)
     assert compared > 40  # most queries match something
+    assert dialect.postings.full_loads  # the ranked queries ran on cached postings
 
 
 def test_ranks_exactly_the_visible_rows_holding_a_term(corpus: Corpus) -> None:
     dialect = PostgresDialect()
     for scope, kind, terms in _queries(corpus, 3, 30):
-        where, params = _where(scope, kind)
-        found = _run(corpus.conn, dialect.lexical(where, params, terms, None))
+        read = _where(scope, kind)
+        found = _run(corpus.conn, dialect.lexical(read, terms, None))
         expected = {r.seq for r in corpus.rows
                     if r.visible(scope, kind) and r.words & set(terms)}
         assert {seq for seq, _ in found} == expected
-        limited = _run(corpus.conn, dialect.lexical(where, params, terms, 3))
+        limited = _run(corpus.conn, dialect.lexical(read, terms, 3))
         assert len(limited) == min(3, len(expected))
 
 
@@ -218,8 +219,8 @@ def test_a_rarer_term_outweighs_a_common_one(corpus: Corpus) -> None:
     df = {w: sum(w in r.words for r in visible) for w in corpus.words}
     common = max(df, key=lambda w: df[w])
     rare = min((w for w in df if df[w]), key=lambda w: df[w])
-    where, params = _where(scope, kind)
-    found = _run(corpus.conn, PostgresDialect().lexical(where, params, [common, rare], 50))
+    read = _where(scope, kind)
+    found = _run(corpus.conn, PostgresDialect().lexical(read, [common, rare], 50))
     holds_rare = {r.seq for r in visible if rare in r.words}
     assert {seq for seq, _ in found[: len(holds_rare)]} == holds_rare
 
@@ -234,10 +235,10 @@ def test_terms_that_stem_alike_count_once(corpus: Corpus) -> None:
         "'fact', 'paint', 'active', t, 0, 0 FROM unnest(%s::text[]) WITH ORDINALITY AS u (t, i)",
         [texts],
     )
-    where, params = _where(Scope("paint"), "fact")
+    read = _where(Scope("paint"), "fact")
     dialect = PostgresDialect()
-    both = _run(corpus.conn, dialect.lexical(where, params, ["painting", "paint", "fence"], 10))
-    one = _run(corpus.conn, dialect.lexical(where, params, ["paint", "fence"], 10))
+    both = _run(corpus.conn, dialect.lexical(read, ["painting", "paint", "fence"], 10))
+    one = _run(corpus.conn, dialect.lexical(read, ["paint", "fence"], 10))
     assert both == one and len(one) == 3
 
 
@@ -251,8 +252,8 @@ def test_a_search_reads_its_kinds_full_text_index_only(corpus: Corpus, kind: str
     values, must be able to use its kind's index. The planner is asked whether it can, not
     whether it would on this small table: in a transaction rolled back, with sequential scans
     off and the scope index dropped."""
-    where, params = _where(Scope("acme", user_id="alice"), kind)
-    statement = next(PostgresDialect().lexical(where, params, corpus.words[:3], 10))
+    read = _where(Scope("acme", user_id="alice"), kind)
+    statement = next(PostgresDialect().lexical(read, corpus.words[:3], None))
     with pytest.raises(_Rollback), corpus.conn.transaction():
         corpus.conn.execute("SET LOCAL enable_seqscan = off")
         corpus.conn.execute("DROP INDEX memories_scope")
@@ -262,3 +263,41 @@ def test_a_search_reads_its_kinds_full_text_index_only(corpus: Corpus, kind: str
     assert f"memories_fts_{kind}" in plan
     assert not any(f"memories_fts_{other}" in plan for other in ("fact", "episode")
                    if other != kind)
+
+
+def test_cached_postings_follow_every_change(pg_server: Any) -> None:
+    """A reader store ranks from cached postings while another store (its own connection)
+    writes: new records join without a reload; a correction (new text), a deletion, an
+    expiry and a text changed by hand in SQL are all seen at the next search."""
+    url = fresh_database(pg_server)
+    clock = FakeClock()
+    facts = ("tenant:acme", "user:alice", "fact")
+    with psycopg.connect(url, autocommit=True) as w, psycopg.connect(url, autocommit=True) as r:
+        writer, reader = PostgresMemoryStore(w, clock=clock), PostgresMemoryStore(r, clock=clock)
+        writer.setup()
+        cache = reader._engine.dialect.postings  # type: ignore[attr-defined]
+
+        def found(query: str) -> set[str]:
+            return {item.key for item in reader.search(facts, query=query)}
+
+        def put(key: str, text: str, **kw: Any) -> None:
+            writer.put(facts, key, {"subject": "alice", "predicate": key, "content": text},
+                       **kw)
+
+        put("garden", "the garden has red tulips")
+        assert found("tulips") == {"garden"} and cache.full_loads == 1
+        put("balcony", "tulips on the balcony", ttl=60)
+        put("office", "yellow tulips at the office")
+        assert found("tulips") == {"garden", "balcony", "office"}
+        assert (cache.full_loads, cache.appended_loads) == (1, 1)
+        put("garden", "the garden has white roses")  # a correction: a new version
+        assert found("tulips") == {"balcony", "office"} and found("roses") == {"garden"}
+        writer.delete(facts, "office")
+        assert found("tulips") == {"balcony"}
+        clock.advance(minutes=61)
+        assert found("tulips") == set()
+        w.execute("UPDATE memories SET search_text = 'tulips everywhere' "
+                  "WHERE key = 'garden' AND status = 'active'")
+        assert found("tulips") == {"garden"}
+        # Reloaded for the correction, the deletion and the text (an expiry is masked).
+        assert (cache.full_loads, cache.appended_loads) == (4, 1)

@@ -164,3 +164,41 @@ def test_index_config_uses_langgraph_keys():
         normalize_index({"embed": HashEmbeddings(8)})
     with pytest.raises(ConfigurationError, match="text_fields"):
         normalize_index({"dims": 8, "embed": HashEmbeddings(8), "text_fields": ["x"]})
+
+
+def _drive(plan, fail=()):
+    """Run a plan of `Sql`/`Begin`/`Commit` steps: a step answers with its own text, or
+    raises when its text is in `fail`. Returns (the steps' texts, the plan's value)."""
+    from langgraph_typed_memory.store.protocol import Sql
+
+    seen, answer, error = [], None, None
+    try:
+        while True:
+            step = plan.throw(error) if error else plan.send(answer)
+            text = step.text if isinstance(step, Sql) else type(step).__name__
+            seen.append(text)
+            answer, error = ([text], None) if text not in fail else (None, RuntimeError(text))
+    except StopIteration as done:
+        return seen, done.value
+
+
+def test_interleaved_plans_keep_their_transactions_and_their_failures():
+    from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, interleave
+
+    def reader(name):
+        try:
+            first = yield Sql(f"{name} 1")
+        except RuntimeError:
+            first = ["degraded"]  # a failed read the plan absorbs
+        return first + (yield Sql(f"{name} 2"))
+
+    def writer():
+        yield Sql("w read")
+        yield Begin()
+        yield Sql("w write")
+        yield Commit()
+        return "written"
+
+    steps, values = _drive(interleave([reader("a"), writer(), reader("b")]), fail={"b 1"})
+    assert steps == ["a 1", "w read", "b 1", "a 2", "Begin", "w write", "Commit", "b 2"]
+    assert values == [["a 1", "a 2"], "written", ["degraded", "b 2"]]

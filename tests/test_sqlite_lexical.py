@@ -72,11 +72,11 @@ def corpus(request: pytest.FixtureRequest) -> Iterator[tuple[sqlite3.Connection,
     conn.close()
 
 
-def _where(rng: random.Random) -> tuple[str, list[Any]]:
+def _where(rng: random.Random) -> q.ScopeRead:
     """A random visible scope, as the store's ranked search filters it."""
     scope = Scope(rng.choice(TENANTS), user_id=rng.choice(USERS), agent_id=rng.choice(AGENTS))
     where, params = visible_scope_sql(scope, rng.choice(["fact", "episode"]))
-    return f"{where} AND m.status = 'active' AND {q.LIVE}", [*params, NOW]
+    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW)
 
 
 def _reference(
@@ -100,12 +100,12 @@ def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> Non
     dialect = SqliteDialect()
     tied = 0
     for _ in range(150):
-        where, params = _where(rng)
+        read = _where(rng)
         terms = rng.choices(WORDS + ["absent"], ZIPF + [0.02], k=rng.randint(1, 6))
         for depth in (1, 3, 10, 50, None):
-            expected = _reference(conn, where, params, terms, depth)
-            got = _run(conn, dialect.lexical(where, params, terms, depth))
-            assert got == expected, (terms, depth, where, params)
+            expected = _reference(conn, *read.live(), terms, depth)
+            got = _run(conn, dialect.lexical(read, terms, depth))
+            assert got == expected, (terms, depth, read)
             scores = [score for _, score in expected]
             tied += len(scores) - len(set(scores))
     assert tied > 0  # the corpora exercise the tie order
@@ -114,9 +114,9 @@ def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> Non
 def test_full_text_scan_stays_outermost(corpus: tuple[sqlite3.Connection, int]) -> None:
     """The plan starts from the MATCH, never from the scope index (which re-runs it per row)."""
     conn, _ = corpus
-    where, params = _where(random.Random(7))
+    read = _where(random.Random(7))
     for depth in (10, None):
-        statement = next(SqliteDialect().lexical(where, params, ["w1", "w2"], depth))
+        statement = next(SqliteDialect().lexical(read, ["w1", "w2"], depth))
         assert isinstance(statement, Sql)
         plan = conn.execute("EXPLAIN QUERY PLAN " + statement.text, statement.params).fetchall()
         assert "memory_fts" in plan[0][3], plan

@@ -87,8 +87,8 @@ def _typed_find(
 ) -> Plan[SearchResults]:
     scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
     visible = _HISTORY_SQL if history else "m.status = 'active'"
-    where, params = (f"{scope_where} AND {visible} AND {q.LIVE}",
-                     [*scope_params, engine.clock().timestamp()])
+    now = engine.clock().timestamp()
+    where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
         # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
         rows = yield Sql(
@@ -112,19 +112,16 @@ def _typed_find(
         return SearchResults(
             [engine.to_item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
         )
+    cells = (scope_where, scope_params)
     if not history:
-        scope_where = f"{scope_where} AND m.status = 'active'"
-        return (yield from _hybrid(engine, 
-            op, typed, where, params, query_vector, (scope_where, scope_params)
-        ))
+        scope = q.ScopeRead(f"{scope_where} AND m.status = 'active'", scope_params, cells, now)
+        return (yield from _hybrid(engine, op, typed, scope, query_vector))
     # History mode: active and expired records keep their index entries and go through
     # the cascade; superseded ones have none and are matched on their stored text.
-    indexed = f"{scope_where} AND m.status IN ('active', 'expired')"
+    indexed = q.ScopeRead(f"{scope_where} AND m.status IN ('active', 'expired')",
+                          scope_params, cells, now)
     window = op._replace(offset=0, limit=op.offset + op.limit)
-    found = yield from _hybrid(engine, 
-        window, typed, f"{indexed} AND {q.LIVE}", params, query_vector,
-        (indexed, scope_params),
-    )
+    found = yield from _hybrid(engine, window, typed, indexed, query_vector)
     older = yield from _superseded_matches(engine, 
         window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
     )
@@ -193,16 +190,11 @@ def _hybrid(
     engine: Engine,
     op: SearchOp,
     typed: TypedNamespace,
-    where: str,
-    params: list[Any],
+    scope: q.ScopeRead,
     query_vector: list[float] | EmbedError | None,
-    scope: tuple[str, list[Any]],
 ) -> Plan[SearchResults]:
-    """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like.
-
-    `where`/`params` filter live, active, visible rows; `scope` is the same filter without
-    the expiry condition, which the vector path applies itself (so it can cache).
-    """
+    """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like, over the
+    live rows of `scope`."""
     settings = engine.retrieval
     depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
     degraded: list[str] = []
@@ -212,11 +204,8 @@ def _hybrid(
     ranking = None
     if isinstance(query_vector, list):
         # Started first: a large scope ranks its vectors in a worker thread while the
-        # lexical statement runs.
-        ranking = yield from engine.dialect.vector_top_k(
-            scope[0], scope[1], query_vector, depth, engine.clock().timestamp(),
-            visible_scope_sql(typed.scope, typed.kind),
-        )
+        # lexical ranking runs.
+        ranking = yield from engine.dialect.vector_top_k(scope, query_vector, depth)
     elif isinstance(query_vector, EmbedError):
         degraded.append(f"embedder failed: {query_vector.error!r:.200}")
     lexical_ran = False
@@ -224,7 +213,7 @@ def _hybrid(
     # (it still backs up a failing embedder, D3).
     if terms and (settings.lexical_weight > 0 or ranking is None):
         try:
-            lexical = yield from engine.dialect.lexical(where, params, terms, depth)
+            lexical = yield from engine.dialect.lexical(scope, terms, depth)
             lexical_ran = True
         except Exception as exc:  # a broken full-text index degrades, never fails
             degraded.append(f"lexical failed: {exc!r:.200}")
@@ -238,7 +227,7 @@ def _hybrid(
         mode = "lexical"
     else:
         mode = "like"
-        lexical = yield from _like(engine, where, params, terms or [op.query or ""], depth)
+        lexical = yield from _like(engine, scope, terms or [op.query or ""], depth)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
     priors = yield from _priors(engine, typed, candidates, op.filter)
     fused = fuse(
@@ -303,12 +292,13 @@ def _priors(
 
 
 def _like(
-    engine: Engine, where: str, params: list[Any], terms: list[str], depth: int | None
+    engine: Engine, scope: q.ScopeRead, terms: list[str], depth: int | None
 ) -> Plan[list[tuple[int, float]]]:
     """Last resort of the cascade: substring match, ranked by terms matched."""
     terms = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:16]
     if not terms:
         return []
+    where, params = scope.live()
     hits = " + ".join(
         f"(CASE WHEN {engine.dialect.position_fn}(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)"
         for _ in terms

@@ -60,7 +60,15 @@ from langgraph_typed_memory.store import discovery, promotion
 from langgraph_typed_memory.store import freshness as sweeps
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.access import AccessBuffer
-from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
+from langgraph_typed_memory.store.protocol import (
+    Begin,
+    Commit,
+    Embed,
+    EmbedError,
+    Plan,
+    Sql,
+    interleave,
+)
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
 
 __all__ = ["Engine", "Dialect", "HistoryOp"]
@@ -88,15 +96,16 @@ class Dialect(Protocol):
         """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
         ...
     def lexical(
-        self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
-    ) -> Plan[list[tuple[int, float]]]: ...
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]:
+        """Best-first (seq, score) of the scope's live rows holding any of `terms` (all of
+        them when `depth` is None)."""
+        ...
     def vector_top_k(
-        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
-        now: float, cells: tuple[str, Sequence[Any]],
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
-        """Top vector matches among rows matching `where` that have not expired at `now`;
-        `cells` selects the scope's cells in `memory_scope_versions` (cache validity). The
-        value is a future, so the ranking may run while the caller's next statement does."""
+        """Top vector matches among the scope's live rows. The value is a future, so the
+        ranking may run while the caller's next statement does."""
         ...
 
     def after_erasure(self) -> list[Sql]:
@@ -240,24 +249,14 @@ class Engine:
                 except EmbeddingDimensionMismatch as exc:
                     query_vectors = dict.fromkeys(queries, EmbedError(exc))
 
-        results: list[Result] = []
-        for op in ops:
-            if isinstance(op, GetOp):
-                results.append((yield from self._get(op)))
-            elif isinstance(op, SearchOp):
-                results.append((yield from self._search(op, query_vectors.get(op.query or ""))))
-            elif isinstance(op, ListNamespacesOp):
-                results.append((yield from self._list_namespaces(op)))
-            elif isinstance(op, HistoryOp):
-                ns = ".".join(op.namespace)
-                if op.audit:
-                    rows = yield Sql(q.SQL_AUDIT_FOR_KEY, [ns, op.key])
-                    results.append([_audit_event(r) for r in rows])
-                else:
-                    rows = yield Sql(q.SQL_HISTORY, [ns, op.key])
-                    results.append([self.to_item(r) for r in rows])
-            else:
-                results.append(None)
+        # The reads run together, ranked searches first: their vector rankings, started in
+        # worker threads, overlap the other reads' statements.
+        order = sorted(range(len(ops)), key=lambda i: not (
+            isinstance(ops[i], SearchOp) and ops[i].query))  # type: ignore[union-attr]
+        results: list[Result] = [None] * len(ops)
+        values = yield from interleave([self._read(ops[i], query_vectors) for i in order])
+        for i, value in zip(order, values, strict=True):
+            results[i] = value
         if writes or promotions:
             yield Begin()
             yield from self.access.flush()  # D4: buffered access counts ride along
@@ -277,6 +276,23 @@ class Engine:
                 results[i] = outcomes
             yield Commit()
         return results
+
+    def _read(
+        self, op: Op, query_vectors: dict[str, list[float] | EmbedError]
+    ) -> Plan[Result]:
+        """One read op of a batch (None for a write)."""
+        if isinstance(op, GetOp):
+            return (yield from self._get(op))
+        if isinstance(op, SearchOp):
+            return (yield from self._search(op, query_vectors.get(op.query or "")))
+        if isinstance(op, ListNamespacesOp):
+            return (yield from self._list_namespaces(op))
+        if isinstance(op, HistoryOp):
+            ns = ".".join(op.namespace)
+            if op.audit:
+                return [_audit_event(r) for r in (yield Sql(q.SQL_AUDIT_FOR_KEY, [ns, op.key]))]
+            return [self.to_item(r) for r in (yield Sql(q.SQL_HISTORY, [ns, op.key]))]
+        return None
 
     def _embed_proposals(self, promotions: dict[int, list[promotion.Prepared]]) -> Plan[str]:
         """Embed what the gate may write. An embedder failure degrades (no vectors), recorded."""

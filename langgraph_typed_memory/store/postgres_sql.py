@@ -16,16 +16,17 @@ import numpy as np
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.lexical_cache import ScopeLexicalCache
 from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.vector_cache import (
+from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
     VECTOR_CELL,
     VERSIONS_TABLE,
-    ScopeVectorCache,
     bump_cell,
 )
+from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
 
 
 def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -113,6 +114,28 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                   for kind in sorted(RANKED_KINDS)),
             ),
         ),
+        (
+            # Records added are counted per statement in `inserts` (not in `version`), so
+            # the cached postings fetch new records alone (`lexical_cache`); a text change
+            # is a change like a status change.
+            "0013_scope_inserts",
+            (
+                "ALTER TABLE memory_scope_versions ADD COLUMN inserts BIGINT NOT NULL DEFAULT 0",
+                f"""CREATE FUNCTION memories_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        {INSERTED_CELLS};
+                        RETURN NULL;
+                    END $$""",
+                """CREATE TRIGGER memories_inserted AFTER INSERT ON memories
+                    REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+                    EXECUTE FUNCTION memories_inserted()""",
+                "DROP TRIGGER memories_version_update ON memories",
+                """CREATE TRIGGER memories_version_update
+                    AFTER UPDATE OF status, expires_at, search_text ON memories
+                    FOR EACH ROW WHEN (NEW.kind IS NOT NULL)
+                    EXECUTE FUNCTION memory_row_changed()""",
+            ),
+        ),
     )
     if dims is None:
         return base
@@ -170,6 +193,28 @@ APPENDED_CELLS = (
     "appends = memory_scope_versions.appends + excluded.appends"
 )
 """The statement trigger's count of the vectors one statement added (`added`), per cell."""
+
+INSERTED_CELLS = (
+    "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version, inserts) "
+    "SELECT kind, tenant_id, user_id, agent_id, 0, count(*) FROM added "
+    "WHERE kind IS NOT NULL AND tenant_id IS NOT NULL "
+    "GROUP BY kind, tenant_id, user_id, agent_id "
+    "ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
+    "DO UPDATE SET inserts = memory_scope_versions.inserts + excluded.inserts"
+)
+"""The statement trigger's count of the records one statement added (`added`), per cell."""
+
+_ROW_TYPES = ("text", "text", "text", "jsonb", "text", "text", "text", "text", "text",
+              "float8", "text", "text", "float8", "float8", "float8", "float8", "float8",
+              "text", "int4", "text", "jsonb", "jsonb", "bool")
+"""The Postgres types of `queries.SQL_INSERT_ROW`'s columns, in order."""
+SQL_INSERT_ROWS = (
+    q.SQL_INSERT_ROW.split(" VALUES ")[0] + " SELECT * FROM unnest("
+    + ", ".join(f"?::{t}[]" for t in _ROW_TYPES) + ")"
+)
+"""`queries.SQL_INSERT_ROW` for many rows in one statement: the statement trigger of
+migration 0013 counts them once (executemany ran it, and the trigger, once per row: bulk
+ingest fell from ~2,200 to ~1,950 records/s)."""
 
 SQL_INSERT_VECTORS_FOR_IDS = (
     "INSERT INTO memory_vectors (seq, field, embedding) "
@@ -241,15 +286,46 @@ def _lexical_sql(where: str, terms: int, depth: int | None) -> str:
     )
 
 
+_LEXEMES = """SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass),
+    array(SELECT to_tsquery('english', t)::text
+          FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i) ORDER BY i),
+    {counters}"""
+"""What a cached lexical ranking reads, in one statement: N (the planner's row estimate, -1
+before the first ANALYZE), each quoted term's tsquery as text (`'lexeme'`, empty for a stop
+word, or a phrase), and the scope's counters for the cached postings (`{counters}`: the
+columns of `ScopeLexicalCache.counters_sql`)."""
+
+def _lexemes(parsed: Sequence[str]) -> list[str | None] | None:
+    """The lexeme of each one-term tsquery's text (None for an empty one), or None when a
+    term became a phrase of several lexemes.
+
+    Example:
+        >>> _lexemes(["'paint'", ""]), _lexemes(["'paint'", "'foo' <-> 'bar'"])
+        (['paint', None], None)
+    """
+    out: list[str | None] = []
+    for text in parsed:
+        inner = text[1:-1]
+        if not text:
+            out.append(None)
+        elif len(text) > 2 and text[0] == text[-1] == "'" and not any(c in inner for c in "'\\"):
+            out.append(inner)
+        else:
+            return None
+    return out
+
+
 class PostgresDialect:
     """The Postgres flavour of the statements the engine needs.
 
-    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`,
-    an LRU of `cache_scopes` entries), reloaded when the scope's version moves.
+    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`),
+    lexical search cached postings per scope (`ScopeLexicalCache`), each an LRU of
+    `cache_scopes` entries kept up to date by the scope's counters.
     """
 
     def __init__(self, cache_scopes: int = 8) -> None:
         self.vectors = ScopeVectorCache(cache_scopes)
+        self.postings = ScopeLexicalCache(cache_scopes)
 
     position_fn = "strpos"
     name = "postgres"
@@ -278,8 +354,8 @@ class PostgresDialect:
         return _vector_literal(vector)
 
     def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
-        """Vectors go in one statement (the statement trigger counts them once); other rows
-        by executemany.
+        """Records and vectors go in one statement each (the statement triggers count them
+        once); other rows by executemany.
 
         Example:
             >>> PostgresDialect().bulk(q.SQL_INSERT_VECTOR_FOR_ID, [["id1", "f", "[1]"]]).params
@@ -287,12 +363,14 @@ class PostgresDialect:
         """
         if text == q.SQL_INSERT_VECTOR_FOR_ID:
             return Sql(SQL_INSERT_VECTORS_FOR_IDS, [list(col) for col in zip(*rows, strict=True)])
+        if text == q.SQL_INSERT_ROW:
+            return Sql(SQL_INSERT_ROWS, [list(col) for col in zip(*rows, strict=True)])
         return Sql(text, many=rows)
 
     def lexical(
-        self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
-        """BM25-style ranking on Postgres full-text search, in one statement.
+        """BM25-style ranking on Postgres full-text search.
 
         `ts_rank_cd` has no inverse document frequency, so a rare exact term (an error code,
         a name) would rank no higher than a common word. A row scores the sum of the BM25 IDFs,
@@ -302,22 +380,27 @@ class PostgresDialect:
         table (counting the scope exactly cost ~100 ms at 100k rows); only the ratio of IDFs
         between terms matters for the ranking. Terms that stem alike count once.
 
-        The plan (`_LEXICAL`): one GIN index scan finds the in-scope rows holding any term,
-        and each row is matched against each term once, as it is read, into flag columns;
-        df and the sums are then plain arithmetic over those flags, with no join of rows to
-        terms and no grouping. Every row holding a term is read (to test the scope and count
-        df), but its `tsvector` is not kept: only the 2 x depth best are read again, for
-        `ts_rank_cd`. The any-term query reaches the planner through a CTE, so it cannot see
-        how many rows a long query matches: seeing it, it chose to match every row of a small
-        table in turn (LoCoMo: 4.5 ms, against 1 ms through the index). The statement is
-        planned per call with its values (`prepare=False`).
+        A ranking with a depth runs on the scope's cached postings (`ScopeLexicalCache`,
+        `ts_rank_cd` included): one statement turns the terms into lexemes and reads N and
+        the scope's counters, and the rest is arithmetic in this process. A term that the
+        parser splits into several lexemes (`foo_bar`: a phrase), or a ranking of every
+        matching row (a value filter, no depth), runs as one statement (`_LEXICAL`) instead.
 
-        Example (the statement's values; a server runs it):
-            >>> sql = next(PostgresDialect().lexical("m.kind = ?", ["fact"], ["lyon"], 10))
-            >>> sql.params
-            ["'lyon'", ["'lyon'"], "'lyon'", 'fact', 10, 10]
+        Example (the first statement's values; a server runs it):
+            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0)
+            >>> next(PostgresDialect().lexical(scope, ["lyon", "Lyon"], 10)).params
+            [["'lyon'", "'Lyon'"], 'fact']
         """
         quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
+        if depth is not None:
+            counters = self.postings.counters_sql(scope.cells[0]).removeprefix("SELECT ")
+            total, parsed, changes, inserts = (yield Sql(
+                _LEXEMES.format(counters=counters), [quoted, *scope.cells[1]]))[0]
+            lexemes = _lexemes(parsed)
+            if lexemes is not None:
+                return (yield from self.postings.ranked(
+                    scope, lexemes, float(total), depth, (int(changes), int(inserts))))
+        where, params = scope.live()
         cut = [] if depth is None else [depth, depth]
         rows = yield Sql(
             _lexical_sql(where, len(quoted), depth),
@@ -331,16 +414,14 @@ class PostgresDialect:
         return []
 
     def vector_top_k(
-        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
-        now: float, cells: tuple[str, Sequence[Any]],
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. No ANN index is used, so none an operator adds can make
         results approximate (a post-filtered index loses most in-scope matches:
         docs/backends.md)."""
         return (yield from self.vectors.top_k(
-            where, params, cells, query, depth, now,
-            embedding="vector_send(v.embedding)", decode=_decode,
+            scope, query, depth, embedding="vector_send(v.embedding)", decode=_decode,
         ))
 
     def vector_scores(

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["Sql", "Embed", "Begin", "Commit", "EmbedError", "Plan", "drive_sync", "drive_async"]
+__all__ = ["Sql", "Embed", "Begin", "Commit", "EmbedError", "Plan", "drive_sync", "drive_async",
+           "interleave"]
 
 T = TypeVar("T")
 
@@ -160,6 +161,57 @@ async def _embed_async(
     except TimeoutError:
         assert timeout is not None
         return _timed_out(timeout)
+
+
+def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
+    """Run plans together, one step of each in turn; their values in order.
+
+    Work a plan starts in the background (a vector ranking in a worker thread) then runs
+    while the other plans' statements do, instead of after them. Each plan sees its own
+    steps in its own order, and a failed step is thrown into the plan that asked; a plan's
+    transaction (`Begin` ... `Commit`) runs alone, its steps one after another.
+
+    Example:
+        >>> def plan(name):
+        ...     first = yield Sql(f"{name} 1")
+        ...     second = yield Sql(f"{name} 2")
+        ...     return first + second
+        >>> run = interleave([plan("a"), plan("b")])
+        >>> steps, answer = [], None
+        >>> try:
+        ...     while True:
+        ...         step = run.send(answer)
+        ...         steps.append(step.text)
+        ...         answer = [step.text]
+        ... except StopIteration as done:
+        ...     values = done.value
+        >>> steps, values
+        (['a 1', 'b 1', 'a 2', 'b 2'], [['a 1', 'a 2'], ['b 1', 'b 2']])
+    """
+    values: list[Any] = [None] * len(plans)
+    replies: list[tuple[Any, Exception | None]] = [(None, None)] * len(plans)
+    pending = list(range(len(plans)))
+    while pending:
+        waiting = []
+        for i in pending:
+            in_txn = False
+            while True:
+                answer, error = replies[i]
+                try:
+                    step = plans[i].throw(error) if error is not None else plans[i].send(answer)
+                except StopIteration as done:
+                    values[i] = done.value
+                    break
+                try:
+                    replies[i] = ((yield step), None)
+                except Exception as exc:
+                    replies[i] = (None, exc)
+                in_txn = isinstance(step, Begin) or (in_txn and not isinstance(step, Commit))
+                if not in_txn:
+                    waiting.append(i)
+                    break
+        pending = waiting
+    return values
 
 
 def drive_sync(

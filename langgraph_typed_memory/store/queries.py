@@ -6,6 +6,10 @@ vectors, migrations) live in `sqlite_sql.py` and `postgres_sql.py`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 TYPED_FIELD = "$memory"
 """The vector field name of a typed record's embedded text."""
 
@@ -150,3 +154,25 @@ def deletions_migration(json_type: str) -> tuple[str, tuple[str, ...]]:
             )""",
         ),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRead:
+    """The rows a ranked search reads: `where`/`params` filter them (alias `m`: kind, scope,
+    status) without the expiry test, which is at `now`, so that structures cached per scope
+    can mask expiry themselves; `cells` selects the scope's counters in
+    `memory_scope_versions` (alias `m`), which say when such a structure is stale.
+
+    Example:
+        >>> ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0).live()
+        ('m.kind = ? AND (m.expires_at IS NULL OR m.expires_at > ?)', ['fact', 5.0])
+    """
+
+    where: str
+    params: Sequence[Any]
+    cells: tuple[str, Sequence[Any]]
+    now: float
+
+    def live(self) -> tuple[str, list[Any]]:
+        """The filter with the expiry test, for a statement."""
+        return f"{self.where} AND {LIVE}", [*self.params, self.now]

@@ -17,16 +17,16 @@ import numpy as np
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.vector_cache import (
+from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
     VECTOR_APPEND_CELL,
     VECTOR_CELL,
     VERSIONS_TABLE,
-    ScopeVectorCache,
     bump_cell,
 )
+from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -187,7 +187,7 @@ class SqliteDialect:
         return Sql(text, many=rows)
 
     def lexical(
-        self, where: str, params: Sequence[Any], terms: list[str], depth: int | None
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
         """FTS5's BM25 over the scope-filtered rows, best first (ties: older row first).
 
@@ -202,10 +202,12 @@ class SqliteDialect:
         50 it never stopped early and its extra statements doubled the time.
 
         Example (the statement and its values; a connection runs it):
-            >>> sql = next(SqliteDialect().lexical("m.kind = ?", ["fact"], ["lyon"], 10))
+            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0)
+            >>> sql = next(SqliteDialect().lexical(scope, ["lyon"], 10))
             >>> sql.params
-            ['"lyon"', 'fact', 10]
+            ['"lyon"', 'fact', 5.0, 10]
         """
+        where, params = scope.live()
         match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
         rows = yield Sql(
             "SELECT m.seq, -bm25(memory_fts) AS score FROM memory_fts "
@@ -227,11 +229,10 @@ class SqliteDialect:
         ]
 
     def vector_top_k(
-        self, where: str, params: Sequence[Any], query: Sequence[float], depth: int | None,
-        now: float, cells: tuple[str, Sequence[Any]],
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
         return (yield from self.vectors.top_k(
-            where, params, cells, query, depth, now, embedding="v.embedding", decode=_decode
+            scope, query, depth, embedding="v.embedding", decode=_decode
         ))
 
     def vector_scores(

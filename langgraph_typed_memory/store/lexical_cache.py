@@ -1,0 +1,202 @@
+"""Postgres lexical ranking on cached postings per scope, valid while the scope's counters hold.
+
+The ranking is `PostgresDialect.lexical`'s: a row scores the sum of the BM25 IDFs of the
+query lexemes it holds (df counted among the scope's live rows), plus 0.01 x `ts_rank_cd`
+for the best 2 x depth by that sum. As one statement it reads every row holding a query
+term, ~2.5 us each, most of it the heap fetch of a wide row to test the scope, and common
+words match thousands of rows (the 100k scope of the latency benchmark: ~10 ms of a
+fan-out's ~19). Here a scope's rows are read once, as (seq, lexemes, occurrences, expiry),
+into postings (lexeme -> row numbers and occurrence counts) kept in this process and brought
+up to date like the vector matrices (`scope_cache`: new records are fetched alone, any other
+change reloads); a query adds IDFs over a few postings arrays in numpy.
+
+`ts_rank_cd` is computed here too. For a query of terms joined by `|`, every occurrence of a
+query lexeme is a cover of its own, worth 1 / (1 / 0.1f) at the default weight of an
+unweighted position (`to_tsvector` gives every lexeme weight D), summed in double precision
+and returned as float4; two query lexemes never share a position under the `english`
+configuration (one lexeme per token). So the rank is a function of the number of occurrences
+of the query's distinct lexemes (`_cover_density`); the tests compare the whole ranking with
+the statement's on random corpora.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.queries import ScopeRead
+from langgraph_typed_memory.store.scope_cache import ScopeCache
+
+__all__ = ["ScopeLexicalCache", "ranked"]
+
+_NONE = np.zeros(0, np.int32)
+
+
+_POSITION = 1.0 / (1.0 / float(np.float32(0.1)))
+"""One occurrence's cover density: Postgres' weight of a D position is the float 0.1f."""
+
+
+@lru_cache(maxsize=1024)
+def _cover_density(occurrences: int) -> float:
+    """`ts_rank_cd` of a row holding the query's lexemes `occurrences` times in all.
+
+    Example:
+        >>> _cover_density(0), _cover_density(3)
+        (0.0, 0.30000001192092896)
+    """
+    total = 0.0
+    for _ in range(occurrences):
+        total += _POSITION
+    return float(np.float32(total))
+
+
+class _ScopePostings:
+    """A scope's rows (seq, distinct lexeme count, expiry) and, per lexeme, the numbers of
+    the rows holding it with its occurrences in each."""
+
+    __slots__ = ("changes", "added", "size", "soonest", "postings", "_seqs", "_lengths",
+                 "_expires")
+
+    def __init__(self, changes: int, added: int) -> None:
+        self.changes, self.added, self.size = changes, added, 0
+        self.soonest = np.inf
+        """The earliest expiry time held: before it, no row needs masking."""
+        self.postings: dict[str, tuple[array[int], array[int]]] = {}
+        self._seqs = np.zeros(0, np.int64)
+        self._lengths = np.zeros(0, np.int32)
+        self._expires = np.zeros(0, np.float64)
+
+    @property
+    def seqs(self) -> np.ndarray:
+        return self._seqs[: self.size]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self._lengths[: self.size]
+
+    @property
+    def expires(self) -> np.ndarray:
+        return self._expires[: self.size]
+
+    def newest(self) -> int:
+        return int(self.seqs.max()) if self.size else 0
+
+    def append(self, rows: list[tuple[Any, ...]]) -> None:
+        """Add (seq, lexemes, occurrences, expires_at) rows; the buffers grow by half when
+        full."""
+        if not rows:
+            return
+        end = self.size + len(rows)
+        if end > len(self._seqs):
+            room = max(end + end // 8, len(self._seqs) * 3 // 2, 64)
+            self._seqs = np.resize(self._seqs, room)
+            self._lengths = np.resize(self._lengths, room)
+            self._expires = np.resize(self._expires, room)
+        postings = self.postings
+        for row, (seq, lexemes, occurrences, expires) in enumerate(rows, self.size):
+            self._seqs[row] = seq
+            self._lengths[row] = len(lexemes)
+            self._expires[row] = np.inf if expires is None else expires
+            for lexeme, count in zip(lexemes, occurrences, strict=True):
+                held = postings.get(lexeme)
+                if held is None:
+                    postings[lexeme] = (array("i", (row,)), array("i", (count,)))
+                else:
+                    held[0].append(row)
+                    held[1].append(count)
+        self.soonest = min(self.soonest, float(self._expires[self.size : end].min()))
+        self.size = end
+
+
+_SELECT = ("SELECT m.seq, tsvector_to_array(m.search_tsv), "
+           "array(SELECT cardinality(u.positions) FROM unnest(m.search_tsv) AS u), "
+           "m.expires_at FROM memories m WHERE {where}")
+"""A scope's rows for the postings: lexemes and their occurrence counts, in the tsvector's
+order both. Loading the 75k facts of the latency benchmark's scope takes ~2 s (half the
+fetch, half the postings; measured once): a reload after any change but an insert costs
+that much once."""
+
+
+class ScopeLexicalCache(ScopeCache[_ScopePostings]):
+    """Per-scope postings, checked against the scope's counters each query.
+
+    Example:
+        >>> cache = ScopeLexicalCache(size=2)
+        >>> len(cache), cache.full_loads
+        (0, 0)
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        super().__init__(size, "inserts")
+
+    def ranked(
+        self, scope: ScopeRead, lexemes: Sequence[str | None], total: float, depth: int,
+        counters: tuple[int, int],
+    ) -> Plan[list[tuple[int, float]]]:
+        """`ranked` over the scope's rows, brought up to date first from `counters`, the
+        scope's (changes, inserts) read by the caller."""
+        entry = yield from self.current(
+            (scope.where, tuple(scope.params)), scope.cells,
+            Sql(_SELECT.format(where=scope.where), list(scope.params)), "m.seq",
+            _ScopePostings, counters=counters)
+        return ranked(entry, lexemes, total, scope.now, depth)
+
+
+def ranked(
+    entry: _ScopePostings, lexemes: Sequence[str | None], total: float, now: float, depth: int
+) -> list[tuple[int, float]]:
+    """The `depth` best (seq, score) among the rows live at `now` holding any of `lexemes`
+    (one per query term, None for a term without one), as `PostgresDialect.lexical` ranks
+    them. A term's IDF is ln(1 + (N - df + 0.5) / (df + 0.5)), N the larger of `total` and
+    twice the largest df; a lexeme repeated counts once; sums are added in term order, so
+    rows holding the same terms tie exactly. The best 2 x depth by that sum (shorter text,
+    then older row, first) get 0.01 x `ts_rank_cd`, and are ordered by the total, then seq.
+
+    Example (row 12 has expired):
+        >>> entry = _ScopePostings(0, 0)
+        >>> entry.append([(7, ["red", "tulip"], [1, 2], None), (9, ["tulip"], [1], None),
+        ...               (12, ["rose"], [1], 5.0)])
+        >>> [(seq, round(score, 4)) for seq, score in ranked(
+        ...     entry, ["tulip", None, "rose"], total=100.0, now=10.0, depth=5)]
+        [(7, 3.7008), (9, 3.6998)]
+    """
+    if depth < 1:
+        return []
+    live = entry.expires > now if entry.soonest <= now else None
+    holders = []
+    for lexeme in lexemes:
+        held = entry.postings.get(lexeme) if lexeme is not None else None
+        if held is None:
+            holders.append((_NONE, _NONE))
+            continue
+        rows, counts = np.frombuffer(held[0], np.int32), np.frombuffer(held[1], np.int32)
+        if live is not None:
+            alive = live[rows]
+            rows, counts = rows[alive], counts[alive]
+        holders.append((rows, counts))
+    n = max(total, 2 * max((len(rows) for rows, _ in holders), default=0), 1)
+    idf = np.zeros(entry.size)
+    occurrences = np.zeros(entry.size, np.int64)
+    hit = np.zeros(entry.size, bool)
+    counted: set[str] = set()
+    for lexeme, (rows, counts) in zip(lexemes, holders, strict=True):
+        hit[rows] = True
+        if lexeme is not None and lexeme not in counted:
+            counted.add(lexeme)
+            idf[rows] += math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+            occurrences[rows] += counts
+    found = np.flatnonzero(hit)
+    keep = 2 * depth
+    if len(found) > keep:  # the rows scoring at least the keep-th best, ties included
+        floor = -np.partition(-idf[found], keep - 1)[keep - 1]
+        found = found[idf[found] >= floor]
+    found = found[np.lexsort((entry.seqs[found], entry.lengths[found], -idf[found]))[:keep]]
+    scored = [(int(entry.seqs[r]), float(idf[r]) + 0.01 * _cover_density(int(occurrences[r])))
+              for r in found]
+    return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:depth]

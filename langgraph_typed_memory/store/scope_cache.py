@@ -1,0 +1,173 @@
+"""Per-scope caches of search structures, valid while the scope's counters hold.
+
+The vector matrices (`vector_cache`) and, on Postgres, the full-text postings
+(`lexical_cache`) of a scope are read once after the SQL scope filter and kept in this
+process. Validity comes from the database, not from this process: triggers (migrations
+`0008_scope_versions`, `0010_scope_appends`, Postgres `0013_scope_inserts`) count every
+change to a scope cell (kind, tenant, user, agent) in `memory_scope_versions`, whoever makes
+it (this store, another store object, another process, a maintenance job): `version` counts
+every change but a record's insert, `appends` the vectors added (also counted in `version`),
+`inserts` (Postgres) the records added. A search reads the sums over the cells it can see
+(one indexed lookup). When only additions moved (the common case: new records), a cache
+fetches the rows after the newest one it holds and keeps them if they are exactly the ones
+counted; any other change (a deletion, a status, text or expiry change, or a count that does
+not match) reloads the scope. Cells are never deleted and counters only grow, so the sums
+move on every change.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+from langgraph_typed_memory.store.protocol import Plan, Sql
+
+__all__ = [
+    "ScopeCache", "ScopeEntry", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL",
+    "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "bump_cell",
+]
+
+VERSIONS_TABLE = (
+    """CREATE TABLE memory_scope_versions (
+        kind TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        user_id TEXT,
+        agent_id TEXT,
+        version BIGINT NOT NULL
+    )""",
+    """CREATE UNIQUE INDEX memory_scope_versions_cell ON memory_scope_versions
+        (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, ''))""",
+)
+"""DDL shared by both dialects: one counter per scope cell (NULL user/agent: wider cells)."""
+
+def bump_cell(source: str, *, append: bool = False) -> str:
+    """The statement counting one change of the cell(s) `source` yields: `source` is a VALUES
+    list or a SELECT of (kind, tenant_id, user_id, agent_id, 1), in the dialect's trigger
+    syntax. With `append` (an added vector), `source` yields one more 1 and `appends` counts
+    it too.
+
+    Example:
+        >>> bump_cell("VALUES ('fact', 'acme', NULL, NULL, 1)")[:33]
+        'INSERT INTO memory_scope_versions'
+    """
+    return (
+        "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version"
+        f"{', appends' if append else ''}) {source} "
+        "ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
+        "DO UPDATE SET version = memory_scope_versions.version + 1"
+        + (", appends = memory_scope_versions.appends + 1" if append else "")
+    )
+
+
+ROW_CELL = "VALUES ({row}.kind, {row}.tenant_id, {row}.user_id, {row}.agent_id, 1)"
+"""The cell of the trigger's row (`{row}`: OLD or NEW) of `memories`."""
+VECTOR_CELL = ("SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, 1 FROM memories m "
+               "WHERE m.seq = {row}.seq AND m.kind IS NOT NULL")
+"""The cell of the record a `memory_vectors` trigger row belongs to (none if untyped)."""
+VECTOR_APPEND_CELL = VECTOR_CELL.replace(", 1 FROM", ", 1, 1 FROM")
+"""`VECTOR_CELL` for `bump_cell(..., append=True)`."""
+APPENDS_COLUMN = (
+    "ALTER TABLE memory_scope_versions ADD COLUMN appends BIGINT NOT NULL DEFAULT 0"
+)
+"""Migration 0010 (both dialects): the count of vectors added, beside every change's."""
+
+BACKFILL = (
+    "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version) "
+    "SELECT DISTINCT kind, tenant_id, user_id, agent_id, 1 FROM memories "
+    "WHERE kind IS NOT NULL AND tenant_id IS NOT NULL"
+)
+"""Cells for the rows that existed before the migration."""
+
+
+class ScopeEntry(Protocol):
+    """What `ScopeCache` keeps per scope: the counters it was read at, and its rows."""
+
+    changes: int
+    """The sum of `version - appends` (every change but an addition) when last read."""
+    added: int
+    """The sum of the cache's additions counter (`appends` or `inserts`) when last read."""
+
+    def newest(self) -> int:
+        """The highest seq held (0 when empty)."""
+        ...
+
+    def append(self, rows: list[tuple[Any, ...]]) -> None:
+        """Add rows fetched by the cache's select, in seq order."""
+        ...
+
+
+E = TypeVar("E", bound=ScopeEntry)
+
+
+class ScopeCache(Generic[E]):
+    """An LRU of `size` scope entries, brought up to date from the scope's counters.
+
+    `added` names the counter of rows the entry's select returns (`appends`: vectors,
+    `inserts`: records); `full_loads` and `appended_loads` count how entries were brought up
+    to date.
+
+    Example:
+        >>> cache = ScopeCache(2, "appends")
+        >>> len(cache), cache.full_loads
+        (0, 0)
+    """
+
+    def __init__(self, size: int, added: str) -> None:
+        self.size = size
+        self._added = added
+        self._entries: OrderedDict[tuple[Any, ...], E] = OrderedDict()
+        self.full_loads = 0
+        self.appended_loads = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def counters_sql(self, cells: str) -> str:
+        """The statement reading the (changes, added) of the cells `cells` selects (alias
+        `m`), for `current`.
+
+        Example:
+            >>> ScopeCache(1, "inserts").counters_sql("m.kind = ?")[48:]
+            'coalesce(sum(m.inserts), 0) FROM memory_scope_versions m WHERE m.kind = ?'
+        """
+        return ("SELECT coalesce(sum(m.version - m.appends), 0), "
+                f"coalesce(sum(m.{self._added}), 0) FROM memory_scope_versions m WHERE {cells}")
+
+    def current(
+        self, key: tuple[Any, ...], cells: tuple[str, Sequence[Any]], select: Sql,
+        seq: str, new: Callable[[int, int], E], *, counters: tuple[int, int] | None = None,
+    ) -> Plan[E]:
+        """The entry for `key`, brought up to date: as cached, with the added rows, or
+        reloaded by `select` into `new(changes, added)`. `cells` filters
+        `memory_scope_versions` (alias `m`) to the cells the scope can see; `seq` is the
+        select's seq column; `counters`, if given, are the cells' (changes, added) as the
+        caller just read them (`counters_sql`). Counters are read before the rows, so a
+        racing write reloads, never hides."""
+        read = Sql(self.counters_sql(cells[0]), list(cells[1]))
+        if counters is None:
+            first = (yield read)[0]
+            counters = (int(first[0]), int(first[1]))
+        changes, added = counters
+        entry = self._entries.get(key)
+        if entry is not None and (entry.changes, entry.added) != (changes, added) \
+                and entry.changes == changes and entry.newest():
+            # Only rows were added. Fetch the rows after the newest held, then read the
+            # counters again: the rows are kept if they are all the additions counted (any
+            # row of the delta is counted by then; a missing one shows as a shortfall).
+            rows = yield Sql(f"{select.text} AND {seq} > ? ORDER BY {seq}",
+                             [*select.params, entry.newest()])
+            changes, added = (int(x) for x in (yield read)[0])
+            if changes == entry.changes and len(rows) == added - entry.added:
+                entry.append(rows)
+                entry.added = added
+                self.appended_loads += 1
+        if entry is None or (entry.changes, entry.added) != (changes, added):
+            entry = new(changes, added)
+            entry.append((yield select))
+            self.full_loads += 1
+            self._entries[key] = entry
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        self._entries.move_to_end(key)
+        return entry
