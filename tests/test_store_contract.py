@@ -417,6 +417,30 @@ def test_new_records_join_the_cached_vectors_without_a_reload(store, clock):
     assert cache.full_loads == loads + 1
 
 
+def test_cached_priors_follow_real_changes_only(store, clock):
+    """The priors of a ranked search come from the vector cache: a confidence change (by
+    feedback) reloads the scope and shows in the score; a restatement, which sets a record's
+    status again to what it was, changes nothing the cache holds and reloads nothing."""
+    cache = store._engine.dialect.vectors
+    notes = ("tenant:acme", "user:alice", "observation")
+    store.put(notes, "o1", {"category": "format", "quote": "Asks for CSV exports.",
+                            "confidence": 0.6})
+    before = store.search(notes, query="CSV exports")[0]
+    loads = cache.full_loads
+    store.feedback(notes, "o1", "correct")  # confidence 0.6 -> 0.8
+    after = store.search(notes, query="CSV exports")[0]
+    assert after.score > before.score and cache.full_loads == loads + 1
+    fact = {"kind": "fact", "subject": "user", "predicate": "bird",
+            "content": "swallows fly west", "confidence": 0.9}
+    store.promote([fact], tenant_id="acme", user_id="alice", run_id="r1")
+    found = [h.key for h in store.search(ALICE_FACTS, query="swallows")]
+    loads = cache.full_loads
+    outcome = store.promote([fact], tenant_id="acme", user_id="alice", run_id="r2")
+    assert [o.outcome for o in outcome] == ["deduplicated"]
+    assert [h.key for h in store.search(ALICE_FACTS, query="swallows")] == found
+    assert cache.full_loads == loads
+
+
 def test_a_worker_thread_ranks_large_scopes_as_the_caller_would(store, clock, monkeypatch):
     import threading
 

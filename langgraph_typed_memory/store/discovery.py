@@ -229,7 +229,8 @@ def _hybrid(
         mode = "like"
         lexical = yield from _like(engine, scope, terms or [op.query or ""], depth)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
-    priors = yield from _priors(engine, typed, candidates, op.filter)
+    priors = yield from _priors(engine, typed, candidates, op.filter,
+                                scope if ranking is not None else None)
     fused = fuse(
         [(str(s), score) for s, score in lexical if str(s) in priors],
         [(str(s), score) for s, score in vector if str(s) in priors],
@@ -266,28 +267,37 @@ def _hybrid(
 
 def _priors(
     engine: Engine, typed: TypedNamespace, candidates: list[int],
-    value_filter: dict[str, Any] | None,
+    value_filter: dict[str, Any] | None, cached: q.ScopeRead | None,
 ) -> Plan[dict[str, tuple[float, float]]]:
-    """Freshness and confidence of each candidate (by str(seq)) that passes `value_filter`: the
-    columns they need, plus the value only when there is a filter to match."""
+    """Freshness and confidence of each candidate (by str(seq)) that passes `value_filter`.
+    Read from the vector cache's entry of scope `cached` (a search that has just ranked its
+    vectors passes its scope) where it holds them and no filter needs the value, else from
+    the columns they need, plus the value only when there is a filter to match."""
     if not candidates:
         return {}
     settings, now = engine.retrieval, engine.clock().timestamp()
     half_life = settings.half_lives_days.get(typed.kind)
-    clause, extra = engine.dialect.in_list("m.seq", candidates)
-    tier = engine.dialect.json_field("m.value", "compaction_tier")  # no JSON parsing
-    value = ", m.value" if value_filter else ""
+    held = {} if cached is None or value_filter else engine.dialect.vectors.priors(
+        cached, candidates)
+    missing = [seq for seq in candidates if seq not in held]
+    if missing:
+        clause, extra = engine.dialect.in_list("m.seq", missing)
+        tier = engine.dialect.json_field("m.value", "compaction_tier")  # no JSON parsing
+        value = ", m.value" if value_filter else ""
+        for seq, confidence, occurred, created, episode_tier, *kept in (yield Sql(
+                f"SELECT m.seq, m.confidence, m.occurred_at, m.created_at, {tier}{value} "
+                f"FROM memories m WHERE {clause}", extra)):
+            if value_filter and not matches_filter(engine.dialect.load_json(kept[0]),
+                                                   value_filter):
+                continue
+            held[seq] = (float(confidence or 0.0),
+                         occurred if occurred is not None else created, int(episode_tier or 0))
     priors = {}
-    for seq, confidence, occurred, created, episode_tier, *held in (yield Sql(
-            f"SELECT m.seq, m.confidence, m.occurred_at, m.created_at, {tier}{value} "
-            f"FROM memories m WHERE {clause}", extra)):
-        if value_filter and not matches_filter(engine.dialect.load_json(held[0]), value_filter):
-            continue
-        age_days = (now - (occurred if occurred is not None else created)) / 86400.0
+    for seq, (confidence, at, episode_tier) in held.items():
         life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
-            half_life, int(episode_tier or 0),
+            half_life, episode_tier,
             getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
-        priors[str(seq)] = (freshness(age_days, life), float(confidence or 0.0))
+        priors[str(seq)] = (freshness((now - at) / 86400.0, life), confidence)
     return priors
 
 

@@ -70,6 +70,7 @@ from langgraph_typed_memory.store.protocol import (
     interleave,
 )
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
+from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
 
 __all__ = ["Engine", "Dialect", "HistoryOp"]
 
@@ -82,6 +83,8 @@ class Dialect(Protocol):
     name: str
     position_fn: str
     """SQL function (text, substring) -> 1-based position or 0."""
+    vectors: ScopeVectorCache
+    """The cached vector matrices (and their records' priors) per scope."""
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
     def lock_migrations(self) -> Sql | None: ...

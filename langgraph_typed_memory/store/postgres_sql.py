@@ -22,9 +22,11 @@ from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
+    ROW_COLUMNS,
     VECTOR_CELL,
     VERSIONS_TABLE,
     bump_cell,
+    row_changed,
 )
 from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
 
@@ -116,8 +118,9 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         (
             # Records added are counted per statement in `inserts` (not in `version`), so
-            # the cached postings fetch new records alone (`lexical_cache`); a text change
-            # is a change like a status change.
+            # the cached postings fetch new records alone (`lexical_cache`); an update counts
+            # if it changes what the caches hold (`ROW_COLUMNS`: text, confidence, value...),
+            # not when it sets a column again to its value (a restatement's status).
             "0013_scope_inserts",
             (
                 "ALTER TABLE memory_scope_versions ADD COLUMN inserts BIGINT NOT NULL DEFAULT 0",
@@ -130,9 +133,9 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                     REFERENCING NEW TABLE AS added FOR EACH STATEMENT
                     EXECUTE FUNCTION memories_inserted()""",
                 "DROP TRIGGER memories_version_update ON memories",
-                """CREATE TRIGGER memories_version_update
-                    AFTER UPDATE OF status, expires_at, search_text ON memories
-                    FOR EACH ROW WHEN (NEW.kind IS NOT NULL)
+                f"""CREATE TRIGGER memories_version_update
+                    AFTER UPDATE OF {", ".join(ROW_COLUMNS)} ON memories FOR EACH ROW
+                    WHEN (NEW.kind IS NOT NULL AND ({row_changed("IS DISTINCT FROM")}))
                     EXECUTE FUNCTION memory_row_changed()""",
             ),
         ),
@@ -422,6 +425,7 @@ class PostgresDialect:
         docs/backends.md)."""
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="vector_send(v.embedding)", decode=_decode,
+            tier=self.json_field("m.value", "compaction_tier"),
         ))
 
     def vector_scores(

@@ -7,7 +7,8 @@ process. Validity comes from the database, not from this process: triggers (migr
 change to a scope cell (kind, tenant, user, agent) in `memory_scope_versions`, whoever makes
 it (this store, another store object, another process, a maintenance job): `version` counts
 every change but a record's insert, `appends` the vectors added (also counted in `version`),
-`inserts` (Postgres) the records added. A search reads the sums over the cells it can see
+`inserts` (Postgres) the records added; an update counts only if it changes what a cache holds
+(`ROW_COLUMNS`). A search reads the sums over the cells it can see
 (one indexed lookup). When only additions moved (the common case: new records), a cache
 fetches the rows after the newest one it holds and keeps them if they are exactly the ones
 counted; any other change (a deletion, a status, text or expiry change, or a count that does
@@ -25,7 +26,7 @@ from langgraph_typed_memory.store.protocol import Plan, Sql
 
 __all__ = [
     "ScopeCache", "ScopeEntry", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL",
-    "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "bump_cell",
+    "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "ROW_COLUMNS", "bump_cell", "row_changed",
 ]
 
 VERSIONS_TABLE = (
@@ -72,6 +73,23 @@ APPENDS_COLUMN = (
 )
 """Migration 0010 (both dialects): the count of vectors added, beside every change's."""
 
+ROW_COLUMNS = ("status", "expires_at", "search_text", "confidence", "value", "occurred_at")
+"""What the caches hold of a record besides its vectors and lexemes, or derive from: a real
+change of any of them counts as a change of the record's cell (a column set again to its
+value does not: a restatement sets `status` to what it was)."""
+
+
+def row_changed(distinct: str) -> str:
+    """The trigger condition: a `ROW_COLUMNS` value of OLD is `distinct` from NEW's (the
+    dialect's null-safe inequality).
+
+    Example:
+        >>> row_changed("IS NOT")[:42]
+        'old.status IS NOT new.status OR old.expire'
+    """
+    return " OR ".join(f"old.{c} {distinct} new.{c}" for c in ROW_COLUMNS)
+
+
 BACKFILL = (
     "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version) "
     "SELECT DISTINCT kind, tenant_id, user_id, agent_id, 1 FROM memories "
@@ -93,7 +111,7 @@ class ScopeEntry(Protocol):
         ...
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add rows fetched by the cache's select, in seq order."""
+        """Add rows fetched by the cache's select, in seq order (after the rows held)."""
         ...
 
 
@@ -164,7 +182,7 @@ class ScopeCache(Generic[E]):
                 self.appended_loads += 1
         if entry is None or (entry.changes, entry.added) != (changes, added):
             entry = new(changes, added)
-            entry.append((yield select))
+            entry.append((yield Sql(f"{select.text} ORDER BY {seq}", select.params)))
             self.full_loads += 1
             self._entries[key] = entry
             while len(self._entries) > self.size:

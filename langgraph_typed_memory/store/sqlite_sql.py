@@ -21,10 +21,12 @@ from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
+    ROW_COLUMNS,
     VECTOR_APPEND_CELL,
     VECTOR_CELL,
     VERSIONS_TABLE,
     bump_cell,
+    row_changed,
 )
 from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
 
@@ -140,6 +142,19 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             END""",
         ),
     ),
+    (
+        # An update counts if it changes what the vector cache holds (`ROW_COLUMNS`:
+        # confidence and times for the priors, besides status and expiry), not when it sets
+        # a column again to its value (a restatement's status).
+        "0011_scope_row_changes",
+        (
+            "DROP TRIGGER memories_version_update",
+            f"""CREATE TRIGGER memories_version_update AFTER UPDATE OF {", ".join(ROW_COLUMNS)}
+                ON memories WHEN new.kind IS NOT NULL AND ({row_changed("IS NOT")}) BEGIN
+                {bump_cell(ROW_CELL.format(row="new"))};
+            END""",
+        ),
+    ),
 )
 
 
@@ -232,7 +247,8 @@ class SqliteDialect:
         self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
         return (yield from self.vectors.top_k(
-            scope, query, depth, embedding="v.embedding", decode=_decode
+            scope, query, depth, embedding="v.embedding", decode=_decode,
+            tier=self.json_field("m.value", "compaction_tier"),
         ))
 
     def vector_scores(

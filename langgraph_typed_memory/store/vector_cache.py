@@ -63,10 +63,11 @@ os.register_at_fork(after_in_child=_after_fork)
 
 class _ScopeMatrix:
     """A scope's vectors (unit-normalized rows; zero vectors stay zero), their records' seqs
-    and expiry times, in buffers with spare room so that appends do not copy the matrix."""
+    (ascending), expiry times and priors, in buffers with spare room so that appends do not
+    copy the matrix."""
 
     __slots__ = ("changes", "added", "size", "soonest", "_decode", "_seqs", "_matrix",
-                 "_expires")
+                 "_expires", "_priors")
 
     def __init__(self, changes: int, added: int, decode: Decode) -> None:
         self.changes, self.added, self.size = changes, added, 0
@@ -76,6 +77,9 @@ class _ScopeMatrix:
         self._seqs = np.zeros(0, np.int64)
         self._matrix = np.zeros((0, 0), np.float32)
         self._expires = np.zeros(0, np.float64)
+        self._priors = np.zeros((0, 3), np.float64)
+        """Per row: the record's confidence (0 if none), time (occurred, else created) and
+        compaction tier."""
 
     @property
     def seqs(self) -> np.ndarray:
@@ -90,11 +94,12 @@ class _ScopeMatrix:
         return self._expires[: self.size]
 
     def newest(self) -> int:
-        return int(self.seqs.max()) if self.size else 0
+        return int(self._seqs[self.size - 1]) if self.size else 0
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add (seq, embedding, expires_at) rows. The buffers keep an eighth spare and grow
-        by half when full, so appends after a load rarely copy the matrix."""
+        """Add (seq, embedding, expires_at, confidence, time, tier) rows. The buffers keep
+        an eighth spare and grow by half when full, so appends after a load rarely copy the
+        matrix."""
         if not rows:
             return
         vectors = self._decode([r[1] for r in rows])
@@ -109,11 +114,23 @@ class _ScopeMatrix:
             self._matrix = matrix
             self._seqs = np.resize(self._seqs, room)
             self._expires = np.resize(self._expires, room)
+            self._priors = np.resize(self._priors, (room, 3))
         self._matrix[self.size : end] = vectors / norms
         self._seqs[self.size : end] = [r[0] for r in rows]
         self._expires[self.size : end] = [np.inf if r[2] is None else r[2] for r in rows]
+        self._priors[self.size : end] = [(r[3] or 0.0, r[4], int(r[5] or 0)) for r in rows]
         self.soonest = min(self.soonest, float(self._expires[self.size : end].min()))
         self.size = end
+
+    def priors(self, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
+        """(confidence, time, tier) of the records among `seqs` that have a vector here."""
+        if not self.size or not seqs:
+            return {}
+        wanted = np.asarray(seqs, np.int64)
+        at = np.minimum(np.searchsorted(self.seqs, wanted), self.size - 1)
+        held = self._seqs[at] == wanted
+        return {int(seq): (float(row[0]), float(row[1]), int(row[2]))
+                for seq, row in zip(wanted[held], self._priors[at[held]], strict=True)}
 
 
 class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
@@ -134,16 +151,18 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
 
     def top_k(
         self, scope: ScopeRead, query: Sequence[float], depth: int | None, *,
-        embedding: str, decode: Decode,
+        embedding: str, decode: Decode, tier: str,
     ) -> Plan[Future[list[tuple[int, float]]]]:
         """Best-first (seq, cosine) among the scope's rows (`scope.where` may also use alias
         `v` for memory_vectors) that have not expired, one per record (max over its vectors);
-        `embedding` is the SQL expression fetched for `v.embedding`.
+        `embedding` is the SQL expression fetched for `v.embedding`, `tier` the one of a
+        record's compaction tier (text or NULL), held for `priors`.
 
         The plan brings the scope up to date; its value is the ranking's future, already
         done for a scope under `parallel_from` vectors, else running in worker threads, in
         chunks of `chunk_rows` rows."""
-        select = Sql(f"SELECT v.seq, {embedding}, m.expires_at FROM memory_vectors v "
+        select = Sql(f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
+                     f"coalesce(m.occurred_at, m.created_at), {tier} FROM memory_vectors v "
                      f"CROSS JOIN memories m WHERE m.seq = v.seq AND {scope.where}",
                      list(scope.params))
         entry = yield from self.current(
@@ -163,6 +182,14 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
                             query, depth)
             for i in range(0, entry.size, step)
         ], depth)
+
+
+    def priors(self, scope: ScopeRead, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
+        """(confidence, time: occurred, else created, compaction tier) of the records among
+        `seqs` that the scope's entry holds: as of the last `top_k` of that scope, so only a
+        search that has just run `top_k` may use them."""
+        entry = self._entries.get((scope.where, tuple(scope.params)))
+        return {} if entry is None else entry.priors(seqs)
 
 
 def _merged(
