@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langgraph_typed_memory.maintenance.compaction import (
@@ -46,6 +47,7 @@ from langgraph_typed_memory.maintenance.settings import (
 )
 from langgraph_typed_memory.store import maintenance as plans
 from langgraph_typed_memory.store.protocol import Plan
+from langgraph_typed_memory.store.retry import PlanSource
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -67,7 +69,8 @@ class _Run:
     """What every step needs: the engine, a way to run its plans, and the options."""
 
     engine: Engine
-    execute: Callable[[Plan[Any]], Any]
+    execute: Callable[[PlanSource[Any]], Any]
+    """Runs a plan, or a plan factory (rebuilt and retried when the database asks)."""
     settings: MaintenanceSettings
     tenant_id: str | None
     model: BaseChatModel | None
@@ -223,17 +226,19 @@ def _sweeps(run: _Run) -> None:
 
     if run.tenant_id is not None:
         run.step.notes.append("the lifecycle sweeps cover every tenant")
-    fresh = run.execute(freshness.freshness_plan(run.engine))
+    # Factories, not plans: a sweep that meets a concurrent writer (a serialization failure)
+    # is rebuilt and retried, as `store.sweep()`'s is.
+    fresh = run.execute(partial(freshness.freshness_plan, run.engine))
     run.step.add("expired", fresh.total)
     run.tick(1, 4)
-    run.step.add("gc_forgotten", run.execute(freshness.gc_plan(run.engine)).total)
+    run.step.add("gc_forgotten", run.execute(partial(freshness.gc_plan, run.engine)).total)
     run.tick(2, 4)
-    retention = run.execute(freshness.retention_plan(run.engine))
+    retention = run.execute(partial(freshness.retention_plan, run.engine))
     run.step.add("retention_forgotten", retention.total)
     for name, n in retention.unknown_classes.items():
         run.step.notes.append(f"{n} record(s) name the unknown retention class {name!r}: kept")
     run.tick(3, 4)
-    run.step.add("ttl_deleted", int(run.execute(run.engine.sweep_ttl())))
+    run.step.add("ttl_deleted", int(run.execute(run.engine.sweep_ttl)))
     run.tick(4, 4)
 
 
