@@ -202,3 +202,11 @@ def test_interleaved_plans_keep_their_transactions_and_their_failures():
     steps, values = _drive(interleave([reader("a"), writer(), reader("b")]), fail={"b 1"})
     assert steps == ["a 1", "w read", "b 1", "a 2", "Begin", "w write", "Commit", "b 2"]
     assert values == [["a 1", "a 2"], "written", ["degraded", "b 2"]]
+
+
+def test_postgres_bulk_insert_types_every_record_column():
+    """The one-statement record insert casts each column's array: one type per column."""
+    from langgraph_typed_memory.store import queries as q
+    from langgraph_typed_memory.store.postgres_sql import _ROW_TYPES, SQL_INSERT_ROWS
+
+    assert len(_ROW_TYPES) == q.SQL_INSERT_ROW.count("?") == SQL_INSERT_ROWS.count("?")
