@@ -31,7 +31,7 @@ import numpy as np
 
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeCache
+from langgraph_typed_memory.store.scope_cache import ScopeCache, ScopeRows
 
 __all__ = ["ScopeLexicalCache", "ranked"]
 
@@ -56,53 +56,33 @@ def _cover_density(occurrences: int) -> float:
     return float(np.float32(total))
 
 
-class _ScopePostings:
-    """A scope's rows (seq, distinct lexeme count, expiry) and, per lexeme, the numbers of
-    the rows holding it with its occurrences in each."""
+class _ScopePostings(ScopeRows):
+    """A scope's rows (seq, expiry: `ScopeRows`; distinct lexeme count) and, per lexeme, the
+    numbers of the rows holding it with its occurrences in each."""
 
-    __slots__ = ("changes", "added", "size", "soonest", "postings", "_seqs", "_lengths",
-                 "_expires")
+    __slots__ = ("postings", "_lengths")
 
     def __init__(self, changes: int, added: int) -> None:
-        self.changes, self.added, self.size = changes, added, 0
-        self.soonest = np.inf
-        """The earliest expiry time held: before it, no row needs masking."""
+        super().__init__(changes, added)
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
-        self._seqs = np.zeros(0, np.int64)
         self._lengths = np.zeros(0, np.int32)
-        self._expires = np.zeros(0, np.float64)
-
-    @property
-    def seqs(self) -> np.ndarray:
-        return self._seqs[: self.size]
 
     @property
     def lengths(self) -> np.ndarray:
         return self._lengths[: self.size]
 
-    @property
-    def expires(self) -> np.ndarray:
-        return self._expires[: self.size]
-
-    def newest(self) -> int:
-        return int(self.seqs.max()) if self.size else 0
+    def _grow(self, room: int) -> None:
+        super()._grow(room)
+        self._lengths = np.resize(self._lengths, room)
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add (seq, lexemes, occurrences, expires_at) rows; the buffers grow by half when
-        full."""
+        """Add (seq, lexemes, occurrences, expires_at) rows."""
         if not rows:
             return
-        end = self.size + len(rows)
-        if end > len(self._seqs):
-            room = max(end + end // 8, len(self._seqs) * 3 // 2, 64)
-            self._seqs = np.resize(self._seqs, room)
-            self._lengths = np.resize(self._lengths, room)
-            self._expires = np.resize(self._expires, room)
+        start, end = self._place([r[0] for r in rows], [r[3] for r in rows])
+        self._lengths[start:end] = [len(r[1]) for r in rows]
         postings = self.postings
-        for row, (seq, lexemes, occurrences, expires) in enumerate(rows, self.size):
-            self._seqs[row] = seq
-            self._lengths[row] = len(lexemes)
-            self._expires[row] = np.inf if expires is None else expires
+        for row, (_, lexemes, occurrences, _) in enumerate(rows, start):
             for lexeme, count in zip(lexemes, occurrences, strict=True):
                 held = postings.get(lexeme)
                 if held is None:
@@ -110,7 +90,6 @@ class _ScopePostings:
                 else:
                     held[0].append(row)
                     held[1].append(count)
-        self.soonest = min(self.soonest, float(self._expires[self.size : end].min()))
         self.size = end
 
 

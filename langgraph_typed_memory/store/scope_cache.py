@@ -22,10 +22,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
+import numpy as np
+
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
 __all__ = [
-    "ScopeCache", "ScopeEntry", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL",
+    "ScopeCache", "ScopeEntry", "ScopeRows", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL",
+    "VECTOR_CELL",
     "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "ROW_COLUMNS", "bump_cell", "row_changed",
 ]
 
@@ -113,6 +116,48 @@ class ScopeEntry(Protocol):
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add rows fetched by the cache's select, in seq order (after the rows held)."""
         ...
+
+
+class ScopeRows:
+    """A `ScopeEntry`'s rows: their records' seqs (ascending) and expiry times, in buffers
+    with spare room (an eighth, growing by half when full) so that appends rarely copy them.
+    A subclass keeps its own columns beside them (`_grow` resizes them too) and fills them
+    in `append` around `_place`."""
+
+    __slots__ = ("changes", "added", "size", "soonest", "_seqs", "_expires")
+
+    def __init__(self, changes: int, added: int) -> None:
+        self.changes, self.added, self.size = changes, added, 0
+        self.soonest = np.inf
+        """The earliest expiry time held: before it, no row needs masking."""
+        self._seqs = np.zeros(0, np.int64)
+        self._expires = np.zeros(0, np.float64)
+
+    @property
+    def seqs(self) -> np.ndarray:
+        return self._seqs[: self.size]
+
+    @property
+    def expires(self) -> np.ndarray:
+        return self._expires[: self.size]
+
+    def newest(self) -> int:
+        return int(self._seqs[self.size - 1]) if self.size else 0
+
+    def _grow(self, room: int) -> None:
+        self._seqs = np.resize(self._seqs, room)
+        self._expires = np.resize(self._expires, room)
+
+    def _place(self, seqs: Sequence[int], expires: Sequence[float | None]) -> tuple[int, int]:
+        """Write the seqs and expiry times of rows after those held; returns their
+        (start, end) in the buffers. The caller fills its columns, then sets `size`."""
+        start, end = self.size, self.size + len(seqs)
+        if end > len(self._seqs):
+            self._grow(max(end + end // 8, len(self._seqs) * 3 // 2, 64))
+        self._seqs[start:end] = seqs
+        self._expires[start:end] = [np.inf if e is None else e for e in expires]
+        self.soonest = min(self.soonest, float(self._expires[start:end].min()))
+        return start, end
 
 
 E = TypeVar("E", bound=ScopeEntry)

@@ -28,7 +28,7 @@ import numpy as np
 
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeCache
+from langgraph_typed_memory.store.scope_cache import ScopeCache, ScopeRows
 
 __all__ = ["ScopeVectorCache"]
 
@@ -61,65 +61,43 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
-class _ScopeMatrix:
-    """A scope's vectors (unit-normalized rows; zero vectors stay zero), their records' seqs
-    (ascending), expiry times and priors, in buffers with spare room so that appends do not
-    copy the matrix."""
+class _ScopeMatrix(ScopeRows):
+    """A scope's vectors (unit-normalized rows; zero vectors stay zero), beside their
+    records' seqs, expiry times (`ScopeRows`) and priors."""
 
-    __slots__ = ("changes", "added", "size", "soonest", "_decode", "_seqs", "_matrix",
-                 "_expires", "_priors")
+    __slots__ = ("_decode", "_matrix", "_priors")
 
     def __init__(self, changes: int, added: int, decode: Decode) -> None:
-        self.changes, self.added, self.size = changes, added, 0
-        self.soonest = np.inf
-        """The earliest expiry time held: before it, no row needs masking."""
+        super().__init__(changes, added)
         self._decode = decode
-        self._seqs = np.zeros(0, np.int64)
         self._matrix = np.zeros((0, 0), np.float32)
-        self._expires = np.zeros(0, np.float64)
         self._priors = np.zeros((0, 3), np.float64)
         """Per row: the record's confidence (0 if none), time (occurred, else created) and
         compaction tier."""
 
     @property
-    def seqs(self) -> np.ndarray:
-        return self._seqs[: self.size]
-
-    @property
     def matrix(self) -> np.ndarray:
         return self._matrix[: self.size]
 
-    @property
-    def expires(self) -> np.ndarray:
-        return self._expires[: self.size]
-
-    def newest(self) -> int:
-        return int(self._seqs[self.size - 1]) if self.size else 0
+    def _grow(self, room: int) -> None:
+        super()._grow(room)
+        matrix = np.zeros((room, self._matrix.shape[1]), np.float32)
+        matrix[: self.size] = self._matrix[: self.size]
+        self._matrix = matrix
+        self._priors = np.resize(self._priors, (room, 3))
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add (seq, embedding, expires_at, confidence, time, tier) rows. The buffers keep
-        an eighth spare and grow by half when full, so appends after a load rarely copy the
-        matrix."""
+        """Add (seq, embedding, expires_at, confidence, time, tier) rows."""
         if not rows:
             return
         vectors = self._decode([r[1] for r in rows])
+        if not self.size:
+            self._matrix = np.zeros((len(self._seqs), vectors.shape[1]), np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        end = self.size + len(rows)
-        if end > len(self._seqs):
-            room = max(end + end // 8, len(self._seqs) * 3 // 2, 64)
-            matrix = np.zeros((room, vectors.shape[1]), np.float32)
-            if self.size:
-                matrix[: self.size] = self._matrix[: self.size]
-            self._matrix = matrix
-            self._seqs = np.resize(self._seqs, room)
-            self._expires = np.resize(self._expires, room)
-            self._priors = np.resize(self._priors, (room, 3))
-        self._matrix[self.size : end] = vectors / norms
-        self._seqs[self.size : end] = [r[0] for r in rows]
-        self._expires[self.size : end] = [np.inf if r[2] is None else r[2] for r in rows]
-        self._priors[self.size : end] = [(r[3] or 0.0, r[4], int(r[5] or 0)) for r in rows]
-        self.soonest = min(self.soonest, float(self._expires[self.size : end].min()))
+        start, end = self._place([r[0] for r in rows], [r[2] for r in rows])
+        self._matrix[start:end] = vectors / norms
+        self._priors[start:end] = [(r[3] or 0.0, r[4], int(r[5] or 0)) for r in rows]
         self.size = end
 
     def priors(self, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
