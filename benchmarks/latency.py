@@ -27,10 +27,12 @@ Rows, per size:
 * `typed_memory` `fan-out + MiniLM query`: the fan-out with the query embedded by the bundled
   offline MiniLM (`LocalEmbeddings`, one torch thread) for fewer queries; the embedding
   alone is in the JSON.
-* `langgraph_postgres` (with Postgres): LangGraph's `PostgresStore` (default HNSW index),
-  same vectors, `search(facts namespace, query, limit=10)`, recall@10 against the exact scan.
-* `langgraph_inmemory`: LangGraph's `InMemoryStore`, same search, up to 100k memories and a
-  few queries (it scans in Python).
+* `langgraph_postgres` (with Postgres) and `langgraph_inmemory` (up to 100k memories, a few
+  queries: it scans in Python): LangGraph's `PostgresStore` (default HNSW index) and
+  `InMemoryStore` with the same vectors, measured the same way: the same retrieve node
+  (`create_retrieve_node(store)` runs on any `BaseStore`: the same five searches in one
+  batch, their facts and episodes searches vector-only over the `text` field), the same
+  single facts search, the same read after a write; recall@10 against the exact scan.
 
 Each system loads with one `store.batch([PutOp...])` per chunk of 2,000 and reports its
 ingest rate for the stage. Postgres databases get `ANALYZE` after each load (autovacuum
@@ -234,21 +236,43 @@ def recall(found: Sequence[Sequence[str]], expected: Sequence[Sequence[str]]) ->
 
 
 class System:
-    """A store that grows stage by stage; `measure` returns the stage's rows."""
+    """A store that grows stage by stage; `measure` returns the stage's rows.
+
+    Every system is measured through the same retrieve node (`create_retrieve_node(store)`):
+    its one batch of five searches runs on any `BaseStore`, so LangGraph's stores answer
+    exactly the fan-out the product answers.
+    """
 
     name = ""
+    hybrid = False
+    """Whether the fan-out's facts and episodes searches must report hybrid retrieval."""
 
-    def __init__(self, data: Dataset, store: BaseStore, size_mb: Callable[[], float | None]):
+    def __init__(self, data: Dataset, store: BaseStore, size_mb: Callable[[], float | None],
+                 queries: int, after_load: Callable[[], None] | None = None) -> None:
+        from langgraph_typed_memory.nodes import create_retrieve_node
+
         self.data = data
         self.store = store
         self.size_mb = size_mb
+        self.queries = queries
+        self._after_load = after_load
         self.loaded = 0
+        self.node = create_retrieve_node(store)
 
     def ops(self, rows: range) -> list[PutOp]:
+        ops = self.item_ops(rows)
+        return d1_ops() + ops if rows.start == 0 else ops
+
+    def item_ops(self, rows: range) -> list[PutOp]:
         return self.data.plain_ops(rows)
+
+    def episode_value(self, text: str) -> dict[str, Any]:
+        return {"text": f"{text}\n{text}"}
 
     def after_load(self) -> None:
         """Hook after each stage's load (ANALYZE on Postgres)."""
+        if self._after_load:
+            self._after_load()
 
     def grow(self, stage: Stage) -> float:
         """Load the stage's new rows; returns the ingest rate (items/s)."""
@@ -265,70 +289,8 @@ class System:
         return Row(self.name, stage.name, stage.scope, stage.total, measure, len(times),
                    spread["p50_ms"], spread["p95_ms"], **kw)
 
-
-class LangGraphSystem(System):
-    """LangGraph's InMemoryStore or PostgresStore: vector search over the facts namespace."""
-
-    def __init__(self, name: str, data: Dataset, store: BaseStore,
-                 size_mb: Callable[[], float | None], queries: int,
-                 after_load: Callable[[], None] | None = None) -> None:
-        super().__init__(data, store, size_mb)
-        self.name = name
-        self.queries = queries
-        self._after_load = after_load
-
-    def after_load(self) -> None:
-        if self._after_load:
-            self._after_load()
-
-    def measure(self, stage: Stage, rate: float) -> list[Row]:
-        data, ns = self.data, (*SCOPE, "fact")
-        picked = list(range(min(self.queries, len(data.query_texts))))
-
-        def search(j: int) -> list[str]:
-            return [item.key for item in self.store.search(ns, query=data.query_texts[j],
-                                                           limit=K)]
-
-        times, found = timed(search, picked)
-        expected = [data.exact_top(stage.scope, "fact", j) for j in picked]
-        return [self.row(stage, "facts vector search (limit 10)", times,
-                         recall_at_10=recall(found, expected), ingest_items_per_s=rate,
-                         db_mb=self.size_mb())]
-
-
-class TypedSystem(System):
-    """The product: the retrieve node's fan-out, a vector-only store for recall."""
-
-    def __init__(self, name: str, data: Dataset, make: Callable[..., BaseStore],
-                 size_mb: Callable[[], float | None], queries: int, model_queries: int,
-                 model: Any, after_load: Callable[[], None] | None = None,
-                 make_vector_only: Callable[..., BaseStore] | None = None) -> None:
-        index = {"dims": SYNTHETIC_DIMS, "embed": data.embedder, "fields": ["text"]}
-        store = make(index=index)
-        store.setup()  # type: ignore[attr-defined]
-        super().__init__(data, store, size_mb)
-        self.name = name
-        # Its own connection on SQLite: a store object caches a scope's vectors and sees
-        # commits of other connections (PRAGMA data_version), not of another store object
-        # on its own connection.
-        self.vector_only = (make_vector_only or make)(index=index, retrieval=VECTOR_ONLY)
-        self.lexical_only = make()  # no index: the lexical retriever alone
-        self.profile = False
-        self.queries = queries
-        self.model_queries = model_queries
-        self.model = model
-        self._after_load = after_load
-        from langgraph_typed_memory.nodes import create_retrieve_node
-
-        self.node = create_retrieve_node(self.store)
-
-    def ops(self, rows: range) -> list[PutOp]:
-        ops = self.data.typed_ops(rows)
-        return d1_ops() + ops if rows.start == 0 else ops
-
-    def after_load(self) -> None:
-        if self._after_load:
-            self._after_load()
+    def picked(self) -> list[int]:
+        return list(range(min(self.queries, len(self.data.query_texts))))
 
     def fan_out(self, j: int) -> dict[str, Any]:
         state = {"messages": [HumanMessage(self.data.query_texts[j])]}
@@ -337,35 +299,36 @@ class TypedSystem(System):
 
     def check(self, out: dict[str, Any]) -> None:
         trace = out["memory_trace"]
-        if trace["degraded"] or trace["retrieval"]["retrieval_mode"] != "hybrid":
+        modes = trace["retrieval"]["modes"]
+        if trace["degraded"] or (self.hybrid and {modes["facts"], modes["episodes"]}
+                                 != {"hybrid"}):
             raise SystemExit(f"{self.name}: the fan-out degraded: {trace['retrieval']} "
                              f"{trace['degraded']}")
         context = out["memory_context"]
         counts = {slot: len(items) for slot, items in context.items()}
-        if counts["preferences"] != 5 or counts["policies"] != 3 or counts["procedures"] != 3:
-            raise SystemExit(f"{self.name}: D1 lookups returned {counts}")
+        if counts != {"policies": 3, "procedures": 3, "preferences": 5, "facts": 8,
+                      "episodes": 4}:
+            raise SystemExit(f"{self.name}: the fan-out returned {counts}")
+
+    def vector_search(self, kind: str) -> Callable[[int], list[str]]:
+        """One vector search of the scope's `kind` records (limit 10), keys best first."""
+        ns, texts = (*SCOPE, kind), self.data.query_texts
+
+        def search(j: int) -> list[str]:
+            return [item.key for item in self.store.search(ns, query=texts[j], limit=K)]
+
+        return search
 
     def measure(self, stage: Stage, rate: float) -> list[Row]:
-        data = self.data
-        picked = list(range(min(self.queries, len(data.query_texts))))
+        data, picked = self.data, self.picked()
         times, outs = timed(self.fan_out, picked)
         for out in outs:
             self.check(out)
-
-        def vector_search(kind: str) -> Callable[[int], list[str]]:
-            ns = (*SCOPE, kind)
-
-            def search(j: int) -> list[str]:
-                results = self.vector_only.search(ns, query=data.query_texts[j], limit=K)
-                return [item.key for item in results]
-
-            return search
-
-        fact_times, fact_found = timed(vector_search("fact"), picked)
-        _, episode_found = timed(vector_search("episode"), picked)
+        fact_times, fact_found = timed(self.vector_search("fact"), picked)
+        _, episode_found = timed(self.vector_search("episode"), picked)
         expected = [data.exact_top(stage.scope, "fact", j) for j in picked]
         expected += [data.exact_top(stage.scope, "episode", j) for j in picked]
-        rows = [
+        return [
             self.row(stage, "retrieve node fan-out (D1 + D2)", times,
                      recall_at_10=recall(fact_found + episode_found, expected),
                      ingest_items_per_s=rate, db_mb=self.size_mb(),
@@ -373,8 +336,79 @@ class TypedSystem(System):
                                       outs[0]["memory_context"].items()}}),
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
+            self.after_writes(stage, picked[:WRITE_QUERIES]),
         ]
-        rows.append(self.after_writes(stage, picked[:WRITE_QUERIES]))
+
+    def after_writes(self, stage: Stage, picked: list[int]) -> Row:
+        """The chat loop's read: each fan-out follows the write of one new episode in the
+        scope (as the promote node writes one per turn), so a store that caches the scope
+        must bring it up to date first. The episodes are deleted afterwards (untimed)."""
+        ns = (*SCOPE, "episode")
+        texts = [f"turn {stage.scope} {j}" for j in picked]
+        embedded = [f"{text}\n{text}" for text in texts]  # an episode embeds title + summary
+        self.data.embedder.add(embedded, unit_vectors(np.random.default_rng(stage.scope),
+                                                      len(texts)))
+        times = []
+        for j, text in zip(picked, texts, strict=True):
+            self.store.put(ns, f"w{stage.total}-{j}", self.episode_value(text))
+            start = time.perf_counter()
+            self.check(self.fan_out(j))
+            times.append((time.perf_counter() - start) * 1000)
+        self.store.batch([PutOp(ns, f"w{stage.total}-{j}", None) for j in picked])
+        return self.row(stage, "fan-out after a one-record write", times)
+
+
+class LangGraphSystem(System):
+    """LangGraph's InMemoryStore or PostgresStore: the same fan-out, its searches vector-only
+    over the `text` field."""
+
+    def __init__(self, name: str, data: Dataset, store: BaseStore,
+                 size_mb: Callable[[], float | None], queries: int,
+                 after_load: Callable[[], None] | None = None) -> None:
+        super().__init__(data, store, size_mb, queries, after_load)
+        self.name = name
+
+
+class TypedSystem(System):
+    """The product: hybrid searches in the fan-out, a vector-only store object for recall."""
+
+    hybrid = True
+
+    def __init__(self, name: str, data: Dataset, make: Callable[..., BaseStore],
+                 size_mb: Callable[[], float | None], queries: int, model_queries: int,
+                 model: Any, after_load: Callable[[], None] | None = None,
+                 make_vector_only: Callable[..., BaseStore] | None = None) -> None:
+        index = {"dims": SYNTHETIC_DIMS, "embed": data.embedder, "fields": ["text"]}
+        store = make(index=index)
+        store.setup()  # type: ignore[attr-defined]
+        super().__init__(data, store, size_mb, queries, after_load)
+        self.name = name
+        # Its own connection on SQLite: a store object caches a scope's vectors and sees
+        # commits of other connections (PRAGMA data_version), not of another store object
+        # on its own connection.
+        self.vector_only = (make_vector_only or make)(index=index, retrieval=VECTOR_ONLY)
+        self.lexical_only = make()  # no index: the lexical retriever alone
+        self.profile = False
+        self.model_queries = model_queries
+        self.model = model
+
+    def item_ops(self, rows: range) -> list[PutOp]:
+        return self.data.typed_ops(rows)
+
+    def episode_value(self, text: str) -> dict[str, Any]:
+        return {"title": text, "summary": text}
+
+    def vector_search(self, kind: str) -> Callable[[int], list[str]]:
+        ns, texts = (*SCOPE, kind), self.data.query_texts
+
+        def search(j: int) -> list[str]:
+            return [item.key for item in self.vector_only.search(ns, query=texts[j], limit=K)]
+
+        return search
+
+    def measure(self, stage: Stage, rate: float) -> list[Row]:
+        data, picked = self.data, self.picked()
+        rows = super().measure(stage, rate)
         if self.profile:
             rows.extend(self.profile_rows(stage, picked))
         if self.model is not None and self.model_queries:
@@ -390,25 +424,6 @@ class TypedSystem(System):
             rows.append(self.row(stage, "fan-out + MiniLM query embedding", model_times,
                                  extra={"query_embedding_alone": percentiles(alone)}))
         return rows
-
-
-    def after_writes(self, stage: Stage, picked: list[int]) -> Row:
-        """The chat loop's read: each fan-out follows the write of one new episode in the
-        scope (as the promote node writes one per turn), so the store must bring its cached
-        scope up to date first. The episodes are deleted afterwards (untimed)."""
-        ns = (*SCOPE, "episode")
-        texts = [f"turn {stage.scope} {j}" for j in picked]
-        embedded = [f"{text}\n{text}" for text in texts]  # an episode embeds title + summary
-        self.data.embedder.add(embedded, unit_vectors(np.random.default_rng(stage.scope),
-                                                      len(texts)))
-        times = []
-        for j, text in zip(picked, texts, strict=True):
-            self.store.put(ns, f"w{stage.total}-{j}", {"title": text, "summary": text})
-            start = time.perf_counter()
-            self.check(self.fan_out(j))
-            times.append((time.perf_counter() - start) * 1000)
-        self.store.batch([PutOp(ns, f"w{stage.total}-{j}", None) for j in picked])
-        return self.row(stage, "fan-out after a one-record write", times)
 
     def profile_rows(self, stage: Stage, picked: list[int]) -> list[Row]:
         """Where the fan-out's time goes: lexical alone, and a cProfile of 20 fan-outs."""

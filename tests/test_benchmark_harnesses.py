@@ -140,7 +140,11 @@ def test_latency_quick_sqlite(tmp_path: Path) -> None:
     with_model = [r for r in product if "MiniLM" in r["measure"]]
     assert len(with_model) == 3 and all(r["queries"] == 3 for r in with_model)
     memory = [r for r in rows if r["system"] == "langgraph_inmemory"]
-    assert len(memory) == 3 and all(r["recall_at_10"] == 1.0 for r in memory)  # brute force
+    assert len(memory) == 9  # the same three measures per stage, through the same node
+    memory_fan_out = [r for r in memory if r["measure"].startswith("retrieve node fan-out")]
+    assert len(memory_fan_out) == 3 and all(r["recall_at_10"] == 1.0  # brute force
+                                            for r in memory_fan_out)
+    assert all(r["extra"]["slots"] == fan_out[0]["extra"]["slots"] for r in memory_fan_out)
     assert product[-1]["peak_rss_mb"] > 0
 
 
@@ -154,8 +158,15 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
     for r in report["rows"]:
         if r["system"] == "typed_memory (postgres)" and r["recall_at_10"] is not None:
             assert r["recall_at_10"] == 1.0, r
-        if r["system"].startswith("langgraph_postgres"):
+    langgraph = [r for r in report["rows"] if r["system"].startswith("langgraph_postgres")]
+    assert {r["measure"] for r in langgraph} == {
+        "retrieve node fan-out (D1 + D2)", "facts vector search (limit 10)",
+        "fan-out after a one-record write"}
+    for r in langgraph:
+        if r["measure"].startswith("retrieve node fan-out"):
             assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
+            assert r["extra"]["slots"] == {"policies": 3, "procedures": 3, "preferences": 5,
+                                           "facts": 8, "episodes": 4}
 
 
 @pytest.mark.skipif(SKIP_POSTGRES, reason="TYPED_MEMORY_SKIP_POSTGRES is set")
