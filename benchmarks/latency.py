@@ -297,18 +297,22 @@ class System:
         out = self.node.invoke(state, CONFIG)
         return out  # type: ignore[no-any-return]
 
-    def check(self, out: dict[str, Any]) -> None:
+    def check(self, out: dict[str, Any]) -> bool:
+        """Stop the run if a fan-out degraded or missed an exact-lookup record; False if a
+        ranked slot came back short (LangGraph's HNSW probe filters after the index and can
+        return fewer than asked; the product's exact ranking may not)."""
         trace = out["memory_trace"]
         modes = trace["retrieval"]["modes"]
         if trace["degraded"] or (self.hybrid and {modes["facts"], modes["episodes"]}
                                  != {"hybrid"}):
             raise SystemExit(f"{self.name}: the fan-out degraded: {trace['retrieval']} "
                              f"{trace['degraded']}")
-        context = out["memory_context"]
-        counts = {slot: len(items) for slot, items in context.items()}
-        if counts != {"policies": 3, "procedures": 3, "preferences": 5, "facts": 8,
-                      "episodes": 4}:
+        counts = {slot: len(items) for slot, items in out["memory_context"].items()}
+        full = counts["facts"] == 8 and counts["episodes"] == 4
+        if ((counts["policies"], counts["procedures"], counts["preferences"]) != (3, 3, 5)
+                or counts["facts"] > 8 or counts["episodes"] > 4 or (self.hybrid and not full)):
             raise SystemExit(f"{self.name}: the fan-out returned {counts}")
+        return full
 
     def vector_search(self, kind: str) -> Callable[[int], list[str]]:
         """One vector search of the scope's `kind` records (limit 10), keys best first."""
@@ -322,8 +326,7 @@ class System:
     def measure(self, stage: Stage, rate: float) -> list[Row]:
         data, picked = self.data, self.picked()
         times, outs = timed(self.fan_out, picked)
-        for out in outs:
-            self.check(out)
+        short = sum(not self.check(out) for out in outs)
         fact_times, fact_found = timed(self.vector_search("fact"), picked)
         _, episode_found = timed(self.vector_search("episode"), picked)
         expected = [data.exact_top(stage.scope, "fact", j) for j in picked]
@@ -333,7 +336,8 @@ class System:
                      recall_at_10=recall(fact_found + episode_found, expected),
                      ingest_items_per_s=rate, db_mb=self.size_mb(),
                      extra={"slots": {slot: len(items) for slot, items in
-                                      outs[0]["memory_context"].items()}}),
+                                      outs[0]["memory_context"].items()},
+                            "fan_outs_short_of_8_facts_4_episodes": short}),
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
             self.after_writes(stage, picked[:WRITE_QUERIES]),
@@ -627,6 +631,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Retrieval latency (H2), backend {args.backend}, {args.queries} queries per stage, "
           f"{SYNTHETIC_DIMS}-d vectors, {meta.get('postgres', '')}")
     print(table(rows))
+    for r in rows:
+        if r.extra.get("fan_outs_short_of_8_facts_4_episodes"):
+            print(f"{r.system} {r.stage}: {r.extra['fan_outs_short_of_8_facts_4_episodes']} of "
+                  f"{r.queries} fan-outs returned fewer than 8 facts or 4 episodes")
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "rows": [asdict(r) for r in rows]},
                                         indent=2) + "\n", encoding="utf-8")

@@ -34,6 +34,7 @@ import pytest
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite_sql import FTS_TABLES
 from tests.conftest import FakeClock, fresh_database, hash_index
 
 KILL_POINTS = 6
@@ -247,7 +248,8 @@ def sqlite_integrity(path: str) -> None:
     conn = connect_sqlite(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('integrity-check')")
+        for table in FTS_TABLES.values():
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
     finally:
         conn.close()
 

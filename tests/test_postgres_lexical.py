@@ -177,7 +177,7 @@ def _queries(corpus: Corpus, seed: int, count: int) -> Iterator[tuple[Scope, str
 
 def _where(scope: Scope, kind: str) -> q.ScopeRead:
     where, params = visible_scope_sql(scope, kind)
-    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW)
+    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW, kind)
 
 
 def _assert_same(found: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:

@@ -75,19 +75,22 @@ def corpus(request: pytest.FixtureRequest) -> Iterator[tuple[sqlite3.Connection,
 def _where(rng: random.Random) -> q.ScopeRead:
     """A random visible scope, as the store's ranked search filters it."""
     scope = Scope(rng.choice(TENANTS), user_id=rng.choice(USERS), agent_id=rng.choice(AGENTS))
-    where, params = visible_scope_sql(scope, rng.choice(["fact", "episode"]))
-    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW)
+    kind = rng.choice(["fact", "episode"])
+    where, params = visible_scope_sql(scope, kind)
+    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW, kind)
 
 
 def _reference(
-    conn: sqlite3.Connection, where: str, params: list[Any], terms: list[str], depth: int | None
+    conn: sqlite3.Connection, read: q.ScopeRead, terms: list[str], depth: int | None
 ) -> list[tuple[int, float]]:
     """Every in-scope match as the former statement scored it, best first, ties by seq."""
+    where, params = read.live()
+    table = f"memory_fts_{read.kind}"
     match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
     rows = conn.execute(
-        "SELECT m.seq, -bm25(memory_fts) AS score FROM memory_fts "
-        "JOIN memories m ON m.seq = memory_fts.rowid "
-        f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts)",
+        f"SELECT m.seq, -bm25({table}) AS score FROM {table} "
+        f"JOIN memories m ON m.seq = {table}.rowid "
+        f"WHERE {table} MATCH ? AND {where} ORDER BY bm25({table})",
         [match, *params],
     ).fetchall()
     ranked = sorted(((seq, float(score)) for seq, score in rows), key=lambda r: (-r[1], r[0]))
@@ -103,7 +106,7 @@ def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> Non
         read = _where(rng)
         terms = rng.choices(WORDS + ["absent"], ZIPF + [0.02], k=rng.randint(1, 6))
         for depth in (1, 3, 10, 50, None):
-            expected = _reference(conn, *read.live(), terms, depth)
+            expected = _reference(conn, read, terms, depth)
             got = _run(conn, dialect.lexical(read, terms, depth))
             assert got == expected, (terms, depth, read)
             scores = [score for _, score in expected]
@@ -119,4 +122,33 @@ def test_full_text_scan_stays_outermost(corpus: tuple[sqlite3.Connection, int]) 
         statement = next(SqliteDialect().lexical(read, ["w1", "w2"], depth))
         assert isinstance(statement, Sql)
         plan = conn.execute("EXPLAIN QUERY PLAN " + statement.text, statement.params).fetchall()
-        assert "memory_fts" in plan[0][3], plan
+        assert f"memory_fts_{read.kind}" in plan[0][3], plan
+
+
+def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection, int]) -> None:
+    """Migration 0012: a kind's table holds exactly the kind's rows that have text, and the
+    triggers keep it so through an update of the text and a delete."""
+    conn, _ = corpus
+
+    def indexed(kind: str, word: str) -> set[int]:
+        table = f"memory_fts_{kind}"
+        return {r[0] for r in conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ?", [f'"{word}"'])}
+
+    for kind in ("fact", "episode"):
+        with_text = {r[0] for r in conn.execute(
+            "SELECT seq FROM memories WHERE kind = ? AND instr(' ' || search_text || ' ', "
+            "' w0 ') > 0", [kind])}
+        assert with_text and indexed(kind, "w0") == with_text
+    assert not {r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE name = 'memory_fts'")}
+    seq = conn.execute("SELECT seq FROM memories WHERE kind = 'fact' AND search_text "
+                       "IS NOT NULL LIMIT 1").fetchone()[0]
+    conn.execute("BEGIN")  # undone below: the corpus is shared by the module's tests
+    conn.execute("UPDATE memories SET search_text = 'zebraword' WHERE seq = ?", [seq])
+    assert indexed("fact", "zebraword") == {seq} and not indexed("episode", "zebraword")
+    conn.execute("DELETE FROM memories WHERE seq = ?", [seq])
+    assert not indexed("fact", "zebraword")
+    for table in ("memory_fts_fact", "memory_fts_episode", "memory_fts_observation"):
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+    conn.execute("ROLLBACK")

@@ -114,12 +114,13 @@ def _typed_find(
         )
     cells = (scope_where, scope_params)
     if not history:
-        scope = q.ScopeRead(f"{scope_where} AND m.status = 'active'", scope_params, cells, now)
+        scope = q.ScopeRead(f"{scope_where} AND m.status = 'active'", scope_params, cells, now,
+                            typed.kind)
         return (yield from _hybrid(engine, op, typed, scope, query_vector))
     # History mode: active and expired records keep their index entries and go through
     # the cascade; superseded ones have none and are matched on their stored text.
     indexed = q.ScopeRead(f"{scope_where} AND m.status IN ('active', 'expired')",
-                          scope_params, cells, now)
+                          scope_params, cells, now, typed.kind)
     window = op._replace(offset=0, limit=op.offset + op.limit)
     found = yield from _hybrid(engine, window, typed, indexed, query_vector)
     older = yield from _superseded_matches(engine, 

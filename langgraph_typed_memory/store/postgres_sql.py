@@ -390,7 +390,8 @@ class PostgresDialect:
         matching row (a value filter, no depth), runs as one statement (`_LEXICAL`) instead.
 
         Example (the first statement's values; a server runs it):
-            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0)
+            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
+            ...                     "fact")
             >>> next(PostgresDialect().lexical(scope, ["lyon", "Lyon"], 10)).params
             [["'lyon'", "'Lyon'"], 'fact']
         """

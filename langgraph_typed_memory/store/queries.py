@@ -161,10 +161,11 @@ class ScopeRead:
     """The rows a ranked search reads: `where`/`params` filter them (alias `m`: kind, scope,
     status) without the expiry test, which is at `now`, so that structures cached per scope
     can mask expiry themselves; `cells` selects the scope's counters in
-    `memory_scope_versions` (alias `m`), which say when such a structure is stale.
+    `memory_scope_versions` (alias `m`), which say when such a structure is stale; `kind`,
+    the one kind `where` selects (SQLite's full-text index is one table per ranked kind).
 
     Example:
-        >>> ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0).live()
+        >>> ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0, "fact").live()
         ('m.kind = ? AND (m.expires_at IS NULL OR m.expires_at > ?)', ['fact', 5.0])
     """
 
@@ -172,6 +173,7 @@ class ScopeRead:
     params: Sequence[Any]
     cells: tuple[str, Sequence[Any]]
     now: float
+    kind: str
 
     def live(self) -> tuple[str, list[Any]]:
         """The filter with the expiry test, for a statement."""

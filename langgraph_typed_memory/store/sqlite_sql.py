@@ -1,8 +1,10 @@
 """SQLite dialect: schema migrations and the statements that differ from Postgres.
 
-Lexical search is FTS5 with the porter tokenizer (BM25). Vectors are float32 BLOBs ranked with
-numpy after the SQL scope filter: the stdlib `sqlite3` of many Pythons cannot load extensions
-such as sqlite-vec, and an exact scan keeps results exact (docs/backends.md has the figures).
+Lexical search is FTS5 with the porter tokenizer (BM25), one full-text table per ranked kind
+(`memory_fts_fact`, `memory_fts_episode`, `memory_fts_observation`). Vectors are float32 BLOBs
+ranked with numpy after the SQL scope filter: the stdlib `sqlite3` of many Pythons cannot load
+extensions such as sqlite-vec, and an exact scan keeps results exact (docs/backends.md has
+the figures).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Plan, Sql
@@ -29,6 +32,47 @@ from langgraph_typed_memory.store.scope_cache import (
     row_changed,
 )
 from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
+
+FTS_TABLES = {kind: f"memory_fts_{kind}" for kind in sorted(RANKED_KINDS)}
+"""The full-text table of each ranked kind (migration 0012): the only kinds searched by text."""
+
+
+def _full_text_per_kind() -> tuple[str, ...]:
+    """Migration 0012: one FTS5 table per ranked kind, filled from `memories`, kept by
+    triggers on the row's kind; the table of every row, and its triggers, dropped."""
+    out = [
+        "DROP TRIGGER memories_fts_insert",
+        "DROP TRIGGER memories_fts_delete",
+        "DROP TRIGGER memories_fts_update",
+        "DROP TABLE memory_fts",
+    ]
+    for kind, table in FTS_TABLES.items():
+        out += [
+            f"""CREATE VIRTUAL TABLE {table} USING fts5(
+                search_text, content='memories', content_rowid='seq',
+                tokenize='porter unicode61')""",
+            f"""INSERT INTO {table} (rowid, search_text) SELECT seq, search_text FROM memories
+                WHERE kind = '{kind}' AND search_text IS NOT NULL""",
+            f"""CREATE TRIGGER {table}_insert AFTER INSERT ON memories
+                WHEN new.kind = '{kind}' AND new.search_text IS NOT NULL BEGIN
+                INSERT INTO {table} (rowid, search_text) VALUES (new.seq, new.search_text);
+            END""",
+            f"""CREATE TRIGGER {table}_delete AFTER DELETE ON memories
+                WHEN old.kind = '{kind}' AND old.search_text IS NOT NULL BEGIN
+                INSERT INTO {table} ({table}, rowid, search_text)
+                VALUES ('delete', old.seq, old.search_text);
+            END""",
+            f"""CREATE TRIGGER {table}_update AFTER UPDATE OF search_text, kind ON memories
+                WHEN old.kind = '{kind}' OR new.kind = '{kind}' BEGIN
+                INSERT INTO {table} ({table}, rowid, search_text)
+                SELECT 'delete', old.seq, old.search_text
+                WHERE old.kind = '{kind}' AND old.search_text IS NOT NULL;
+                INSERT INTO {table} (rowid, search_text) SELECT new.seq, new.search_text
+                WHERE new.kind = '{kind}' AND new.search_text IS NOT NULL;
+            END""",
+        ]
+    return tuple(out)
+
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -155,6 +199,11 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             END""",
         ),
     ),
+    # A lexical search is always of one ranked kind: its own table holds only that kind's
+    # postings, where one table for every row made the facts and episodes searches of a
+    # fan-out each read both kinds' hits and drop the other's after the join (and BM25's
+    # document count and mean length are now the kind's).
+    ("0012_full_text_per_kind", _full_text_per_kind()),
 )
 
 
@@ -204,7 +253,8 @@ class SqliteDialect:
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
-        """FTS5's BM25 over the scope-filtered rows, best first (ties: older row first).
+        """FTS5's BM25 over the scope-filtered rows of the scope's kind's full-text table,
+        best first (ties: older row first).
 
         One statement; ties are broken by seq so the list does not depend on the sorter.
         `CROSS JOIN` keeps the full-text scan outermost: a plan that starts from the scope
@@ -217,17 +267,22 @@ class SqliteDialect:
         50 it never stopped early and its extra statements doubled the time.
 
         Example (the statement and its values; a connection runs it):
-            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0)
+            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
+            ...                     "fact")
             >>> sql = next(SqliteDialect().lexical(scope, ["lyon"], 10))
             >>> sql.params
             ['"lyon"', 'fact', 5.0, 10]
         """
+        table = FTS_TABLES.get(scope.kind)
+        if table is None:
+            raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
+                             f"ranks the kinds {sorted(FTS_TABLES)}")
         where, params = scope.live()
         match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
         rows = yield Sql(
-            "SELECT m.seq, -bm25(memory_fts) AS score FROM memory_fts "
-            "CROSS JOIN memories m ON m.seq = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {where} ORDER BY score DESC, m.seq"
+            f"SELECT m.seq, -bm25({table}) AS score FROM {table} "
+            f"CROSS JOIN memories m ON m.seq = {table}.rowid "
+            f"WHERE {table} MATCH ? AND {where} ORDER BY score DESC, m.seq"
             + (" LIMIT ?" if depth is not None else ""),
             [match, *params, *([depth] if depth is not None else [])],
         )
@@ -238,7 +293,8 @@ class SqliteDialect:
         deleted postings), rewrite the file without free pages (other connections, such as a
         checkpointer's, may have freed pages without zeroing them) and empty the WAL."""
         return [
-            Sql("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')"),
+            *(Sql(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+              for table in FTS_TABLES.values()),
             Sql("VACUUM"),
             Sql("PRAGMA wal_checkpoint(TRUNCATE)"),
         ]
