@@ -166,18 +166,28 @@ def test_index_config_uses_langgraph_keys():
         normalize_index({"dims": 8, "embed": HashEmbeddings(8), "text_fields": ["x"]})
 
 
-def _drive(plan, fail=()):
-    """Run a plan of `Sql`/`Begin`/`Commit` steps: a step answers with its own text, or
-    raises when its text is in `fail`. Returns (the steps' texts, the plan's value)."""
-    from langgraph_typed_memory.store.protocol import Sql
+def _drive(plan, fail=(), groups=None):
+    """Run a plan of `Sql`/`Reads`/`Begin`/`Commit` steps: a statement answers with its own
+    text, or fails when its text is in `fail`. Returns (the statements' texts in order, the
+    plan's value); `groups`, if given, collects the texts of each `Reads`."""
+    from langgraph_typed_memory.store.protocol import Reads, Sql
+
+    def one(step):
+        text = step.text if isinstance(step, Sql) else type(step).__name__
+        seen.append(text)
+        return ([text], None) if text not in fail else (None, RuntimeError(text))
 
     seen, answer, error = [], None, None
     try:
         while True:
             step = plan.throw(error) if error else plan.send(answer)
-            text = step.text if isinstance(step, Sql) else type(step).__name__
-            seen.append(text)
-            answer, error = ([text], None) if text not in fail else (None, RuntimeError(text))
+            if isinstance(step, Reads):
+                answers = [one(read) for read in step.steps]
+                if groups is not None:
+                    groups.append([read.text for read in step.steps])
+                answer, error = [rows if err is None else err for rows, err in answers], None
+            else:
+                answer, error = one(step)
     except StopIteration as done:
         return seen, done.value
 
@@ -199,9 +209,38 @@ def test_interleaved_plans_keep_their_transactions_and_their_failures():
         yield Commit()
         return "written"
 
-    steps, values = _drive(interleave([reader("a"), writer(), reader("b")]), fail={"b 1"})
+    groups: list[list[str]] = []
+    steps, values = _drive(interleave([reader("a"), writer(), reader("b")]), fail={"b 1"},
+                           groups=groups)
     assert steps == ["a 1", "w read", "b 1", "a 2", "Begin", "w write", "Commit", "b 2"]
     assert values == [["a 1", "a 2"], "written", ["degraded", "b 2"]]
+    # The first turn's three reads go out together; "a 2", asked before the transaction,
+    # goes alone ahead of it, and "b 2" alone after it.
+    assert groups == [["a 1", "w read", "b 1"]]
+
+
+def test_reads_run_one_by_one_when_sending_them_together_fails():
+    """A failed statement in a round trip of several: each statement runs again alone, so
+    that only its own plan sees the error."""
+    from langgraph_typed_memory.store.protocol import Reads, Sql, _reads_sync
+
+    sent = []
+
+    def together(steps):
+        sent.append([s.text for s in steps])
+        raise RuntimeError("one of them failed")
+
+    def execute(step):
+        if step.text == "bad":
+            raise ValueError("bad statement")
+        return [(step.text,)]
+
+    answers = _reads_sync(Reads((Sql("a"), Sql("bad"), Sql("c"))), execute, together)
+    assert sent == [["a", "bad", "c"]]
+    assert answers[0] == [("a",)] and answers[2] == [("c",)]
+    assert isinstance(answers[1], ValueError)
+    assert _reads_sync(Reads((Sql("a"), Sql("c"))), execute, lambda steps: [["x"], ["y"]]) \
+        == [["x"], ["y"]]
 
 
 def test_postgres_bulk_insert_types_every_record_column():

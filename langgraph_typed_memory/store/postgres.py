@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from functools import lru_cache
@@ -80,6 +80,17 @@ class _Isolation:
         if fresh and req == self.migration_lock:
             return MIGRATION_ISOLATION
         return None
+
+
+def _rows(cur: psycopg.Cursor[Any]) -> list[tuple[Any, ...]]:
+    """A pipelined statement's rows (its cursor closed)."""
+    with cur:
+        return cur.fetchall() if cur.description else []
+
+
+async def _arows(cur: psycopg.AsyncCursor[Any]) -> list[tuple[Any, ...]]:
+    async with cur:
+        return await cur.fetchall() if cur.description else []
 
 
 def _check_autocommit(conn: Any) -> None:
@@ -189,11 +200,21 @@ class PostgresMemoryStore(MemoryStoreBase):
                                 prepare=req.prepare if isinstance(req, Sql) else None)
                     return cur.fetchall() if cur.description else []
 
+            def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
+                if any(isolation.prelude(req) is not None for req in steps):
+                    raise RuntimeError("a prelude to send first: one statement at a time")
+                with conn.pipeline():
+                    cursors = [conn.cursor() for _ in steps]
+                    for cur, req in zip(cursors, steps, strict=True):
+                        cur.execute(_statement(req), req.params, prepare=req.prepare)
+                return [_rows(cur) for cur in cursors]
+
             def rollback() -> None:
                 conn.execute("ROLLBACK")
 
             return drive_sync(plan, attempt.watch(execute), self.embeddings,
-                              attempt.watch_rollback(rollback), embed_timeout=_timeout(self))
+                              attempt.watch_rollback(rollback), embed_timeout=_timeout(self),
+                              reads=reads)
 
 
 
@@ -289,11 +310,21 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                                   prepare=req.prepare if isinstance(req, Sql) else None)
                 return await cur.fetchall() if cur.description else []
 
+        async def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
+            if any(isolation.prelude(req) is not None for req in steps):
+                raise RuntimeError("a prelude to send first: one statement at a time")
+            async with conn.pipeline():
+                cursors = [conn.cursor() for _ in steps]
+                for cur, req in zip(cursors, steps, strict=True):
+                    await cur.execute(_statement(req), req.params, prepare=req.prepare)
+            return [await _arows(cur) for cur in cursors]
+
         async def rollback() -> None:
             await conn.execute("ROLLBACK")
 
         return await drive_async(plan, attempt.awatch(execute), self.embeddings,
-                                 attempt.awatch_rollback(rollback), embed_timeout=_timeout(self))
+                                 attempt.awatch_rollback(rollback), embed_timeout=_timeout(self),
+                                 reads=reads)
 
     async def setup(self) -> None:  # type: ignore[override]
         """Create or migrate the schema. Idempotent; each migration runs in a transaction."""

@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["Sql", "Embed", "Begin", "Commit", "EmbedError", "Plan", "drive_sync", "drive_async",
-           "interleave"]
+__all__ = ["Sql", "Reads", "Embed", "Begin", "Commit", "EmbedError", "Plan", "drive_sync",
+           "drive_async", "interleave"]
 
 T = TypeVar("T")
 
@@ -33,6 +33,15 @@ class Sql:
     prepare: bool | None = None
     """For drivers that prepare statements (psycopg): False has the server plan each call with
     its parameters, for statements whose best plan depends on them; None: the driver decides."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """Run independent read statements (outside any transaction), in order; the answer has
+    one entry per statement: its rows, or the `Exception` it raised. A driver may send them
+    in one round trip (psycopg's pipeline mode) or one after another."""
+
+    steps: tuple[Sql, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +69,7 @@ class EmbedError:
     error: BaseException
 
 
-Request = Sql | Embed | Begin | Commit
+Request = Sql | Reads | Embed | Begin | Commit
 Plan = Generator[Request, Any, T]
 
 
@@ -167,9 +176,11 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     """Run plans together, one step of each in turn; their values in order.
 
     Work a plan starts in the background (a vector ranking in a worker thread) then runs
-    while the other plans' statements do, instead of after them. Each plan sees its own
-    steps in its own order, and a failed step is thrown into the plan that asked; a plan's
-    transaction (`Begin` ... `Commit`) runs alone, its steps one after another.
+    while the other plans' statements do, instead of after them. The plain statements of one
+    turn go out together as one `Reads` (one round trip where the driver can), in the plans'
+    order. Each plan sees its own steps in its own order, and a failed step is thrown into
+    the plan that asked; a plan's transaction (`Begin` ... `Commit`) runs alone, its steps
+    one after another, after the reads asked before it.
 
     Example:
         >>> def plan(name):
@@ -181,18 +192,19 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
         >>> try:
         ...     while True:
         ...         step = run.send(answer)
-        ...         steps.append(step.text)
-        ...         answer = [step.text]
+        ...         steps.append([read.text for read in step.steps])
+        ...         answer = [[read.text] for read in step.steps]
         ... except StopIteration as done:
         ...     values = done.value
         >>> steps, values
-        (['a 1', 'b 1', 'a 2', 'b 2'], [['a 1', 'a 2'], ['b 1', 'b 2']])
+        ([['a 1', 'b 1'], ['a 2', 'b 2']], [['a 1', 'a 2'], ['b 1', 'b 2']])
     """
     values: list[Any] = [None] * len(plans)
     replies: list[tuple[Any, Exception | None]] = [(None, None)] * len(plans)
     pending = list(range(len(plans)))
     while pending:
         waiting = []
+        reads: list[tuple[int, Sql]] = []  # this turn's plain statements, not yet sent
         for i in pending:
             in_txn = False
             while True:
@@ -202,6 +214,11 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 except StopIteration as done:
                     values[i] = done.value
                     break
+                if not in_txn and isinstance(step, Sql) and step.many is None:
+                    reads.append((i, step))
+                    waiting.append(i)
+                    break
+                yield from _send(reads, replies)  # the earlier plans' reads go first
                 try:
                     replies[i] = ((yield step), None)
                 except Exception as exc:
@@ -210,8 +227,71 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 if not in_txn:
                     waiting.append(i)
                     break
+        yield from _send(reads, replies)
         pending = waiting
     return values
+
+
+def _send(
+    reads: list[tuple[int, Sql]], replies: list[tuple[Any, Exception | None]]
+) -> Generator[Any, Any, None]:
+    """Send the plans' pending reads (one alone, several as one `Reads`), keep each answer
+    or error for its plan, and empty `reads`."""
+    if len(reads) == 1:
+        i, step = reads[0]
+        try:
+            replies[i] = ((yield step), None)
+        except Exception as exc:
+            replies[i] = (None, exc)
+    elif reads:
+        answers = yield Reads(tuple(step for _, step in reads))
+        for (i, _), answer in zip(reads, answers, strict=True):
+            replies[i] = (None, answer) if isinstance(answer, Exception) else (answer, None)
+    reads.clear()
+
+
+ReadsSync = Callable[[Sequence[Sql]], list[list[tuple[Any, ...]]]]
+"""A driver's way to run several reads in one round trip; it raises if any of them fails."""
+ReadsAsync = Callable[[Sequence[Sql]], Awaitable[list[list[tuple[Any, ...]]]]]
+
+
+def _one(execute: Callable[[Sql], list[tuple[Any, ...]]], step: Sql) -> Any:
+    try:
+        return execute(step)
+    except Exception as exc:
+        return exc
+
+
+def _reads_sync(
+    req: Reads, execute: Callable[[Sql], list[tuple[Any, ...]]], together: ReadsSync | None
+) -> list[Any]:
+    """A `Reads` answer: in one round trip if the driver can, else (or if one of them
+    failed: each plan must get its own error) one statement after another."""
+    if together is not None:
+        try:
+            return list(together(req.steps))
+        except Exception:
+            pass  # run again one by one: reads, outside any transaction
+    return [_one(execute, step) for step in req.steps]
+
+
+async def _reads_async(
+    req: Reads, execute: Callable[[Sql], Awaitable[list[tuple[Any, ...]]]],
+    together: ReadsAsync | None,
+) -> list[Any]:
+    """`_reads_sync` with awaited I/O."""
+    if together is not None:
+        try:
+            return list(await together(req.steps))
+        except Exception:
+            pass
+    out: list[Any] = []
+    for step in req.steps:
+        try:
+            out.append(await execute(step))
+        except Exception as exc:
+            out.append(exc)
+    return out
 
 
 def drive_sync(
@@ -221,11 +301,13 @@ def drive_sync(
     rollback: Callable[[], None],
     *,
     embed_timeout: float | None = None,
+    reads: ReadsSync | None = None,
 ) -> T:
     """Run a plan to completion with blocking I/O; roll back if it fails mid-transaction.
 
     An embedding call that raises, or takes longer than `embed_timeout` seconds, answers the
-    plan with an `EmbedError` (the plan degrades or fails, as it decides).
+    plan with an `EmbedError` (the plan degrades or fails, as it decides). `reads`, if
+    given, runs a `Reads` request's statements in one round trip.
     """
     in_txn = False
     try:
@@ -233,6 +315,9 @@ def drive_sync(
         while True:
             if isinstance(req, Embed):
                 req = plan.send(_embed_sync(embeddings, req, embed_timeout))
+                continue
+            if isinstance(req, Reads):
+                req = plan.send(_reads_sync(req, execute, reads))
                 continue
             try:
                 answer = execute(req)
@@ -258,6 +343,7 @@ async def drive_async(
     rollback: Callable[[], Awaitable[None]],
     *,
     embed_timeout: float | None = None,
+    reads: ReadsAsync | None = None,
 ) -> T:
     """Run a plan to completion with awaited I/O; roll back if it fails mid-transaction."""
     in_txn = False
@@ -266,6 +352,9 @@ async def drive_async(
         while True:
             if isinstance(req, Embed):
                 req = plan.send(await _embed_async(embeddings, req, embed_timeout))
+                continue
+            if isinstance(req, Reads):
+                req = plan.send(await _reads_async(req, execute, reads))
                 continue
             try:
                 answer = await execute(req)
