@@ -39,7 +39,7 @@ ingest rate for the stage. Postgres databases get `VACUUM ANALYZE` after each lo
 state autovacuum leaves a table in after a bulk insert (hint bits and visibility map set):
 LangGraph's PostgresStore loads for minutes and autovacuum settles its tables meanwhile,
 while the product's load takes under a minute. After an `ANALYZE` alone, the first 200
-fan-outs had a p95 1.4-6 ms above the next 200 in three scratch runs (not so after the
+fan-outs had a p95 1.4-3.3 ms above the next 200 in three scratch runs (not so after the
 vacuum). Also reported: database size on disk (SQLite file + WAL,
 `pg_database_size`) and the harness process's peak RSS after each system's pass (it includes
 the dataset's vectors; Postgres' memory is the server's, not counted).
