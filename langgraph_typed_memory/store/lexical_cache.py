@@ -161,21 +161,41 @@ def ranked(
         holders.append((rows, counts))
     n = max(total, 2 * max((len(rows) for rows, _ in holders), default=0), 1)
     idf = np.zeros(entry.size)
-    occurrences = np.zeros(entry.size, np.int64)
     hit = np.zeros(entry.size, bool)
-    counted: set[str] = set()
+    counted: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for lexeme, (rows, counts) in zip(lexemes, holders, strict=True):
         hit[rows] = True
         if lexeme is not None and lexeme not in counted:
-            counted.add(lexeme)
+            counted[lexeme] = (rows, counts)
             idf[rows] += math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
-            occurrences[rows] += counts
     found = np.flatnonzero(hit)
     keep = 2 * depth
     if len(found) > keep:  # the rows scoring at least the keep-th best, ties included
-        floor = -np.partition(-idf[found], keep - 1)[keep - 1]
-        found = found[idf[found] >= floor]
+        scores = idf[found]
+        floor = -np.partition(-scores, keep - 1)[keep - 1]
+        found = found[scores >= floor]
     found = found[np.lexsort((entry.seqs[found], entry.lengths[found], -idf[found]))[:keep]]
-    scored = [(int(entry.seqs[r]), float(idf[r]) + 0.01 * _cover_density(int(occurrences[r])))
-              for r in found]
-    return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:depth]
+    # Occurrences of the query's lexemes, for the kept rows only (postings rows ascend).
+    occurrences = np.zeros(len(found), np.int64)
+    for rows, counts in counted.values():
+        if len(rows):
+            at = np.minimum(np.searchsorted(rows, found), len(rows) - 1)
+            holds = rows[at] == found
+            occurrences[holds] += counts[at[holds]]
+    seqs = entry.seqs[found]
+    densities = _cover_densities(int(occurrences.max(initial=0)).bit_length())
+    scores = idf[found] + 0.01 * densities[occurrences]
+    order = np.lexsort((seqs, -scores))[:depth]
+    return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
+
+
+@lru_cache(maxsize=64)
+def _cover_densities(bits: int) -> np.ndarray:
+    """`_cover_density` of 0 .. 2^bits - 1 occurrences: one table per bit length serves
+    every row of a query.
+
+    Example:
+        >>> _cover_densities(2).tolist() == [_cover_density(k) for k in range(4)]
+        True
+    """
+    return np.array([_cover_density(k) for k in range(1 << bits)])
