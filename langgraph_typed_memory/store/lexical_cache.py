@@ -15,7 +15,7 @@ query lexeme is a cover of its own, worth 1 / (1 / 0.1f) at the default weight o
 unweighted position (`to_tsvector` gives every lexeme weight D), summed in double precision
 and returned as float4; two query lexemes never share a position under the `english`
 configuration (one lexeme per token). So the rank is a function of the number of occurrences
-of the query's distinct lexemes (`_cover_density`); the tests compare the whole ranking with
+of the query's distinct lexemes (`_cover_densities`); the tests compare the whole ranking with
 the statement's on random corpora.
 """
 
@@ -42,18 +42,20 @@ _POSITION = 1.0 / (1.0 / float(np.float32(0.1)))
 """One occurrence's cover density: Postgres' weight of a D position is the float 0.1f."""
 
 
-@lru_cache(maxsize=1024)
-def _cover_density(occurrences: int) -> float:
-    """`ts_rank_cd` of a row holding the query's lexemes `occurrences` times in all.
+@lru_cache(maxsize=64)
+def _cover_densities(bits: int) -> np.ndarray:
+    """`ts_rank_cd` of a row holding the query's lexemes k times in all, for k in
+    0 .. 2^bits - 1 (one table per bit length serves every row of a query): k positions
+    added in double precision, the sum returned as float4.
 
     Example:
-        >>> _cover_density(0), _cover_density(3)
-        (0.0, 0.30000001192092896)
+        >>> _cover_densities(2)[[0, 3]].tolist()
+        [0.0, 0.30000001192092896]
     """
-    total = 0.0
-    for _ in range(occurrences):
-        total += _POSITION
-    return float(np.float32(total))
+    sums = np.zeros(1 << bits)
+    for k in range(1, len(sums)):
+        sums[k] = sums[k - 1] + _POSITION
+    return sums.astype(np.float32).astype(np.float64)
 
 
 class _ScopePostings(ScopeRows):
@@ -169,12 +171,14 @@ def ranked(
             counted[lexeme] = (rows, counts)
             idf[rows] += math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
     found = np.flatnonzero(hit)
+    scores = idf[found]
     keep = 2 * depth
     if len(found) > keep:  # the rows scoring at least the keep-th best, ties included
-        scores = idf[found]
         floor = -np.partition(-scores, keep - 1)[keep - 1]
-        found = found[scores >= floor]
-    found = found[np.lexsort((entry.seqs[found], entry.lengths[found], -idf[found]))[:keep]]
+        kept = scores >= floor
+        found, scores = found[kept], scores[kept]
+    best = np.lexsort((entry.seqs[found], entry.lengths[found], -scores))[:keep]
+    found, scores = found[best], scores[best]
     # Occurrences of the query's lexemes, for the kept rows only (postings rows ascend).
     occurrences = np.zeros(len(found), np.int64)
     for rows, counts in counted.values():
@@ -184,18 +188,7 @@ def ranked(
             occurrences[holds] += counts[at[holds]]
     seqs = entry.seqs[found]
     densities = _cover_densities(int(occurrences.max(initial=0)).bit_length())
-    scores = idf[found] + 0.01 * densities[occurrences]
+    scores = scores + 0.01 * densities[occurrences]
     order = np.lexsort((seqs, -scores))[:depth]
     return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
 
-
-@lru_cache(maxsize=64)
-def _cover_densities(bits: int) -> np.ndarray:
-    """`_cover_density` of 0 .. 2^bits - 1 occurrences: one table per bit length serves
-    every row of a query.
-
-    Example:
-        >>> _cover_densities(2).tolist() == [_cover_density(k) for k in range(4)]
-        True
-    """
-    return np.array([_cover_density(k) for k in range(1 << bits)])
