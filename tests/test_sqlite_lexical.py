@@ -1,12 +1,14 @@
-"""SQLite lexical retriever: the dialect's statement against a plain reference.
+"""SQLite lexical retriever: the dialect's ranking against the statement of FTS5's `bm25()`.
 
+A ranking with a depth runs on cached postings (`fts5_cache`), the others as a statement.
 Seeded random corpora (several tenants, users and agents, two ranked kinds, some superseded
 and expired rows, some rows without text, a Zipf-like vocabulary with porter-stem siblings
 so common terms match many rows and scores tie) are queried with 1-6 terms at several
 depths. The reference is the former statement (BM25 ordered by `bm25()` itself, no limit),
 re-sorted in Python by (score desc, seq) and cut at the depth: `SqliteDialect.lexical` must
 return exactly that list (same seqs, bit-identical scores, same order), with or without a
-depth.
+depth, and so must the cached postings after every kind of change to the scope or to
+the rest of the table.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.discovery import visible_scope_sql
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.protocol import Plan, Reads, Sql, interleave
 from langgraph_typed_memory.store.sqlite import connect_sqlite
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
 
@@ -39,8 +41,12 @@ def _run(conn: sqlite3.Connection, plan: Plan[Any]) -> Any:
     request = next(plan)
     try:
         while True:
-            assert isinstance(request, Sql)
-            request = plan.send(conn.execute(request.text, request.params).fetchall())
+            if isinstance(request, Reads):  # plans run together (`interleave`)
+                answer: Any = [conn.execute(r.text, r.params).fetchall() for r in request.steps]
+            else:
+                assert isinstance(request, Sql)
+                answer = conn.execute(request.text, request.params).fetchall()
+            request = plan.send(answer)
     except StopIteration as stop:
         return stop.value
 
@@ -118,9 +124,11 @@ def test_full_text_scan_stays_outermost(corpus: tuple[sqlite3.Connection, int]) 
     """The plan starts from the MATCH, never from the scope index (which re-runs it per row)."""
     conn, _ = corpus
     read = _where(random.Random(7))
-    for depth in (10, None):
-        statement = next(SqliteDialect().lexical(read, ["w1", "w2"], depth))
-        assert isinstance(statement, Sql)
+    for terms, depth in ((["w1", "w2"], None), (["w1_w2"], 10)):  # the statement's cases
+        plan_steps = SqliteDialect().lexical(read, terms, depth)
+        statement = next(plan_steps)
+        while "MATCH" not in statement.text:  # past the tokenizer's statements
+            statement = plan_steps.send(conn.execute(statement.text, statement.params).fetchall())
         plan = conn.execute("EXPLAIN QUERY PLAN " + statement.text, statement.params).fetchall()
         assert f"memory_fts_{read.kind}" in plan[0][3], plan
 
@@ -152,3 +160,90 @@ def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection,
     for table in ("memory_fts_fact", "memory_fts_episode", "memory_fts_observation"):
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
     conn.execute("ROLLBACK")
+
+
+def _insert(conn: sqlite3.Connection, i: int, kind: str, tenant: str, user: str | None,
+            text: str, expires: float | None = None) -> int:
+    conn.execute(
+        "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
+        "search_text, created_at, updated_at, expires_at) "
+        "VALUES (?, ?, ?, '{}', ?, ?, ?, NULL, 'active', ?, ?, ?, ?)",
+        [f"new{i}", f"new{i}", f"k{i}", kind, tenant, user, text, NOW, NOW, expires])
+    return int(conn.execute("SELECT max(seq) FROM memories").fetchone()[0])
+
+
+def test_cached_postings_follow_every_change() -> None:
+    """Records added to the scope are appended to its postings; records added elsewhere move
+    only the table's statistics (read each query); an update of text, status or expiry, and a
+    delete, reload the scope; expiry at query time is masked. After each, the ranking is the
+    statement's."""
+    conn = connect_sqlite(":memory:")
+    SqliteMemoryStore(conn).setup()
+    rng = random.Random(5)
+    _fill(conn, rng, 600)
+    scope = Scope("t1", user_id="u1")
+    where, params = visible_scope_sql(scope, "fact")
+    read = q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW, "fact")
+    dialect = SqliteDialect()
+    cache = dialect.postings
+    queries = [rng.choices(WORDS, ZIPF, k=rng.randint(1, 5)) for _ in range(12)]
+
+    def check(at: float = NOW) -> None:
+        later = q.ScopeRead(read.where, read.params, read.cells, at, read.kind)
+        for terms in queries:
+            assert _run(conn, dialect.lexical(later, terms, 20)) == \
+                _reference(conn, later, terms, 20), terms
+
+    check()
+    assert (cache.full_loads, cache.appended_loads) == (1, 0)
+    seqs = [_insert(conn, 10_000 + i, "fact", "t1", "u1", "w0 w1 run " * (i + 1))
+            for i in range(3)]
+    check()
+    assert (cache.full_loads, cache.appended_loads) == (1, 1)
+    for i in range(5):  # other scopes, other kinds: statistics only
+        _insert(conn, 20_000 + i, "fact", "t2", None, "w0 w0 w2 cats")
+        _insert(conn, 30_000 + i, "episode", "t1", "u1", "w1 w3")
+    check()
+    assert cache.full_loads == 1
+    changes = [
+        ("UPDATE memories SET search_text = 'w5 w5 cat' WHERE seq = ?", [seqs[0]]),
+        ("UPDATE memories SET status = 'superseded' WHERE seq = ?", [seqs[1]]),
+        ("UPDATE memories SET expires_at = ? WHERE seq = ?", [NOW + 5.0, seqs[2]]),
+        ("DELETE FROM memories WHERE seq = ?", [seqs[0]]),
+    ]
+    for n, (statement, values) in enumerate(changes, start=2):
+        conn.execute(statement, values)
+        check()
+        assert cache.full_loads == n, statement
+    check(at=NOW + 6.0)  # seqs[2] has expired: masked, no reload
+    assert cache.full_loads == len(changes) + 1
+    conn.close()
+
+
+def test_terms_the_tokenizer_splits_or_drops(corpus: tuple[sqlite3.Connection, int]) -> None:
+    """FTS5's own tokenizer turns terms into tokens; a term of several tokens (a phrase) or
+    none runs the statement, and the ranking is the statement's either way."""
+    conn, _ = corpus
+    dialect = SqliteDialect()
+    tokens = _run(conn, dialect.postings.tokenizer.tokens(["running", "w1_w2", "_", "cats"]))
+    assert tokens == [("run",), ("w1", "w2"), (), ("cat",)]
+    read = _where(random.Random(11))
+    for terms in (["w1_w2"], ["w1_w2", "w3"], ["_", "w1"], ["running", "runs", "w0"]):
+        assert _run(conn, dialect.lexical(read, terms, 10)) == _reference(conn, read, terms, 10)
+
+
+def test_interleaved_rankings_keep_their_own_tokens(
+    corpus: tuple[sqlite3.Connection, int],
+) -> None:
+    """The reads of a batch run interleaved: two rankings tokenizing at once (their texts in
+    the tokenizer table together) each get their own tokens and the statement's ranking."""
+    conn, _ = corpus
+    rng = random.Random(12)
+    dialect = SqliteDialect()
+    reads = [_where(rng) for _ in range(4)]
+    terms = [[f"w{i}", f"w{i + 40}", f"w{i + 80}"] for i in range(4)]
+    together = _run(conn, interleave([dialect.lexical(r, t, 10)
+                                      for r, t in zip(reads, terms, strict=True)]))
+    assert together == [_reference(conn, r, t, 10) for r, t in zip(reads, terms, strict=True)]
+    leftover = conn.execute("SELECT count(*) FROM temp.memory_tokenizer_instances").fetchone()
+    assert leftover == (0,)  # the last call out emptied the tokenizer's table

@@ -33,7 +33,7 @@ from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
 from langgraph_typed_memory.store.scope_cache import ScopeCache, ScopeRows
 
-__all__ = ["ScopeLexicalCache", "ranked"]
+__all__ = ["ScopeLexicalCache", "ScopePostings", "ranked"]
 
 _NONE = np.zeros(0, np.int32)
 
@@ -58,9 +58,10 @@ def _cover_densities(bits: int) -> np.ndarray:
     return sums.astype(np.float32).astype(np.float64)
 
 
-class _ScopePostings(ScopeRows):
-    """A scope's rows (seq, expiry: `ScopeRows`; distinct lexeme count) and, per lexeme, the
-    numbers of the rows holding it with its occurrences in each."""
+class ScopePostings(ScopeRows):
+    """A scope's rows (seq, expiry: `ScopeRows`; length) and, per lexeme, the numbers of the
+    rows holding it with its occurrences in each. A row's length is its count of distinct
+    lexemes (Postgres' `length(tsvector)`); a subclass may count otherwise (`_length`)."""
 
     __slots__ = ("postings", "_lengths")
 
@@ -77,12 +78,16 @@ class _ScopePostings(ScopeRows):
         super()._grow(room)
         self._lengths = np.resize(self._lengths, room)
 
+    @staticmethod
+    def _length(lexemes: Sequence[str], occurrences: Sequence[int]) -> int:
+        return len(lexemes)
+
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add (seq, lexemes, occurrences, expires_at) rows."""
         if not rows:
             return
         start, end = self._place([r[0] for r in rows], [r[3] for r in rows])
-        self._lengths[start:end] = [len(r[1]) for r in rows]
+        self._lengths[start:end] = [self._length(r[1], r[2]) for r in rows]
         postings = self.postings
         for row, (_, lexemes, occurrences, _) in enumerate(rows, start):
             for lexeme, count in zip(lexemes, occurrences, strict=True):
@@ -104,7 +109,7 @@ fetch, half the postings; measured once): a reload after any change but an inser
 that much once."""
 
 
-class ScopeLexicalCache(ScopeCache[_ScopePostings]):
+class ScopeLexicalCache(ScopeCache[ScopePostings]):
     """Per-scope postings, checked against the scope's counters each query.
 
     Example:
@@ -125,12 +130,12 @@ class ScopeLexicalCache(ScopeCache[_ScopePostings]):
         entry = yield from self.current(
             (scope.where, tuple(scope.params)), scope.cells,
             Sql(_SELECT.format(where=scope.where), list(scope.params)), "m.seq",
-            _ScopePostings, counters=counters)
+            ScopePostings, counters=counters)
         return ranked(entry, lexemes, total, scope.now, depth)
 
 
 def ranked(
-    entry: _ScopePostings, lexemes: Sequence[str | None], total: float, now: float, depth: int
+    entry: ScopePostings, lexemes: Sequence[str | None], total: float, now: float, depth: int
 ) -> list[tuple[int, float]]:
     """The `depth` best (seq, score) among the rows live at `now` holding any of `lexemes`
     (one per query term, None for a term without one), as `PostgresDialect.lexical` ranks
@@ -140,7 +145,7 @@ def ranked(
     then older row, first) get 0.01 x `ts_rank_cd`, and are ordered by the total, then seq.
 
     Example (row 12 has expired):
-        >>> entry = _ScopePostings(0, 0)
+        >>> entry = ScopePostings(0, 0)
         >>> entry.append([(7, ["red", "tulip"], [1, 2], None), (9, ["tulip"], [1], None),
         ...               (12, ["rose"], [1], 5.0)])
         >>> [(seq, round(score, 4)) for seq, score in ranked(

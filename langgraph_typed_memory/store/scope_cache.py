@@ -200,12 +200,17 @@ class ScopeCache(Generic[E]):
     def current(
         self, key: tuple[Any, ...], cells: tuple[str, Sequence[Any]], select: Sql,
         seq: str, new: Callable[[int, int], E], *, counters: tuple[int, int] | None = None,
+        prepare: Callable[[list[tuple[Any, ...]]], Plan[list[tuple[Any, ...]]]] | None = None,
+        newer: Sql | None = None,
     ) -> Plan[E]:
         """The entry for `key`, brought up to date: as cached, with the added rows, or
         reloaded by `select` into `new(changes, added)`. `cells` filters
         `memory_scope_versions` (alias `m`) to the cells the scope can see; `seq` is the
         select's seq column; `counters`, if given, are the cells' (changes, added) as the
-        caller just read them (`counters_sql`). Counters are read before the rows, so a
+        caller just read them (`counters_sql`); `prepare`, if given, turns the rows `select`
+        returns into the rows the entry appends (SQLite tokenizes texts); `newer`, if given,
+        is the select of the rows after a seq (its last parameter), in seq order, for a plan
+        better than `select`'s with `seq > ?` added. Counters are read before the rows, so a
         racing write reloads, never hides."""
         read = Sql(self.counters_sql(cells[0]), list(cells[1]))
         if counters is None:
@@ -218,16 +223,17 @@ class ScopeCache(Generic[E]):
             # Only rows were added. Fetch the rows after the newest held, then read the
             # counters again: the rows are kept if they are all the additions counted (any
             # row of the delta is counted by then; a missing one shows as a shortfall).
-            rows = yield Sql(f"{select.text} AND {seq} > ? ORDER BY {seq}",
-                             [*select.params, entry.newest()])
+            after = newer or Sql(f"{select.text} AND {seq} > ? ORDER BY {seq}", select.params)
+            rows = yield Sql(after.text, [*after.params, entry.newest()])
             changes, added = (int(x) for x in (yield read)[0])
             if changes == entry.changes and len(rows) == added - entry.added:
-                entry.append(rows)
+                entry.append((yield from prepare(rows)) if prepare else rows)
                 entry.added = added
                 self.appended_loads += 1
         if entry is None or (entry.changes, entry.added) != (changes, added):
             entry = new(changes, added)
-            entry.append((yield Sql(f"{select.text} ORDER BY {seq}", select.params)))
+            rows = yield Sql(f"{select.text} ORDER BY {seq}", select.params)
+            entry.append((yield from prepare(rows)) if prepare else rows)
             self.full_loads += 1
             self._entries[key] = entry
             while len(self._entries) > self.size:

@@ -19,6 +19,7 @@ import numpy as np
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.fts5_cache import TOKENIZE, ScopeFts5Cache
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
@@ -50,7 +51,7 @@ def _full_text_per_kind() -> tuple[str, ...]:
         out += [
             f"""CREATE VIRTUAL TABLE {table} USING fts5(
                 search_text, content='memories', content_rowid='seq',
-                tokenize='porter unicode61')""",
+                tokenize='{TOKENIZE}')""",
             f"""INSERT INTO {table} (rowid, search_text) SELECT seq, search_text FROM memories
                 WHERE kind = '{kind}' AND search_text IS NOT NULL""",
             f"""CREATE TRIGGER {table}_insert AFTER INSERT ON memories
@@ -204,18 +205,39 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # fan-out each read both kinds' hits and drop the other's after the join (and BM25's
     # document count and mean length are now the kind's).
     ("0012_full_text_per_kind", _full_text_per_kind()),
+    # Records added are counted per cell in `inserts` (not in `version`), so the cached
+    # postings (`fts5_cache`) fetch new records alone; each full-text table gets an
+    # `fts5vocab` row table (no storage of its own), which counts the rows holding a token.
+    (
+        "0013_scope_inserts",
+        (
+            "ALTER TABLE memory_scope_versions ADD COLUMN inserts BIGINT NOT NULL DEFAULT 0",
+            """CREATE TRIGGER memories_version_insert AFTER INSERT ON memories
+                WHEN new.kind IS NOT NULL AND new.tenant_id IS NOT NULL BEGIN
+                INSERT INTO memory_scope_versions
+                    (kind, tenant_id, user_id, agent_id, version, inserts)
+                VALUES (new.kind, new.tenant_id, new.user_id, new.agent_id, 0, 1)
+                ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, ''))
+                DO UPDATE SET inserts = memory_scope_versions.inserts + 1;
+            END""",
+            *(f"CREATE VIRTUAL TABLE {table}_vocab USING fts5vocab({table}, row)"
+              for table in FTS_TABLES.values()),
+        ),
+    ),
 )
 
 
 class SqliteDialect:
     """The SQLite flavour of the statements the engine needs.
 
-    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`,
-    an LRU of `cache_scopes` entries), reloaded when the scope's version moves.
+    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`)
+    and lexical search cached postings per scope (`ScopeFts5Cache`), each an LRU of
+    `cache_scopes` entries brought up to date from the scope's counters.
     """
 
     def __init__(self, cache_scopes: int = 8) -> None:
         self.vectors = ScopeVectorCache(cache_scopes)
+        self.postings = ScopeFts5Cache(cache_scopes)
 
     position_fn = "instr"
     name = "sqlite"
@@ -256,10 +278,15 @@ class SqliteDialect:
         """FTS5's BM25 over the scope-filtered rows of the scope's kind's full-text table,
         best first (ties: older row first).
 
-        One statement; ties are broken by seq so the list does not depend on the sorter.
-        `CROSS JOIN` keeps the full-text scan outermost: a plan that starts from the scope
-        index re-runs the MATCH for every row of the scope (13 s for a 100k scope; SQLite
-        chose it for this join when the statement had no ORDER BY).
+        A ranking with a depth runs on the scope's cached postings (`ScopeFts5Cache`, the
+        same scores to the bit): one statement reads the table's statistics and the scope's
+        counters, and the rest is arithmetic in this process. A term the tokenizer splits
+        into several tokens or none (`foo_bar`: a phrase), or a ranking of every matching row
+        (a value filter, no depth), runs as one statement instead. Its ties are broken by seq
+        so the list does not depend on the sorter; `CROSS JOIN` keeps the full-text scan
+        outermost: a plan that starts from the scope index re-runs the MATCH for every row of
+        the scope (13 s for a 100k scope; SQLite chose it for this join when the statement had
+        no ORDER BY).
 
         Max-score pruning (score the rows of the rarest terms first, stop once the depth-th
         score beats the other terms' bound idf x (k1 + 1)) was measured and left out: on the
@@ -269,16 +296,22 @@ class SqliteDialect:
         Example (the statement and its values; a connection runs it):
             >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
             ...                     "fact")
-            >>> sql = next(SqliteDialect().lexical(scope, ["lyon"], 10))
+            >>> sql = next(SqliteDialect().lexical(scope, ["lyon"], None))
             >>> sql.params
-            ['"lyon"', 'fact', 5.0, 10]
+            ['"lyon"', 'fact', 5.0]
         """
         table = FTS_TABLES.get(scope.kind)
         if table is None:
             raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
                              f"ranks the kinds {sorted(FTS_TABLES)}")
+        terms = list(dict.fromkeys(terms))
+        if depth is not None:
+            tokens = yield from self.postings.tokenizer.tokens(terms)
+            if all(len(t) == 1 for t in tokens):
+                return (yield from self.postings.ranked(
+                    scope, table, [t for t, in tokens], depth))
         where, params = scope.live()
-        match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
+        match = " OR ".join(f'"{t}"' for t in terms)
         rows = yield Sql(
             f"SELECT m.seq, -bm25({table}) AS score FROM {table} "
             f"CROSS JOIN memories m ON m.seq = {table}.rowid "
