@@ -213,6 +213,8 @@ def test_flush_access_writes_the_pending_counts_and_says_how_many(make):
     for key in ("city", "pet", "city"):
         store.get(FACTS, key)
     assert store.flush_access() == 2 and store.flush_access() == 0
+    written = query(store, "SELECT key, access_count FROM memories WHERE key IN ('city', 'pet')")
+    assert dict(written) == {"city": 2, "pet": 1}  # each count on its own record
     counts = "SELECT key, access_count FROM memories ORDER BY key"
     assert query(store, counts) == [("city", 2), ("pet", 1)]
     store.get(FACTS, "pet")

@@ -161,7 +161,7 @@ class Engine:
     ) -> None:
         self.gate = gate or GateSettings()
         self.lifecycle = lifecycle or LifecycleSettings()
-        self.access = AccessBuffer(self.lifecycle, clock)
+        self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk)
         """Retrievals not yet written (D4)."""
         self.dialect = dialect
         self.index = index
