@@ -219,30 +219,6 @@ def test_interleaved_plans_keep_their_transactions_and_their_failures():
     assert groups == [["a 1", "w read", "b 1"]]
 
 
-def test_plans_interleaved_inside_a_plan_join_its_turn():
-    """A search that interleaves its own plans (vector and lexical) sends their reads with
-    the other plans' of the same turn, in one `Reads`; answers and failures reach the inner
-    plan that asked."""
-    from langgraph_typed_memory.store.protocol import Sql, interleave
-
-    def reader(name):
-        try:
-            first = yield Sql(f"{name} 1")
-        except RuntimeError:
-            first = ["degraded"]
-        return first + (yield Sql(f"{name} 2"))
-
-    def search():
-        return (yield from interleave([reader("v"), reader("x")]))
-
-    groups: list[list[str]] = []
-    steps, values = _drive(interleave([search(), reader("d"), search()]), fail={"x 1"},
-                           groups=groups)
-    assert groups == [["v 1", "x 1", "d 1", "v 1", "x 1"], ["v 2", "x 2", "d 2", "v 2", "x 2"]]
-    assert values == [[["v 1", "v 2"], ["degraded", "x 2"]], ["d 1", "d 2"],
-                      [["v 1", "v 2"], ["degraded", "x 2"]]]
-
-
 def test_reads_run_one_by_one_when_sending_them_together_fails():
     """A failed statement in a round trip of several: each statement runs again alone, so
     that only its own plan sees the error."""

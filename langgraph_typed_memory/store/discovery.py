@@ -9,7 +9,7 @@ expired versions. Plans over the engine, like erasure and promotion.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import Item, SearchOp
 
@@ -27,7 +27,7 @@ from langgraph_typed_memory.scoring import (
     tier_of,
 )
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, interleave
+from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
@@ -187,17 +187,6 @@ def _superseded_matches(
     return out
 
 
-T = TypeVar("T")
-
-
-def _caught(plan: Plan[T]) -> Plan[T | Exception]:
-    """`plan`'s value, or the exception it raised."""
-    try:
-        return (yield from plan)
-    except Exception as exc:
-        return exc
-
-
 def _hybrid(
     engine: Engine,
     op: SearchOp,
@@ -213,27 +202,22 @@ def _hybrid(
     lexical: list[tuple[int, float]] = []
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
-    vectors = isinstance(query_vector, list)
-    if isinstance(query_vector, EmbedError):
-        degraded.append(f"embedder failed: {query_vector.error!r:.200}")
-    # The two retrievers run as one step each in turn, so their first statements go out in
-    # one round trip. The vector ranking comes first: a large scope ranks its vectors in
-    # worker threads while the lexical ranking runs. A zero-weight lexical list adds
-    # nothing to the fusion: it is skipped while vectors work (it still backs up a failing
-    # embedder, D3).
-    plans: list[Plan[Any]] = []
+    ranking = None
     if isinstance(query_vector, list):
-        plans.append(engine.dialect.vector_top_k(scope, query_vector, depth))
-    if terms and (settings.lexical_weight > 0 or not vectors):
-        plans.append(_caught(engine.dialect.lexical(scope, terms, depth)))
-    done = yield from interleave(plans)
-    ranking = done[0] if vectors else None
+        # Started first: a large scope ranks its vectors in a worker thread while the
+        # lexical ranking runs.
+        ranking = yield from engine.dialect.vector_top_k(scope, query_vector, depth)
+    elif isinstance(query_vector, EmbedError):
+        degraded.append(f"embedder failed: {query_vector.error!r:.200}")
     lexical_ran = False
-    if len(done) > vectors:
-        if isinstance(done[-1], Exception):  # a broken full-text index degrades, never fails
-            degraded.append(f"lexical failed: {done[-1]!r:.200}")
-        else:
-            lexical, lexical_ran = done[-1], True
+    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
+    # (it still backs up a failing embedder, D3).
+    if terms and (settings.lexical_weight > 0 or ranking is None):
+        try:
+            lexical = yield from engine.dialect.lexical(scope, terms, depth)
+            lexical_ran = True
+        except Exception as exc:  # a broken full-text index degrades, never fails
+            degraded.append(f"lexical failed: {exc!r:.200}")
     if ranking is not None:
         vector = ranking.result()
     if lexical_ran and isinstance(query_vector, list):

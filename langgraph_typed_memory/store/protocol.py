@@ -178,10 +178,9 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     Work a plan starts in the background (a vector ranking in a worker thread) then runs
     while the other plans' statements do, instead of after them. The plain statements of one
     turn go out together as one `Reads` (one round trip where the driver can), in the plans'
-    order, with those of plans interleaved inside them. Each plan sees its own steps in its
-    own order, and a failed step is thrown into the plan that asked; a plan's transaction
-    (`Begin` ... `Commit`) runs alone, its steps one after another, after the reads asked
-    before it.
+    order. Each plan sees its own steps in its own order, and a failed step is thrown into
+    the plan that asked; a plan's transaction (`Begin` ... `Commit`) runs alone, its steps
+    one after another, after the reads asked before it.
 
     Example:
         >>> def plan(name):
@@ -205,7 +204,7 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     pending = list(range(len(plans)))
     while pending:
         waiting = []
-        reads: list[tuple[int, Sql | Reads]] = []  # this turn's plain reads, not yet sent
+        reads: list[tuple[int, Sql]] = []  # this turn's plain statements, not yet sent
         for i in pending:
             in_txn = False
             while True:
@@ -215,8 +214,7 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 except StopIteration as done:
                     values[i] = done.value
                     break
-                if not in_txn and (isinstance(step, Reads)
-                                   or isinstance(step, Sql) and step.many is None):
+                if not in_txn and isinstance(step, Sql) and step.many is None:
                     reads.append((i, step))
                     waiting.append(i)
                     break
@@ -235,27 +233,20 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
 
 
 def _send(
-    reads: list[tuple[int, Sql | Reads]], replies: list[tuple[Any, Exception | None]]
+    reads: list[tuple[int, Sql]], replies: list[tuple[Any, Exception | None]]
 ) -> Generator[Any, Any, None]:
-    """Send the plans' pending reads (one alone, several as one `Reads`; a plan's own
-    `Reads`, from plans it interleaves, joins them), keep each answer or error for its plan
-    (a `Reads` gets its list of answers), and empty `reads`."""
-    if len(reads) == 1 and isinstance(reads[0][1], Sql):
+    """Send the plans' pending reads (one alone, several as one `Reads`), keep each answer
+    or error for its plan, and empty `reads`."""
+    if len(reads) == 1:
         i, step = reads[0]
         try:
             replies[i] = ((yield step), None)
         except Exception as exc:
             replies[i] = (None, exc)
     elif reads:
-        steps = [s for _, step in reads for s in (step.steps if isinstance(step, Reads)
-                                                  else (step,))]
-        answers = iter((yield Reads(tuple(steps))))
-        for i, step in reads:
-            if isinstance(step, Reads):
-                replies[i] = ([next(answers) for _ in step.steps], None)
-            else:
-                answer = next(answers)
-                replies[i] = (None, answer) if isinstance(answer, Exception) else (answer, None)
+        answers = yield Reads(tuple(step for _, step in reads))
+        for (i, _), answer in zip(reads, answers, strict=True):
+            replies[i] = (None, answer) if isinstance(answer, Exception) else (answer, None)
     reads.clear()
 
 
