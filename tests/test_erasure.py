@@ -56,8 +56,12 @@ def plant(store: Any, graph: Any) -> None:
 def erase_and_check(store: Any, saver: Any, dump: Any) -> Any:
     assert CANARY in dump()
     bob_before = [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))]
+    store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
+    caches = (store._engine.dialect.vectors, store._engine.dialect.postings)
+    assert all(len(cache) for cache in caches)  # alice's scope is cached
     report = store.erase("acme", "alice", checkpointer=saver,
                          untyped_prefixes=[("memories", "alice")], reason="GDPR art. 17")
+    assert not any(len(cache) for cache in caches)  # no copy of her rows stays in memory
     assert report.records["preference"] == 2 and report.records["untyped"] == 1
     assert report.threads == ["thread-alice"] and report.derived_deleted == 1
     assert CANARY not in dump()

@@ -114,6 +114,10 @@ class Dialect(Protocol):
     def after_erasure(self) -> list[Sql]:
         """Statements that purge erased content from files and index structures."""
         ...
+
+    def forget_cached(self) -> None:
+        """Drop this process's cached copies of scope rows (vectors, postings)."""
+        ...
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...

@@ -113,7 +113,10 @@ def erase_plan(
 
 def purge_plan(engine: Engine) -> Plan[None]:
     """After an erasure (and the checkpointer's thread deletions): purge erased text from
-    files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL)."""
+    files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL),
+    and from this process's scope caches (another process's reload at its next search of
+    the scope, whose counters the erasure moved)."""
+    engine.dialect.forget_cached()
     for statement in engine.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()
         yield statement
 

@@ -186,6 +186,10 @@ class ScopeCache(Generic[E]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def clear(self) -> None:
+        """Drop every entry (after an erasure: no copy of erased rows stays in memory)."""
+        self._entries.clear()
+
     def counters_sql(self, cells: str) -> str:
         """The statement reading the (changes, added) of the cells `cells` selects (alias
         `m`), for `current`.
