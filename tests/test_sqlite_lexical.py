@@ -52,21 +52,28 @@ def _run(conn: sqlite3.Connection, plan: Plan[Any]) -> Any:
 
 
 def _fill(conn: sqlite3.Connection, rng: random.Random, rows: int) -> None:
-    """Rows straight into `memories` (its triggers index the text)."""
+    """Random rows straight into `memories`."""
     for i in range(rows):
         text = (None if rng.random() < 0.05 else
                 " ".join(rng.choices(WORDS, ZIPF, k=rng.randint(1, 18))))
         status = rng.choices(["active", "superseded", "expired"], [0.85, 0.1, 0.05])[0]
         expires = rng.choice([None, None, None, NOW - 10.0, NOW + 10.0])
-        conn.execute(
-            "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, "
-            "status, search_text, created_at, updated_at, expires_at) "
-            "VALUES (?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [f"id{i}", f"ns{i}", f"k{i}", rng.choice(["fact", "episode"]),
-             rng.choice(TENANTS), rng.choice(USERS), rng.choice(AGENTS), status, text,
-             NOW, NOW, expires],
-        )
+        _insert(conn, i, rng.choice(["fact", "episode"]), rng.choice(TENANTS),
+                rng.choice(USERS), text, expires, agent=rng.choice(AGENTS), status=status)
     conn.commit()
+
+
+def _insert(conn: sqlite3.Connection, i: int, kind: str, tenant: str, user: str | None,
+            text: str | None, expires: float | None = None, *, agent: str | None = None,
+            status: str = "active") -> int:
+    """One row straight into `memories` (its triggers index the text); its seq."""
+    return int(conn.execute(
+        "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, "
+        "status, search_text, created_at, updated_at, expires_at) "
+        "VALUES (?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        [f"id{i}", f"ns{i}", f"k{i}", kind, tenant, user, agent, status, text, NOW, NOW,
+         expires],
+    ).fetchone()[0])
 
 
 @pytest.fixture(scope="module", params=[0, 1, 2])
@@ -160,16 +167,6 @@ def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection,
     for table in ("memory_fts_fact", "memory_fts_episode", "memory_fts_observation"):
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
     conn.execute("ROLLBACK")
-
-
-def _insert(conn: sqlite3.Connection, i: int, kind: str, tenant: str, user: str | None,
-            text: str, expires: float | None = None) -> int:
-    conn.execute(
-        "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
-        "search_text, created_at, updated_at, expires_at) "
-        "VALUES (?, ?, ?, '{}', ?, ?, ?, NULL, 'active', ?, ?, ?, ?)",
-        [f"new{i}", f"new{i}", f"k{i}", kind, tenant, user, text, NOW, NOW, expires])
-    return int(conn.execute("SELECT max(seq) FROM memories").fetchone()[0])
 
 
 def test_cached_postings_follow_every_change() -> None:

@@ -118,6 +118,7 @@ class Dialect(Protocol):
     def forget_cached(self) -> None:
         """Drop this process's cached copies of scope rows (vectors, postings)."""
         ...
+
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.lexical_cache import ScopePostings
+from langgraph_typed_memory.store.lexical_cache import ScopePostings, at_least_kth
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
 from langgraph_typed_memory.store.scope_cache import ScopeCache
@@ -80,7 +80,8 @@ class Tokenizer:
         self._terms: dict[str, tuple[str, ...]] = {}
 
     def _instances(self, texts: Sequence[str | None], columns: str) -> Plan[list[tuple[Any, ...]]]:
-        """`columns` of the token instances of `texts` (`doc`: the text's index)."""
+        """Each token instance of `texts`: its text's index, then `columns` of the
+        `fts5vocab` instance table."""
         if not self._ready:
             for statement in _TOKENIZER:
                 yield Sql(statement)
@@ -91,7 +92,7 @@ class Tokenizer:
             yield Sql("INSERT INTO temp.memory_tokenizer (rowid, text) "
                       "SELECT ? + key, value FROM json_each(?) WHERE value IS NOT NULL",
                       [base, json.dumps(list(texts))])
-            rows = yield Sql(f"SELECT {columns.replace('doc', 'doc - ?', 1)} FROM "
+            rows = yield Sql(f"SELECT doc - ?, {columns} FROM "
                              "temp.memory_tokenizer_instances WHERE doc >= ? AND doc < ?",
                              [base, base, base + len(texts)])
         finally:
@@ -104,7 +105,7 @@ class Tokenizer:
     def occurrences(self, texts: Sequence[str | None]) -> Plan[list[dict[str, int]]]:
         """Each text's tokens with their occurrences (none for None)."""
         counts: list[dict[str, int]] = [{} for _ in texts]
-        for i, token in (yield from self._instances(texts, "doc, term")):
+        for i, token in (yield from self._instances(texts, "term")):
             held = counts[i]
             held[token] = held.get(token, 0) + 1
         return counts
@@ -115,7 +116,7 @@ class Tokenizer:
         new = [t for t in dict.fromkeys(terms) if t not in self._terms]
         if new:
             found: list[list[tuple[int, str]]] = [[] for _ in new]
-            for i, offset, token in (yield from self._instances(new, "doc, offset, term")):
+            for i, offset, token in (yield from self._instances(new, "offset, term")):
                 found[i].append((offset, token))
             if len(self._terms) + len(new) > self.remember:
                 self._terms.clear()
@@ -206,12 +207,12 @@ class ScopeFts5Cache(ScopeCache[_RowPostings]):
 
 
 def bm25_ranked(
-    entry: ScopePostings, tokens: Sequence[str], holding: Mapping[str, int], rows: int,
+    entry: ScopePostings, tokens: Sequence[str], df: Mapping[str, int], rows: int,
     total: int, now: float, depth: int,
 ) -> list[tuple[int, float]]:
     """The `depth` best (seq, score) among the rows of `entry` live at `now` holding any of
     `tokens` (one per query term, in the query's order), by FTS5's BM25 over a table of
-    `rows` rows and `total` tokens where `holding[token]` rows hold each token; ties: older
+    `rows` rows and `total` tokens where `df[token]` rows hold each token; ties: older
     row first.
 
     Example (a table of 10 rows and 30 tokens, two rows holding "tulip"; row 12 has
@@ -226,21 +227,15 @@ def bm25_ranked(
     """
     if depth < 1 or rows < 1:
         return []
-    live = entry.expires > now if entry.soonest <= now else None
+    live = entry.live(now)
     avgdl = float(total) / float(rows)
     lengths = entry.lengths
     scores = np.zeros(entry.size)
     hit = np.zeros(entry.size, bool)
     for token in tokens:
-        held = entry.postings.get(token)
-        if held is None:
-            continue
-        rows_of = np.frombuffer(held[0], np.int32)
-        freq = np.frombuffer(held[1], np.int32).astype(np.float64)
-        if live is not None:
-            alive = live[rows_of]
-            rows_of, freq = rows_of[alive], freq[alive]
-        n = holding.get(token, 0)
+        rows_of, counts = entry.holding(token, live)
+        freq = counts.astype(np.float64)
+        n = df.get(token, 0)
         idf = math.log((rows - n + 0.5) / (n + 0.5))
         size = (1 - B) + B * lengths[rows_of].astype(np.float64) / avgdl  # as FTS5 adds it
         scores[rows_of] += (idf if idf > 0.0 else 1e-6) * (
@@ -248,8 +243,8 @@ def bm25_ranked(
         hit[rows_of] = True
     found = np.flatnonzero(hit)
     best = scores[found]
-    if len(found) > depth:  # the rows scoring at least the depth-th best, ties included
-        kept = best >= -np.partition(-best, depth - 1)[depth - 1]
+    if len(found) > depth:
+        kept = at_least_kth(best, depth)
         found, best = found[kept], best[kept]
     seqs = entry.seqs[found]
     order = np.lexsort((seqs, -best))[:depth]

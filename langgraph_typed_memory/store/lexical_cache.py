@@ -33,7 +33,7 @@ from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
 from langgraph_typed_memory.store.scope_cache import ScopeCache, ScopeRows
 
-__all__ = ["ScopeLexicalCache", "ScopePostings", "ranked"]
+__all__ = ["ScopeLexicalCache", "ScopePostings", "at_least_kth", "ranked"]
 
 _NONE = np.zeros(0, np.int32)
 
@@ -56,6 +56,16 @@ def _cover_densities(bits: int) -> np.ndarray:
     for k in range(1, len(sums)):
         sums[k] = sums[k - 1] + _POSITION
     return sums.astype(np.float32).astype(np.float64)
+
+
+def at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
+    """Which of `scores` are at least the k-th best (ties included: possibly more than k).
+
+    Example:
+        >>> at_least_kth(np.array([0.5, 2.0, 1.0, 1.0]), 2).tolist()
+        [False, True, True, True]
+    """
+    return scores >= -np.partition(-scores, k - 1)[k - 1]  # type: ignore[no-any-return]
 
 
 class ScopePostings(ScopeRows):
@@ -81,6 +91,18 @@ class ScopePostings(ScopeRows):
     @staticmethod
     def _length(lexemes: Sequence[str], occurrences: Sequence[int]) -> int:
         return len(lexemes)
+
+    def holding(self, lexeme: str | None, live: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The numbers of the rows holding `lexeme` (ascending) and its occurrences in each,
+        kept to the rows `live` marks (None: all)."""
+        held = self.postings.get(lexeme) if lexeme is not None else None
+        if held is None:
+            return _NONE, _NONE
+        rows, counts = np.frombuffer(held[0], np.int32), np.frombuffer(held[1], np.int32)
+        if live is not None:
+            alive = live[rows]
+            rows, counts = rows[alive], counts[alive]
+        return rows, counts
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add (seq, lexemes, occurrences, expires_at) rows."""
@@ -154,18 +176,8 @@ def ranked(
     """
     if depth < 1:
         return []
-    live = entry.expires > now if entry.soonest <= now else None
-    holders = []
-    for lexeme in lexemes:
-        held = entry.postings.get(lexeme) if lexeme is not None else None
-        if held is None:
-            holders.append((_NONE, _NONE))
-            continue
-        rows, counts = np.frombuffer(held[0], np.int32), np.frombuffer(held[1], np.int32)
-        if live is not None:
-            alive = live[rows]
-            rows, counts = rows[alive], counts[alive]
-        holders.append((rows, counts))
+    live = entry.live(now)
+    holders = [entry.holding(lexeme, live) for lexeme in lexemes]
     n = max(total, 2 * max((len(rows) for rows, _ in holders), default=0), 1)
     idf = np.zeros(entry.size)
     hit = np.zeros(entry.size, bool)
@@ -178,9 +190,8 @@ def ranked(
     found = np.flatnonzero(hit)
     scores = idf[found]
     keep = 2 * depth
-    if len(found) > keep:  # the rows scoring at least the keep-th best, ties included
-        floor = -np.partition(-scores, keep - 1)[keep - 1]
-        kept = scores >= floor
+    if len(found) > keep:
+        kept = at_least_kth(scores, keep)
         found, scores = found[kept], scores[kept]
     best = np.lexsort((entry.seqs[found], entry.lengths[found], -scores))[:keep]
     found, scores = found[best], scores[best]

@@ -144,6 +144,10 @@ class ScopeRows:
     def newest(self) -> int:
         return int(self._seqs[self.size - 1]) if self.size else 0
 
+    def live(self, now: float) -> np.ndarray | None:
+        """Which rows are live at `now` (a mask); None while no row held has expired."""
+        return self.expires > now if self.soonest <= now else None
+
     def _grow(self, room: int) -> None:
         self._seqs = np.resize(self._seqs, room)
         self._expires = np.resize(self._expires, room)
