@@ -27,7 +27,7 @@ from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.discovery import visible_scope_sql
 from langgraph_typed_memory.store.postgres import to_psycopg
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
 from tests.conftest import FakeClock, fresh_database
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")),
@@ -72,13 +72,19 @@ def _reference(
 
 def _run(conn: psycopg.Connection[Any], plan: Plan[Any]) -> Any:
     """Drive a dialect plan on one connection."""
+    def execute(request: Sql) -> list[tuple[Any, ...]]:
+        return conn.execute(to_psycopg(request.text), request.params,
+                            prepare=request.prepare).fetchall()
+
     request = next(plan)
     while True:
-        assert isinstance(request, Sql)
-        rows = conn.execute(to_psycopg(request.text), request.params,
-                            prepare=request.prepare).fetchall()
+        if isinstance(request, Reads):  # several reads at once (an append to the cache)
+            answer: Any = [execute(r) for r in request.steps]
+        else:
+            assert isinstance(request, Sql)
+            answer = execute(request)
         try:
-            request = plan.send(rows)
+            request = plan.send(answer)
         except StopIteration as stop:
             return stop.value
 

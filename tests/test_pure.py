@@ -219,6 +219,32 @@ def test_interleaved_plans_keep_their_transactions_and_their_failures():
     assert groups == [["a 1", "w read", "b 1"]]
 
 
+def test_a_plans_own_reads_join_the_turns_round_trip():
+    """A plan that asks for several reads at once (`Reads`) shares the turn's round trip with
+    the other plans' statements, and gets its answers back in its order, a failed one in
+    place, while the other plans get theirs."""
+    from langgraph_typed_memory.store.protocol import Reads, Sql, interleave
+
+    def several():
+        first, second = yield Reads((Sql("r 1"), Sql("r 2")))
+        return [first, second, (yield Sql("r 3"))]
+
+    def single(name):
+        return (yield Sql(f"{name} 1")) + (yield Sql(f"{name} 2"))
+
+    groups: list[list[str]] = []
+    steps, values = _drive(interleave([single("a"), several(), single("b")]), fail={"r 2"},
+                           groups=groups)
+    assert groups == [["a 1", "r 1", "r 2", "b 1"], ["a 2", "r 3", "b 2"]]
+    assert values[0] == ["a 1", "a 2"] and values[2] == ["b 1", "b 2"]
+    assert values[1][0] == ["r 1"] and values[1][2] == ["r 3"]
+    assert isinstance(values[1][1], RuntimeError) and str(values[1][1]) == "r 2"
+    # Alone in its turn, the plan's `Reads` goes out as it is.
+    assert _drive(interleave([several()]), groups=(alone := []))[1] == [
+        [["r 1"], ["r 2"], ["r 3"]]]
+    assert alone == [["r 1", "r 2"]]
+
+
 def test_reads_run_one_by_one_when_sending_them_together_fails():
     """A failed statement in a round trip of several: each statement runs again alone, so
     that only its own plan sees the error."""

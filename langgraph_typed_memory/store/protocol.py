@@ -177,10 +177,11 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
 
     Work a plan starts in the background (a vector ranking in a worker thread) then runs
     while the other plans' statements do, instead of after them. The plain statements of one
-    turn go out together as one `Reads` (one round trip where the driver can), in the plans'
-    order. Each plan sees its own steps in its own order, and a failed step is thrown into
-    the plan that asked; a plan's transaction (`Begin` ... `Commit`) runs alone, its steps
-    one after another, after the reads asked before it.
+    turn, and the statements of a plan's own `Reads`, go out together as one `Reads` (one
+    round trip where the driver can), in the plans' order. Each plan sees its own steps in
+    its own order; a failed step is thrown into the plan that asked (a `Reads` answers with
+    its errors in place, as always); a plan's transaction (`Begin` ... `Commit`) runs alone,
+    its steps one after another, after the reads asked before it.
 
     Example:
         >>> def plan(name):
@@ -204,7 +205,7 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     pending = list(range(len(plans)))
     while pending:
         waiting = []
-        reads: list[tuple[int, Sql]] = []  # this turn's plain statements, not yet sent
+        reads: list[tuple[int, Sql | Reads]] = []  # this turn's reads, not yet sent
         for i in pending:
             in_txn = False
             while True:
@@ -214,7 +215,8 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 except StopIteration as done:
                     values[i] = done.value
                     break
-                if not in_txn and isinstance(step, Sql) and step.many is None:
+                if not in_txn and (isinstance(step, Reads)
+                                   or isinstance(step, Sql) and step.many is None):
                     reads.append((i, step))
                     waiting.append(i)
                     break
@@ -233,10 +235,10 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
 
 
 def _send(
-    reads: list[tuple[int, Sql]], replies: list[tuple[Any, Exception | None]]
+    reads: list[tuple[int, Sql | Reads]], replies: list[tuple[Any, Exception | None]]
 ) -> Generator[Any, Any, None]:
-    """Send the plans' pending reads (one alone, several as one `Reads`), keep each answer
-    or error for its plan, and empty `reads`."""
+    """Send the plans' pending reads (one alone, several as one `Reads`: a plan's own
+    `Reads` joins it), keep each answer or error for its plan, and empty `reads`."""
     if len(reads) == 1:
         i, step = reads[0]
         try:
@@ -244,9 +246,15 @@ def _send(
         except Exception as exc:
             replies[i] = (None, exc)
     elif reads:
-        answers = yield Reads(tuple(step for _, step in reads))
-        for (i, _), answer in zip(reads, answers, strict=True):
-            replies[i] = (None, answer) if isinstance(answer, Exception) else (answer, None)
+        answers = iter((yield Reads(tuple(
+            s for _, step in reads for s in (step.steps if isinstance(step, Reads) else (step,))
+        ))))
+        for i, step in reads:
+            if isinstance(step, Reads):
+                replies[i] = ([next(answers) for _ in step.steps], None)
+            else:
+                answer = next(answers)
+                replies[i] = (None, answer) if isinstance(answer, Exception) else (answer, None)
     reads.clear()
 
 

@@ -24,7 +24,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
 
 __all__ = [
     "ScopeCache", "ScopeEntry", "ScopeRows", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL",
@@ -167,6 +167,14 @@ class ScopeRows:
 E = TypeVar("E", bound=ScopeEntry)
 
 
+def _answers(answers: list[Any]) -> list[list[tuple[Any, ...]]]:
+    """A `Reads` answer's rows, raising the first statement's error there is."""
+    for answer in answers:
+        if isinstance(answer, Exception):
+            raise answer
+    return answers
+
+
 class ScopeCache(Generic[E]):
     """An LRU of `size` scope entries, brought up to date from the scope's counters.
 
@@ -229,11 +237,13 @@ class ScopeCache(Generic[E]):
         if entry is not None and (entry.changes, entry.added) != (changes, added) \
                 and entry.changes == changes and entry.newest():
             # Only rows were added. Fetch the rows after the newest held, then read the
-            # counters again: the rows are kept if they are all the additions counted (any
-            # row of the delta is counted by then; a missing one shows as a shortfall).
+            # counters again (in order, one round trip): the rows are kept if they are all
+            # the additions counted (any row of the delta is counted by then; a missing one
+            # shows as a shortfall).
             after = newer or Sql(f"{select.text} AND {seq} > ? ORDER BY {seq}", select.params)
-            rows = yield Sql(after.text, [*after.params, entry.newest()])
-            changes, added = (int(x) for x in (yield read)[0])
+            rows, again = _answers((yield Reads((
+                Sql(after.text, [*after.params, entry.newest()]), read))))
+            changes, added = (int(x) for x in again[0])
             if changes == entry.changes and len(rows) == added - entry.added:
                 entry.append((yield from prepare(rows)) if prepare else rows)
                 entry.added = added
