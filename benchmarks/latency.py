@@ -22,6 +22,9 @@ Rows, per size:
   50 fan-outs one new episode is written to the scope (the promote node writes one per
   turn), so the store brings its cached scope up to date first; the episodes are deleted
   afterwards (untimed).
+* `typed_memory` `fan-out after a one-record delete`: a correction's read. Before each of 5
+  fan-outs one new fact is written, read by a fan-out and deleted (all untimed): a change
+  other than an addition, so a store that caches the scope reads its facts again.
 * `typed_memory` `facts vector search`: that vector-only facts search alone (limit 10), to
   set beside LangGraph's single vector search.
 * `typed_memory` `fan-out + MiniLM query`: the fan-out with the query embedded by the bundled
@@ -97,6 +100,7 @@ OTHER_TENANTS = 100
 K = 10
 WARMUP = 3
 WRITE_QUERIES = 50
+DELETE_QUERIES = 5
 CHUNK = 2000
 INMEMORY_CAP = 100_000
 CONFIG: RunnableConfig = {"configurable": {"tenant_id": TENANT, "user_id": USER}}
@@ -273,6 +277,9 @@ class System:
     def episode_value(self, text: str) -> dict[str, Any]:
         return {"text": f"{text}\n{text}"}
 
+    def fact_value(self, text: str, predicate: str) -> dict[str, Any]:
+        return {"text": text}
+
     def after_load(self) -> None:
         """Hook after each stage's load (VACUUM ANALYZE on Postgres)."""
         if self._after_load:
@@ -345,6 +352,7 @@ class System:
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
             self.after_writes(stage, picked[:WRITE_QUERIES]),
+            self.after_deletes(stage, picked[:DELETE_QUERIES]),
         ]
 
     def after_writes(self, stage: Stage, picked: list[int]) -> Row:
@@ -364,6 +372,25 @@ class System:
             times.append((time.perf_counter() - start) * 1000)
         self.store.batch([PutOp(ns, f"w{stage.total}-{j}", None) for j in picked])
         return self.row(stage, "fan-out after a one-record write", times)
+
+    def after_deletes(self, stage: Stage, picked: list[int]) -> Row:
+        """A correction's read: each fan-out follows the delete of a fact written (and read
+        by a fan-out) just before, untimed; a delete is not an addition, so a store that
+        caches the scope reads its facts again."""
+        ns = (*SCOPE, "fact")
+        texts = [f"deleted {stage.scope} {j}" for j in picked]
+        self.data.embedder.add(texts, unit_vectors(np.random.default_rng(stage.scope + 1),
+                                                   len(texts)))
+        times = []
+        for j, text in zip(picked, texts, strict=True):
+            key = f"d{stage.total}-{j}"
+            self.store.put(ns, key, self.fact_value(text, f"deleted_{j}"))
+            self.fan_out(j)
+            self.store.delete(ns, key)
+            start = time.perf_counter()
+            self.check(self.fan_out(j))
+            times.append((time.perf_counter() - start) * 1000)
+        return self.row(stage, "fan-out after a one-record delete", times)
 
 
 class LangGraphSystem(System):
@@ -405,6 +432,9 @@ class TypedSystem(System):
 
     def episode_value(self, text: str) -> dict[str, Any]:
         return {"title": text, "summary": text}
+
+    def fact_value(self, text: str, predicate: str) -> dict[str, Any]:
+        return {"subject": "user", "predicate": predicate, "content": text}
 
     def vector_search(self, kind: str) -> Callable[[int], list[str]]:
         ns, texts = (*SCOPE, kind), self.data.query_texts

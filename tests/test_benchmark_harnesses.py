@@ -140,7 +140,7 @@ def test_latency_quick_sqlite(tmp_path: Path) -> None:
     with_model = [r for r in product if "MiniLM" in r["measure"]]
     assert len(with_model) == 3 and all(r["queries"] == 3 for r in with_model)
     memory = [r for r in rows if r["system"] == "langgraph_inmemory"]
-    assert len(memory) == 9  # the same three measures per stage, through the same node
+    assert len(memory) == 12  # the same four measures per stage, through the same node
     memory_fan_out = [r for r in memory if r["measure"].startswith("retrieve node fan-out")]
     assert len(memory_fan_out) == 3 and all(r["recall_at_10"] == 1.0  # brute force
                                             for r in memory_fan_out)
@@ -161,7 +161,7 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
     langgraph = [r for r in report["rows"] if r["system"].startswith("langgraph_postgres")]
     assert {r["measure"] for r in langgraph} == {
         "retrieve node fan-out (D1 + D2)", "facts vector search (limit 10)",
-        "fan-out after a one-record write"}
+        "fan-out after a one-record write", "fan-out after a one-record delete"}
     for r in langgraph:
         if r["measure"].startswith("retrieve node fan-out"):
             assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
