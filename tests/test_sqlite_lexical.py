@@ -197,6 +197,10 @@ def test_cached_postings_follow_every_change() -> None:
             for i in range(3)]
     check()
     assert (cache.full_loads, cache.appended_loads) == (1, 1)
+    for i, text in enumerate((None, "_ -")):  # rows without a token
+        _insert(conn, 10_100 + i, "fact", "t1", "u1", text)
+        check()
+    assert (cache.full_loads, cache.appended_loads) == (1, 3)
     for i in range(5):  # other scopes, other kinds: statistics only
         _insert(conn, 20_000 + i, "fact", "t2", None, "w0 w0 w2 cats")
         _insert(conn, 30_000 + i, "episode", "t1", "u1", "w1 w3")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -70,8 +70,7 @@ def at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
 
 class ScopePostings(ScopeRows):
     """A scope's rows (seq, expiry: `ScopeRows`; length) and, per lexeme, the numbers of the
-    rows holding it with its occurrences in each. A row's length is its count of distinct
-    lexemes (Postgres' `length(tsvector)`); a subclass may count otherwise (`_length`)."""
+    rows holding it with its occurrences in each."""
 
     __slots__ = ("postings", "_lengths")
 
@@ -88,10 +87,6 @@ class ScopePostings(ScopeRows):
         super()._grow(room)
         self._lengths = np.resize(self._lengths, room)
 
-    @staticmethod
-    def _length(lexemes: Sequence[str], occurrences: Sequence[int]) -> int:
-        return len(lexemes)
-
     def holding(self, lexeme: str | None, live: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The numbers of the rows holding `lexeme` (ascending) and its occurrences in each,
         kept to the rows `live` marks (None: all)."""
@@ -105,20 +100,39 @@ class ScopePostings(ScopeRows):
         return rows, counts
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add (seq, lexemes, occurrences, expires_at) rows."""
-        if not rows:
-            return
-        start, end = self._place([r[0] for r in rows], [r[3] for r in rows])
-        self._lengths[start:end] = [self._length(r[1], r[2]) for r in rows]
-        postings = self.postings
-        for row, (_, lexemes, occurrences, _) in enumerate(rows, start):
+        """Add (seq, lexemes, occurrences, expires_at) rows, a row's length its count of
+        distinct lexemes (Postgres' `length(tsvector)`)."""
+        grouped: dict[str, tuple[array[int], array[int]]] = {}
+        for row, (_, lexemes, occurrences, _) in enumerate(rows):
             for lexeme, count in zip(lexemes, occurrences, strict=True):
-                held = postings.get(lexeme)
+                held = grouped.get(lexeme)
                 if held is None:
-                    postings[lexeme] = (array("i", (row,)), array("i", (count,)))
+                    grouped[lexeme] = (array("i", (row,)), array("i", (count,)))
                 else:
                     held[0].append(row)
                     held[1].append(count)
+        self.add([r[0] for r in rows], [r[3] for r in rows], [len(r[1]) for r in rows],
+                 ((lexeme, np.frombuffer(held[0], np.int32), np.frombuffer(held[1], np.int32))
+                  for lexeme, held in grouped.items()))
+
+    def add(
+        self, seqs: Sequence[int], expires: Sequence[float | None],
+        lengths: Sequence[int] | np.ndarray, holders: Iterable[tuple[str, np.ndarray, np.ndarray]],
+    ) -> None:
+        """Add rows after those held: their seqs, expiry times and lengths, and for each
+        lexeme the rows holding it, as indexes into these (ascending, int32), with its
+        occurrences in each (int32)."""
+        if not len(seqs):
+            return
+        start, end = self._place(seqs, expires)
+        self._lengths[start:end] = lengths
+        postings = self.postings
+        for lexeme, rows, counts in holders:
+            held = postings.get(lexeme)
+            if held is None:
+                held = postings[lexeme] = (array("i"), array("i"))
+            held[0].frombytes((rows + np.int32(start) if start else rows).tobytes())
+            held[1].frombytes(counts.tobytes())
         self.size = end
 
 

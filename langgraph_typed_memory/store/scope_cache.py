@@ -175,6 +175,16 @@ def _answers(answers: list[Any]) -> list[list[tuple[Any, ...]]]:
     return answers
 
 
+def _add(
+    entry: E, rows: list[tuple[Any, ...]],
+    add: Callable[[E, list[tuple[Any, ...]]], Plan[None]] | None,
+) -> Plan[None]:
+    if add is None:
+        entry.append(rows)
+    else:
+        yield from add(entry, rows)
+
+
 class ScopeCache(Generic[E]):
     """An LRU of `size` scope entries, brought up to date from the scope's counters.
 
@@ -216,15 +226,15 @@ class ScopeCache(Generic[E]):
     def current(
         self, key: tuple[Any, ...], cells: tuple[str, Sequence[Any]], select: Sql,
         seq: str, new: Callable[[int, int], E], *, counters: tuple[int, int] | None = None,
-        prepare: Callable[[list[tuple[Any, ...]]], Plan[list[tuple[Any, ...]]]] | None = None,
+        add: Callable[[E, list[tuple[Any, ...]]], Plan[None]] | None = None,
         newer: Sql | None = None,
     ) -> Plan[E]:
         """The entry for `key`, brought up to date: as cached, with the added rows, or
         reloaded by `select` into `new(changes, added)`. `cells` filters
         `memory_scope_versions` (alias `m`) to the cells the scope can see; `seq` is the
         select's seq column; `counters`, if given, are the cells' (changes, added) as the
-        caller just read them (`counters_sql`); `prepare`, if given, turns the rows `select`
-        returns into the rows the entry appends (SQLite tokenizes texts); `newer`, if given,
+        caller just read them (`counters_sql`); `add`, if given, adds the rows `select`
+        returns to an entry in place of its `append` (SQLite tokenizes texts); `newer`, if given,
         is the select of the rows after a seq (its last parameter), in seq order, for a plan
         better than `select`'s with `seq > ?` added. Counters are read before the rows, so a
         racing write reloads, never hides."""
@@ -245,13 +255,13 @@ class ScopeCache(Generic[E]):
                 Sql(after.text, [*after.params, entry.newest()]), read))))
             changes, added = (int(x) for x in again[0])
             if changes == entry.changes and len(rows) == added - entry.added:
-                entry.append((yield from prepare(rows)) if prepare else rows)
+                yield from _add(entry, rows, add)
                 entry.added = added
                 self.appended_loads += 1
         if entry is None or (entry.changes, entry.added) != (changes, added):
             entry = new(changes, added)
             rows = yield Sql(f"{select.text} ORDER BY {seq}", select.params)
-            entry.append((yield from prepare(rows)) if prepare else rows)
+            yield from _add(entry, rows, add)
             self.full_loads += 1
             self._entries[key] = entry
             while len(self._entries) > self.size:
