@@ -179,6 +179,8 @@ def _add(
     entry: E, rows: list[tuple[Any, ...]],
     add: Callable[[E, list[tuple[Any, ...]]], Plan[None]] | None,
 ) -> Plan[None]:
+    """Add the rows a cache's select returned to `entry`: by `add` if given, else by the
+    entry's `append`."""
     if add is None:
         entry.append(rows)
     else:
