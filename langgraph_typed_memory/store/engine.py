@@ -69,6 +69,7 @@ from langgraph_typed_memory.store.protocol import (
     Sql,
     interleave,
 )
+from langgraph_typed_memory.store.scope_cache import ScopeCache
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
 from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
 
@@ -85,6 +86,11 @@ class Dialect(Protocol):
     """SQL function (text, substring) -> 1-based position or 0."""
     vectors: ScopeVectorCache
     """The cached vector matrices (and their records' priors) per scope."""
+
+    @property
+    def postings(self) -> ScopeCache[Any]:
+        """The cached full-text postings per scope."""
+        ...
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
     def lock_migrations(self) -> Sql | None: ...
@@ -113,10 +119,6 @@ class Dialect(Protocol):
 
     def after_erasure(self) -> list[Sql]:
         """Statements that purge erased content from files and index structures."""
-        ...
-
-    def forget_cached(self) -> None:
-        """Drop this process's cached copies of scope rows (vectors, postings)."""
         ...
 
     def vector_scores(

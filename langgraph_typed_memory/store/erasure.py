@@ -116,7 +116,8 @@ def purge_plan(engine: Engine) -> Plan[None]:
     files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL),
     and from this process's scope caches (another process's reload at its next search of
     the scope, whose counters the erasure moved)."""
-    engine.dialect.forget_cached()
+    engine.dialect.vectors.clear()
+    engine.dialect.postings.clear()
     for statement in engine.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()
         yield statement
 

@@ -128,8 +128,8 @@ class Tokenizer:
         first[1:] = (docs[1:] != docs[:-1]) | (token_of[1:] != token_of[:-1])
         starts = np.flatnonzero(first)
         counts = np.diff(np.append(starts, len(docs))).astype(np.int32)
-        held, ends = docs[starts].astype(np.int32), np.cumsum(
-            np.bincount(token_of[starts], minlength=len(found))).tolist()
+        held = docs[starts].astype(np.int32)
+        ends = np.cumsum(np.bincount(token_of[starts], minlength=len(found))).tolist()
         lengths = np.bincount(docs, minlength=len(texts)).astype(np.int32)
         return lengths, [(row[0], held[begin:end], counts[begin:end])
                          for row, begin, end in zip(found, [0, *ends][:-1], ends, strict=True)]

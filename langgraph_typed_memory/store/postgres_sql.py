@@ -437,11 +437,6 @@ class PostgresDialect:
         )
         return [(seq, float(score)) for seq, score in rows]
 
-    def forget_cached(self) -> None:
-        """Empty the scope caches (`purge_plan`, after an erasure)."""
-        self.vectors.clear()
-        self.postings.clear()
-
     def after_erasure(self) -> list[Sql]:
         """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""
         return []

@@ -321,11 +321,6 @@ class SqliteDialect:
         )
         return [(seq, float(score)) for seq, score in rows]
 
-    def forget_cached(self) -> None:
-        """Empty the scope caches (`purge_plan`, after an erasure)."""
-        self.vectors.clear()
-        self.postings.clear()
-
     def after_erasure(self) -> list[Sql]:
         """Leave no trace of erased text in the file: merge the full-text segments (dropping
         deleted postings), rewrite the file without free pages (other connections, such as a
