@@ -305,5 +305,5 @@ def test_cached_postings_follow_every_change(pg_server: Any) -> None:
         w.execute("UPDATE memories SET search_text = 'tulips everywhere' "
                   "WHERE key = 'garden' AND status = 'active'")
         assert found("tulips") == {"garden"}
-        # Reloaded for the correction, the deletion and the text (an expiry is masked).
-        assert (cache.full_loads, cache.appended_loads) == (4, 1)
+        # Patched for the correction, the deletion and the text (an expiry is masked).
+        assert (cache.full_loads, cache.appended_loads, cache.patched_loads) == (1, 1, 3)

@@ -25,6 +25,7 @@ from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.discovery import visible_scope_sql
 from langgraph_typed_memory.store.protocol import Plan, Reads, Sql, interleave
+from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
 from langgraph_typed_memory.store.sqlite import connect_sqlite
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
 
@@ -172,8 +173,9 @@ def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection,
 def test_cached_postings_follow_every_change() -> None:
     """Records added to the scope are appended to its postings; records added elsewhere move
     only the table's statistics (read each query); an update of text, status or expiry, and a
-    delete, reload the scope; expiry at query time is masked. After each, the ranking is the
-    statement's."""
+    delete, patch the scope (the record masked, its row fetched again); expiry at query time
+    is masked. After each, the ranking is the statement's. A change the log cannot account
+    for (trimmed) reloads."""
     conn = connect_sqlite(":memory:")
     SqliteMemoryStore(conn).setup()
     rng = random.Random(5)
@@ -212,12 +214,26 @@ def test_cached_postings_follow_every_change() -> None:
         ("UPDATE memories SET expires_at = ? WHERE seq = ?", [NOW + 5.0, seqs[2]]),
         ("DELETE FROM memories WHERE seq = ?", [seqs[0]]),
     ]
-    for n, (statement, values) in enumerate(changes, start=2):
+    held = [r[0] for r in conn.execute(f"SELECT m.seq FROM memories m WHERE {read.where} "
+                                       "AND m.seq < 600", list(read.params))]
+    older = rng.sample(held, 3)  # records held since the first load
+    changes += [
+        ("UPDATE memories SET search_text = 'w1 w1 w1 dog' WHERE seq = ?", [older[0]]),
+        ("UPDATE memories SET status = 'revoked' WHERE seq = ?", [older[1]]),
+        ("DELETE FROM memories WHERE seq IN (?, ?)", older[1:]),
+        ("UPDATE memories SET search_text = 'w0 w2' WHERE seq = ?", [older[0]]),
+    ]
+    for n, (statement, values) in enumerate(changes, start=1):
         conn.execute(statement, values)
         check()
-        assert cache.full_loads == n, statement
+        assert (cache.full_loads, cache.patched_loads) == (1, n), statement
     check(at=NOW + 6.0)  # seqs[2] has expired: masked, no reload
-    assert cache.full_loads == len(changes) + 1
+    assert cache.full_loads == 1
+    # The log trimmed past a change the cache has not read: counted, not found, reloaded.
+    conn.execute("UPDATE memories SET search_text = 'w3 w3' WHERE seq = ?", [older[0]])
+    conn.execute(TRIM_CHANGES, [0])
+    check()
+    assert (cache.full_loads, cache.patched_loads) == (2, len(changes))
     conn.close()
 
 

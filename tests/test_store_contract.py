@@ -403,10 +403,11 @@ def test_new_records_join_the_cached_vectors_without_a_reload(store, clock):
     store.put(("tenant:acme", "user:bob", "fact"), "x", fact("red tulips for bob", "bob"))
     assert {h.key for h in store.search(ALICE_FACTS, query="red tulips")} == {"a", "b", "c"}
     assert (cache.full_loads, cache.appended_loads) == (loads, 1)
-    # A deletion (or a status change) is not an append: the scope is read again.
+    # A deletion (or a status change) is logged: the record is masked, not the scope read
+    # again.
     store.delete(ALICE_FACTS, "b")
     assert {h.key for h in store.search(ALICE_FACTS, query="red tulips")} == {"a", "c"}
-    assert cache.full_loads == loads + 1
+    assert (cache.full_loads, cache.patched_loads) == (loads, 1)
     # A tenant fact waits as provisional for a second source: its vector is counted in a
     # cell alice sees, but it is not active, so the appended rows fall short: reload.
     loads = cache.full_loads
@@ -417,10 +418,44 @@ def test_new_records_join_the_cached_vectors_without_a_reload(store, clock):
     assert cache.full_loads == loads + 1
 
 
+def test_changed_records_are_patched_into_the_cached_scope(store, clock, monkeypatch):
+    """A deletion, a correction and an expiry change mask the record's cached rows and add
+    its rows as they are now (the vector cache here; the postings likewise), with the
+    results of a fresh store. A change the log no longer holds (trimmed by the sweep's
+    garbage collection before a search read it) reloads the scope instead."""
+    from langgraph_typed_memory.store import freshness
+
+    cache = store._engine.dialect.vectors
+    for key in "abcd":
+        store.put(ALICE_FACTS, key, fact(f"red tulips in bed {key}"))
+
+    def found(query: str = "red tulips") -> list[str]:
+        return [h.key for h in store.search(ALICE_FACTS, query=query, limit=10)]
+
+    assert sorted(found()) == ["a", "b", "c", "d"]
+    loads = cache.full_loads
+    store.delete(ALICE_FACTS, "b")
+    assert sorted(found()) == ["a", "c", "d"]
+    store.put(ALICE_FACTS, "a", fact("white roses by the gate"))  # a correction
+    store.put(ALICE_FACTS, "c", fact("red tulips in bed c"), ttl=60)  # same value, an expiry
+    assert sorted(found()) == ["a", "c", "d"]
+    hit = store.search(ALICE_FACTS, query="white roses gate", limit=1)[0]
+    assert (hit.key, hit.value["content"]) == ("a", "white roses by the gate")
+    clock.advance(minutes=61)
+    assert sorted(found()) == ["a", "d"]
+    assert (cache.full_loads, cache.patched_loads) == (loads, 2)
+    monkeypatch.setattr(freshness, "CHANGES_KEPT", 0)
+    store.delete(ALICE_FACTS, "d")
+    store.sweep()
+    assert found() == ["a"]
+    assert (cache.full_loads, cache.patched_loads) == (loads + 1, 2)
+
+
 def test_cached_priors_follow_real_changes_only(store, clock):
     """The priors of a ranked search come from the vector cache: a confidence change (by
-    feedback) reloads the scope and shows in the score; a restatement, which sets a record's
-    status again to what it was, changes nothing the cache holds and reloads nothing."""
+    feedback) patches the record's rows and shows in the score; a restatement, which sets a
+    record's status again to what it was, changes nothing the cache holds and reloads
+    nothing."""
     cache = store._engine.dialect.vectors
     notes = ("tenant:acme", "user:alice", "observation")
     store.put(notes, "o1", {"category": "format", "quote": "Asks for CSV exports.",
@@ -429,7 +464,8 @@ def test_cached_priors_follow_real_changes_only(store, clock):
     loads = cache.full_loads
     store.feedback(notes, "o1", "correct")  # confidence 0.6 -> 0.8
     after = store.search(notes, query="CSV exports")[0]
-    assert after.score > before.score and cache.full_loads == loads + 1
+    assert after.score > before.score
+    assert (cache.full_loads, cache.patched_loads) == (loads, 1)
     fact = {"kind": "fact", "subject": "user", "predicate": "bird",
             "content": "swallows fly west", "confidence": 0.9}
     store.promote([fact], tenant_id="acme", user_id="alice", run_id="r1")
@@ -438,7 +474,7 @@ def test_cached_priors_follow_real_changes_only(store, clock):
     outcome = store.promote([fact], tenant_id="acme", user_id="alice", run_id="r2")
     assert [o.outcome for o in outcome] == ["deduplicated"]
     assert [h.key for h in store.search(ALICE_FACTS, query="swallows")] == found
-    assert cache.full_loads == loads
+    assert (cache.full_loads, cache.patched_loads) == (loads, 1)
 
 
 def test_a_worker_thread_ranks_large_scopes_as_the_caller_would(store, clock, monkeypatch):

@@ -26,6 +26,7 @@ from langgraph_typed_memory.lifecycle import (
 )
 from langgraph_typed_memory.namespaces import parse_namespace
 from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
@@ -78,6 +79,11 @@ SQL_TTL_UNTYPED_COUNT = (
 SQL_TTL_UNTYPED = (
     "DELETE FROM memories WHERE kind IS NULL AND expires_at IS NOT NULL AND expires_at <= ?"
 )
+
+
+CHANGES_KEPT = 100_000
+"""Changes the log keeps: a cached scope that has not been read for this many changes (of
+any scope) reloads, where it would have read as many rows of the log (a judgment)."""
 
 
 @dataclass(slots=True)
@@ -199,10 +205,12 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
 
 
 def gc_plan(engine: Engine) -> Plan[GcReport]:
-    """Forget records expired for `gc_after_days` AND below `gc_below_confidence` (F2)."""
+    """Forget records expired for `gc_after_days` AND below `gc_below_confidence` (F2), and
+    trim the log of changed records (`scope_cache`) to its newest `CHANGES_KEPT` ids."""
     settings, report = engine.lifecycle, GcReport()
     now = engine.clock().timestamp()
     yield Begin()
+    yield Sql(TRIM_CHANGES, [CHANGES_KEPT])
     doomed: list[tuple[Any, ...]] = []
     reasons: dict[str, str] = {}
     for seq, ident, ns, key, status, confidence, since in (

@@ -38,7 +38,7 @@ import numpy as np
 from langgraph_typed_memory.store.lexical_cache import ScopePostings, at_least_kth
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeCache
+from langgraph_typed_memory.store.scope_cache import ScopeCache, counters_from
 
 __all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache", "averages", "bm25_ranked"]
 
@@ -173,7 +173,7 @@ def averages(record: bytes | None) -> tuple[int, int]:
 
 _SELECT = "SELECT m.seq, m.search_text, m.expires_at FROM memories m{hint} WHERE {where}"
 """A scope's rows for the postings, tokenized by `Tokenizer.postings`. The rows added
-since the newest held are read `NOT INDEXED` (`{hint}`), by a range of the rowid: by the
+since the newest held, or changed, are read `NOT INDEXED` (`{hint}`), by the rowid: by the
 scope index, SQLite read every row of the scope and sorted them (5 ms at 25k rows)."""
 
 _STATS = (", (SELECT block FROM {table}_data WHERE id = 1), "
@@ -210,14 +210,14 @@ class ScopeFts5Cache(ScopeCache[ScopePostings]):
         table), for the query's terms of one token each, `tokens`."""
         counters = self.counters_sql(scope.cells[0]).replace(
             " FROM memory_scope_versions", _STATS.format(table=table), 1)
-        changes, inserts, record, held = (yield Sql(
+        *counted, record, held = (yield Sql(
             counters, [json.dumps(list(dict.fromkeys(tokens))), *scope.cells[1]]))[0]
         entry = yield from self.current(
             (scope.where, tuple(scope.params)), scope.cells,
             Sql(_SELECT.format(hint="", where=scope.where), list(scope.params)), "m.seq",
-            ScopePostings, counters=(int(changes), int(inserts)), add=self._add,
-            newer=Sql(_SELECT.format(hint=" NOT INDEXED", where=scope.where)
-                      + " AND m.seq > ? ORDER BY m.seq", list(scope.params)))
+            ScopePostings, counters=counters_from(counted), add=self._add,
+            by_seq=Sql(_SELECT.format(hint=" NOT INDEXED", where=scope.where),
+                       list(scope.params)))
         rows, total = averages(record)
         return bm25_ranked(entry, tokens, dict(json.loads(held)), rows, total, scope.now, depth)
 

@@ -7,8 +7,8 @@ term, ~2.5 us each, most of it the heap fetch of a wide row to test the scope, a
 words match thousands of rows (the 100k scope of the latency benchmark: ~10 ms of a
 fan-out's ~19). Here a scope's rows are read once, as (seq, lexemes, occurrences, expiry),
 into postings (lexeme -> row numbers and occurrence counts) kept in this process and brought
-up to date like the vector matrices (`scope_cache`: new records are fetched alone, any other
-change reloads); a query adds IDFs over a few postings arrays in numpy.
+up to date like the vector matrices (`scope_cache`: new records are fetched alone, changed
+ones masked and fetched again); a query adds IDFs over a few postings arrays in numpy.
 
 `ts_rank_cd` is computed here too. For a query of terms joined by `|`, every occurrence of a
 query lexeme is a cover of its own, worth 1 / (1 / 0.1f) at the default weight of an
@@ -141,8 +141,8 @@ _SELECT = ("SELECT m.seq, tsvector_to_array(m.search_tsv), "
            "m.expires_at FROM memories m WHERE {where}")
 """A scope's rows for the postings: lexemes and their occurrence counts, in the tsvector's
 order both. Loading the 75k facts of the latency benchmark's scope takes ~2 s (half the
-fetch, half the postings; measured once): a reload after any change but an insert costs
-that much once."""
+fetch, half the postings; measured once): a reload (the first search, a trimmed log, dead
+rows past a quarter) costs that much once."""
 
 
 class ScopeLexicalCache(ScopeCache[ScopePostings]):
@@ -159,10 +159,10 @@ class ScopeLexicalCache(ScopeCache[ScopePostings]):
 
     def ranked(
         self, scope: ScopeRead, lexemes: Sequence[str | None], total: float, depth: int,
-        counters: tuple[int, int],
+        counters: tuple[int, int, int],
     ) -> Plan[list[tuple[int, float]]]:
         """`ranked` over the scope's rows, brought up to date first from `counters`, the
-        scope's (changes, inserts) read by the caller."""
+        scope's (changes, inserts, logged) read by the caller."""
         entry = yield from self.current(
             (scope.where, tuple(scope.params)), scope.cells,
             Sql(_SELECT.format(where=scope.where), list(scope.params)), "m.seq",

@@ -22,10 +22,15 @@ from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
+    ROW_CHANGE,
     ROW_COLUMNS,
     VECTOR_CELL,
+    VECTOR_CHANGE,
     VERSIONS_TABLE,
     bump_cell,
+    changes_table,
+    counters_from,
+    log_change,
     row_changed,
 )
 from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
@@ -149,6 +154,16 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
             "0014_memories_fillfactor",
             ("ALTER TABLE memories SET (fillfactor = 90)",),
         ),
+        (
+            # Each change counted in `version` but not in `appends` logs its record's seq
+            # too, so a cached scope masks and refetches the records changed, where it
+            # reloaded them all (the vectors' function: 0016).
+            "0015_scope_changes",
+            (
+                changes_table("id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+                _bump_function("memory_row_changed", ROW_CELL, ROW_CHANGE),
+            ),
+        ),
     )
     if dims is None:
         return base
@@ -193,6 +208,8 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                     EXECUTE FUNCTION memory_vectors_appended()""",
             ),
         ),
+        ("0016_vector_changes",
+         (_bump_function("memory_vector_changed", VECTOR_CELL, VECTOR_CHANGE),)),
     )))
 
 
@@ -247,14 +264,20 @@ SQL_INSERT_VECTORS_FOR_IDS = (
 """`queries.SQL_INSERT_VECTOR_FOR_ID` for many rows in one statement."""
 
 
-def _bump_function(name: str, cell: str) -> str:
-    """A trigger function counting a change of the cell of its OLD (delete) or NEW row."""
-    return f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+def _bump_function(name: str, cell: str, change: str | None = None) -> str:
+    """A trigger function counting a change of the cell of its OLD (delete) or NEW row and,
+    with `change` (its `log_change` source), logging it (replacing an older function)."""
+    def body(row: str) -> str:
+        logged = "" if change is None else f"{log_change(change.format(row=row))};"
+        return f"{bump_cell(cell.format(row=row))}; {logged}"
+
+    return f"""CREATE {"" if change is None else "OR REPLACE "}FUNCTION {name}() RETURNS trigger
+        LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP = 'DELETE' THEN
-                {bump_cell(cell.format(row="OLD"))};
+                {body("OLD")}
             ELSE
-                {bump_cell(cell.format(row="NEW"))};
+                {body("NEW")}
             END IF;
             RETURN NULL;
         END $$"""
@@ -422,12 +445,12 @@ class PostgresDialect:
         quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
         if depth is not None:
             counters = self.postings.counters_sql(scope.cells[0]).removeprefix("SELECT ")
-            total, parsed, changes, inserts = (yield Sql(
+            total, parsed, *counted = (yield Sql(
                 _LEXEMES.format(counters=counters), [quoted, *scope.cells[1]]))[0]
             lexemes = _lexemes(parsed)
             if lexemes is not None:
                 return (yield from self.postings.ranked(
-                    scope, lexemes, float(total), depth, (int(changes), int(inserts))))
+                    scope, lexemes, float(total), depth, counters_from(counted)))
         where, params = scope.live()
         cut = [] if depth is None else [depth, depth]
         rows = yield Sql(

@@ -25,11 +25,15 @@ from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
+    ROW_CHANGE,
     ROW_COLUMNS,
     VECTOR_APPEND_CELL,
     VECTOR_CELL,
+    VECTOR_CHANGE,
     VERSIONS_TABLE,
     bump_cell,
+    changes_table,
+    log_change,
     row_changed,
 )
 from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
@@ -222,6 +226,31 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             END""",
             *(f"CREATE VIRTUAL TABLE {table}_vocab USING fts5vocab({table}, row)"
               for table in FTS_TABLES.values()),
+        ),
+    ),
+    # Each change counted in `version` but not in `appends` logs its record's seq too, so
+    # a cached scope masks and refetches the records changed, where it reloaded them all.
+    (
+        "0015_scope_changes",
+        (
+            changes_table("id INTEGER PRIMARY KEY AUTOINCREMENT"),
+            "DROP TRIGGER memories_version_delete",
+            f"""CREATE TRIGGER memories_version_delete AFTER DELETE ON memories
+                WHEN old.kind IS NOT NULL BEGIN
+                {bump_cell(ROW_CELL.format(row="old"))};
+                {log_change(ROW_CHANGE.format(row="old"))};
+            END""",
+            "DROP TRIGGER memories_version_update",
+            f"""CREATE TRIGGER memories_version_update AFTER UPDATE OF {", ".join(ROW_COLUMNS)}
+                ON memories WHEN new.kind IS NOT NULL AND ({row_changed("IS NOT")}) BEGIN
+                {bump_cell(ROW_CELL.format(row="new"))};
+                {log_change(ROW_CHANGE.format(row="new"))};
+            END""",
+            "DROP TRIGGER vectors_version_delete",
+            f"""CREATE TRIGGER vectors_version_delete AFTER DELETE ON memory_vectors BEGIN
+                {bump_cell(VECTOR_CELL.format(row="old"))};
+                {log_change(VECTOR_CHANGE.format(row="old"))};
+            END""",
         ),
     ),
 )

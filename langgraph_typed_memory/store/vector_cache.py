@@ -4,8 +4,8 @@ Both backends rank vectors the same way: the scope's vectors, read once after th
 filter, are kept unit-normalized as one float32 matrix, so a query is one matrix-vector
 product (exact: every vector in scope is scored). An LRU keeps `size` scopes.
 
-Entries are kept valid by the scope's counters (`scope_cache`: reloaded on any change
-but added vectors, which are fetched alone).
+Entries are kept valid by the scope's counters (`scope_cache`: added vectors are fetched
+alone, a changed record's rows masked and fetched again).
 
 A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
 its lexical SQL meanwhile: numpy and the database drivers release the GIL. The matrix is cut
@@ -139,13 +139,9 @@ class _ScopeMatrix(ScopeRows):
 
     def priors(self, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
         """(confidence, time, tier) of the records among `seqs` that have a vector here."""
-        if not self.size or not seqs:
-            return {}
-        wanted = np.asarray(seqs, np.int64)
-        at = np.minimum(np.searchsorted(self.seqs, wanted), self.size - 1)
-        held = self._seqs[at] == wanted
+        held, at = self.find(seqs)
         return {int(seq): (float(row[0]), float(row[1]), int(row[2]))
-                for seq, row in zip(wanted[held], self._priors[at[held]], strict=True)}
+                for seq, row in zip(held, self._priors[at], strict=True)}
 
 
 class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
@@ -226,7 +222,7 @@ def _merged(
                 return
         try:
             found = sorted((hit for part in parts for hit in part.result()),
-                           key=lambda hit: -hit[1])
+                           key=lambda hit: (-hit[1], hit[0]))
             best: dict[int, float] = {}
             for seq, score in found:
                 if seq not in best:
@@ -290,11 +286,12 @@ def _rank_half(
 
 
 def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
-    """Best-first (seq, score), one per record (max over its vectors)."""
+    """Best-first (seq, score), one per record (max over its vectors); ties: older record
+    first, wherever its rows are held."""
     if depth is not None and len(scores) > depth * 4:
         keep = np.argpartition(-scores, depth * 4)[: depth * 4]  # enough for max-pooling
         seqs, scores = seqs[keep], scores[keep]
-    order = np.argsort(-scores, kind="stable")
+    order = np.lexsort((seqs, -scores))
     best: dict[int, float] = {}
     for i in order:
         seq = int(seqs[i])
