@@ -348,6 +348,8 @@ class ScopeCache(Generic[E]):
         if entry is not None and (entry.changes, entry.added) != counters[:2]:
             counters = yield from self._patch(entry, counters, read, cells, by_seq or select,
                                               seq, add)
+        elif entry is not None:  # nothing changed here: the next read of the log starts now
+            entry.logged = counters[2]
         if entry is None or (entry.changes, entry.added) != counters[:2]:
             entry = new(*counters[:2])
             entry.logged = counters[2]
