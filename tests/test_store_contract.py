@@ -504,7 +504,7 @@ def test_a_worker_thread_ranks_large_scopes_as_the_caller_would(store, clock, mo
     assert threads and not any(t.startswith("typed-memory-vectors") for t in threads)
     threads.clear()
     monkeypatch.setattr(cache, "parallel_from", 1)
-    monkeypatch.setattr(cache, "chunk_rows", 5)  # five chunks, merged
+    monkeypatch.setattr(cache, "chunks", 5)  # five chunks, merged
     assert ranked() == inline
     assert threads and all(t.startswith("typed-memory-vectors") for t in threads)
     assert all(int(key[1:]) % 3 for found in inline for key, _ in found)

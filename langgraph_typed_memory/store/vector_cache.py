@@ -9,8 +9,8 @@ alone, a changed record's rows masked and fetched again).
 
 A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
 its lexical SQL meanwhile: numpy and the database drivers release the GIL. The matrix is cut
-into chunks of `CHUNK_ROWS` rows, each ranked by `einsum`'s single-threaded loop in the
-shared pool of two threads, and the chunks' best are merged: the product is memory-bound,
+into `CHUNKS` equal chunks (one per thread), each ranked by `einsum`'s single-threaded loop in
+the shared pool of two threads, and the chunks' best are merged: the product is memory-bound,
 and one BLAS call on two threads reads it no faster than one thread (75k x 384: ~5 ms either
 way), while two threads on two halves do (100k x 384: 4.9 against 7.6 ms, measured once);
 chunks also let the facts and episodes searches of one fan-out share both threads.
@@ -47,10 +47,15 @@ Decode = Callable[[list[Any]], np.ndarray]
 PARALLEL_FROM = 16_384
 """Scopes with this many vectors or more are ranked in worker threads; a smaller product is
 short, with little to hide behind the SQL (a judgment, not a measured optimum)."""
-CHUNK_ROWS = 32_768
-"""Rows per chunk of a ranking in worker threads: the 100k fan-out of the latency benchmark
-(75k facts, 25k episodes) was ~2 ms faster at p50 with chunks of 32k or 40k rows than with
-16k or with one ranking per scope, interleaved in one process (scratch measurement)."""
+CHUNKS = 2
+"""Chunks of a ranking in worker threads: one per thread, so that the scopes one fan-out
+ranks at once (facts and episodes) split evenly over both threads. On the 100k fan-out of the
+latency benchmark (75k facts, 25k episodes) chunks of 32k or 40k rows had been ~2 ms faster
+at p50 than 16k or one ranking per scope (session 7); halves, against 32k chunks (four
+parts of 32k, 32k, 11k and 25k rows, which two threads cannot split evenly): p50 / p95
+10.10 / 13.57 against 10.52 / 14.84 ms on Postgres, 8.00 / 11.20 against 8.08 / 11.48 on
+SQLite (scratch A/B, 10 alternated rounds of 200 fan-outs, session 9; 25k chunks were
+slower: 11.66 / 16.92 against 10.52 / 14.73)."""
 
 
 HALF_ERROR = 2e-3
@@ -154,11 +159,11 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
     """
 
     def __init__(
-        self, size: int = 8, *, parallel_from: int = PARALLEL_FROM, chunk_rows: int = CHUNK_ROWS
+        self, size: int = 8, *, parallel_from: int = PARALLEL_FROM, chunks: int = CHUNKS
     ) -> None:
         super().__init__(size, "appends")
         self.parallel_from = parallel_from
-        self.chunk_rows = chunk_rows
+        self.chunks = chunks
 
     def top_k(
         self, scope: ScopeRead, query: Sequence[float], depth: int | None, *,
@@ -171,7 +176,7 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
 
         The plan brings the scope up to date; its value is the ranking's future, already
         done for a scope under `parallel_from` vectors, else running in worker threads, in
-        chunks of `chunk_rows` rows."""
+        `chunks` equal chunks."""
         select = Sql(f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
                      f"coalesce(m.occurred_at, m.created_at), {tier} FROM memory_vectors v "
                      f"CROSS JOIN memories m WHERE m.seq = v.seq AND {scope.where}",
@@ -186,7 +191,7 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
             done: Future[list[tuple[int, float]]] = Future()
             done.set_result(_rank(matrix, seqs, expires, scope.now, query, depth, half))
             return done
-        step = self.chunk_rows
+        step = -(-entry.size // self.chunks)
         return _merged([
             _WORKERS.submit(_rank, matrix[i : i + step], seqs[i : i + step],
                             None if expires is None else expires[i : i + step], scope.now,
