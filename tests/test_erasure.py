@@ -53,10 +53,15 @@ def plant(store: Any, graph: Any) -> None:
     assert any(s.key.startswith("compact:") and CANARY in str(s.value) for s in summaries)
 
 
-def erase_and_check(store: Any, saver: Any, dump: Any) -> Any:
+def erase_and_check(store: Any, saver: Any, dump: Any, other: Any) -> Any:
+    """`other`: a second store object on the same database, as another process would hold:
+    its cached copy of alice's scope is reloaded at its next search, not patched."""
     assert CANARY in dump()
     bob_before = [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))]
     store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
+    assert other.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
+    elsewhere = other._engine.dialect.vectors
+    loads, patches = elsewhere.full_loads, elsewhere.patched_loads
     caches = (store._engine.dialect.vectors, store._engine.dialect.postings)
     assert all(len(cache) for cache in caches)  # alice's scope is cached
     report = store.erase("acme", "alice", checkpointer=saver,
@@ -71,6 +76,8 @@ def erase_and_check(store: Any, saver: Any, dump: Any) -> Any:
     assert saver.get({"configurable": {"thread_id": "thread-alice"}}) is None
     assert store.search(("tenant:acme", "policy"))
     assert store.check_invariants().ok
+    assert other.search(("tenant:acme", "user:alice", "fact"), query=CANARY) == []
+    assert (elsewhere.full_loads, elsewhere.patched_loads) == (loads + 1, patches)
     return report
 
 
@@ -86,7 +93,13 @@ def sqlite_file(tmp_path: Path) -> Iterator[tuple[Any, Any, Path]]:
         conn.close()
 
 
-def test_erasure_sqlite_tables_indexes_and_file_bytes(sqlite_file):
+@pytest.fixture
+def other_sqlite(sqlite_file: tuple[Any, Any, Path]) -> Iterator[Any]:
+    with SqliteMemoryStore.from_conn_string(str(sqlite_file[2]), index=hash_index()) as other:
+        yield other
+
+
+def test_erasure_sqlite_tables_indexes_and_file_bytes(sqlite_file, other_sqlite):
     store, saver, path = sqlite_file
     plant(store, create_memory_chat_graph(store=store, checkpointer=saver))
 
@@ -98,7 +111,7 @@ def test_erasure_sqlite_tables_indexes_and_file_bytes(sqlite_file):
         files = b"".join(p.read_bytes() for p in path.parent.glob("memory.db*"))
         return "\n".join(rows) + files.decode("latin-1")
 
-    erase_and_check(store, saver, dump)
+    erase_and_check(store, saver, dump, other_sqlite)
     hits = store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
     assert hits == []
 
@@ -109,6 +122,7 @@ def test_erasure_postgres_every_table(pg_server):
 
     url = fresh_database(pg_server)
     with PostgresMemoryStore.from_conn_string(url, index=hash_index()) as store, \
+            PostgresMemoryStore.from_conn_string(url, index=hash_index()) as other, \
             PostgresSaver.from_conn_string(url) as saver, \
             psycopg.connect(url, autocommit=True) as raw:
         store.setup()
@@ -125,7 +139,7 @@ def test_erasure_postgres_every_table(pg_server):
                     v, (bytes, memoryview)) else v for v in row] for row in rows]))
             return "\n".join(text)
 
-        erase_and_check(store, saver, dump)
+        erase_and_check(store, saver, dump, other)
         assert raw.execute("SELECT count(*) FROM memory_deletions WHERE user_id = 'alice'"
                            ).fetchone()[0] == 1
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.scope_cache import FORGET_CHANGES
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
@@ -107,6 +108,7 @@ def erase_plan(
               "derived_deleted": report.derived_deleted, "audit_events": report.audit_events}
     yield Sql(SQL_INSERT_DELETION, [report.event_id, engine.clock().timestamp(), tenant_id,
                                     user_id, actor, reason, d.dump_json(counts)])
+    yield Sql(FORGET_CHANGES, [tenant_id])  # other processes reload what they cached
     yield Commit()
     return report
 
@@ -114,8 +116,8 @@ def erase_plan(
 def purge_plan(engine: Engine) -> Plan[None]:
     """After an erasure (and the checkpointer's thread deletions): purge erased text from
     files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL),
-    and from this process's scope caches (another process's reload at its next search of
-    the scope, whose counters the erasure moved)."""
+    and from this process's scope caches (another process reloads at its next search of
+    the scope: the erasure moved its counters and left no logged change to patch it by)."""
     engine.dialect.vectors.clear()
     engine.dialect.postings.clear()
     for statement in engine.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()

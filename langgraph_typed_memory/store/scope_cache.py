@@ -35,6 +35,7 @@ __all__ = [
     "VECTOR_CELL",
     "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "ROW_COLUMNS", "bump_cell", "row_changed",
     "ROW_CHANGE", "VECTOR_CHANGE", "changes_table", "log_change", "TRIM_CHANGES",
+    "FORGET_CHANGES",
     "counters_from",
 ]
 
@@ -126,6 +127,10 @@ TRIM_CHANGES = ("DELETE FROM memory_scope_changes "
                 "WHERE id <= (SELECT max(id) FROM memory_scope_changes) - ?")
 """Keeps the newest changes logged (the parameter: how many ids back): a cache last read
 before them reloads, as after any change it cannot account for."""
+FORGET_CHANGES = "DELETE FROM memory_scope_changes WHERE tenant_id = ?"
+"""An erasure's last step: without the tenant's logged changes, every cached scope of the
+tenant that the erasure changed is reloaded, not patched, in every process, so no copy of
+an erased row stays masked in memory (and the log holds no trace of the erased user)."""
 
 BACKFILL = (
     "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version) "
