@@ -451,6 +451,29 @@ def test_changed_records_are_patched_into_the_cached_scope(store, clock, monkeyp
     assert (cache.full_loads, cache.patched_loads) == (loads + 1, 2)
 
 
+def test_a_database_from_before_the_change_log_is_upgraded_and_patched(
+        make_store, clock, monkeypatch):
+    """A database set up before migration 0015 (the log of changed records) and holding
+    records takes the log at its next setup; a delete after that is patched into the cached
+    scope."""
+    from langgraph_typed_memory.store.postgres_sql import PostgresDialect
+    from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+
+    for dialect in (SqliteDialect, PostgresDialect):
+        monkeypatch.setattr(dialect, "migrations", lambda self, dims, every=dialect.migrations:
+                            tuple(m for m in every(self, dims) if m[0] < "0015"))
+    store = make_store(hash_index(), clock=clock)
+    store.batch([PutOp(ALICE_FACTS, k, fact(f"red tulips in bed {k}")) for k in "abc"])
+    monkeypatch.undo()
+    call_maintenance(store, "setup")
+    cache = store._engine.dialect.vectors
+    assert sorted(h.key for h in store.search(ALICE_FACTS, query="red tulips")) == [
+        "a", "b", "c"]
+    store.delete(ALICE_FACTS, "b")
+    assert sorted(h.key for h in store.search(ALICE_FACTS, query="red tulips")) == ["a", "c"]
+    assert (cache.full_loads, cache.patched_loads) == (1, 1)
+
+
 def test_cached_priors_follow_real_changes_only(store, clock):
     """The priors of a ranked search come from the vector cache: a confidence change (by
     feedback) patches the record's rows and shows in the score; a restatement, which sets a
