@@ -265,14 +265,13 @@ SQL_INSERT_VECTORS_FOR_IDS = (
 
 
 def _bump_function(name: str, cell: str, change: str | None = None) -> str:
-    """A trigger function counting a change of the cell of its OLD (delete) or NEW row and,
-    with `change` (its `log_change` source), logging it (replacing an older function)."""
+    """A trigger function (created or replaced) counting a change of the cell of its OLD
+    (delete) or NEW row and, with `change` (its `log_change` source), logging it."""
     def body(row: str) -> str:
         logged = "" if change is None else f"{log_change(change.format(row=row))};"
         return f"{bump_cell(cell.format(row=row))}; {logged}"
 
-    return f"""CREATE {"" if change is None else "OR REPLACE "}FUNCTION {name}() RETURNS trigger
-        LANGUAGE plpgsql AS $$
+    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP = 'DELETE' THEN
                 {body("OLD")}

@@ -179,8 +179,8 @@ class ScopeRows:
     __slots__ = ("changes", "added", "logged", "size", "soonest", "dead", "_newest",
                  "_ordered", "_index", "_seqs", "_expires")
 
-    def __init__(self, changes: int, added: int, logged: int = 0) -> None:
-        self.changes, self.added, self.logged, self.size = changes, added, logged, 0
+    def __init__(self, changes: int, added: int) -> None:
+        self.changes, self.added, self.logged, self.size = changes, added, 0, 0
         self.soonest = np.inf
         """The earliest expiry time held: before it, no row needs masking."""
         self.dead = 0
@@ -188,8 +188,8 @@ class ScopeRows:
         self._newest = 0
         self._ordered = True
         """Whether the seqs held ascend (no record added again)."""
-        self._index: np.ndarray | None = None
-        """The live rows' positions in seq order, once `find` needed them."""
+        self._index: tuple[np.ndarray, np.ndarray] | None = None
+        """The live rows' positions in seq order and their seqs, once `find` needed them."""
         self._seqs = np.zeros(0, np.int64)
         self._expires = np.zeros(0, np.float64)
 
@@ -238,8 +238,9 @@ class ScopeRows:
         else:
             if self._index is None:
                 alive = np.flatnonzero(self.expires != -np.inf)
-                self._index = alive[np.argsort(self.seqs[alive], kind="stable")]
-            index, held = self._index, self.seqs[self._index]
+                order = alive[np.argsort(self.seqs[alive], kind="stable")]
+                self._index = (order, self.seqs[order])
+            index, held = self._index
         if not len(held):
             return wanted[:0], wanted[:0]
         at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
