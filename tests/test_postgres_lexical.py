@@ -28,7 +28,7 @@ from langgraph_typed_memory.store.discovery import visible_scope_sql
 from langgraph_typed_memory.store.postgres import to_psycopg
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
-from tests.conftest import FakeClock, fresh_database
+from tests.conftest import FakeClock, fresh_database, hash_index
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")),
                                 reason="TYPED_MEMORY_SKIP_POSTGRES is set")
@@ -307,3 +307,49 @@ def test_cached_postings_follow_every_change(pg_server: Any) -> None:
         assert found("tulips") == {"garden"}
         # Patched for the correction, the deletion and the text (an expiry is masked).
         assert (cache.full_loads, cache.appended_loads, cache.patched_loads) == (1, 1, 3)
+
+
+def test_a_cached_hybrid_search_takes_two_round_trips(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One statement (`hybrid_read`) reads the terms' lexemes and the scope's counters for
+    both cached rankings, so a hybrid search over cached scopes takes two round trips (that
+    statement, then the page's rows) where it took three, with the same results."""
+    from langgraph_typed_memory.store import postgres as pg_module
+
+    facts = ("tenant:acme", "user:alice", "fact")
+    trips: list[str] = []
+    real = pg_module.drive_sync
+
+    def counting(plan: Any, execute: Any, *args: Any, reads: Any = None, **kw: Any) -> Any:
+        def one(request: Any) -> Any:
+            trips.append("statement")
+            return execute(request)
+
+        def together(steps: Any) -> Any:
+            trips.append("pipeline")
+            return reads(steps)
+
+        return real(plan, one, *args, reads=together if reads else None, **kw)
+
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        store = PostgresMemoryStore(conn, index=hash_index(), clock=FakeClock())
+        store.setup()
+        for i, text in enumerate(("red tulips in the garden", "tulips on the balcony",
+                                  "a blue door", "roses, tulips and a garden gnome")):
+            store.put(facts, f"k{i}", {"subject": "alice", "predicate": f"p{i}",
+                                       "content": text})
+        monkeypatch.setattr(pg_module, "drive_sync", counting)
+
+        def search() -> tuple[list[tuple[str, float | None]], int]:
+            trips.clear()
+            found = store.search(facts, query="tulips in the garden")
+            assert found.retrieval_mode == "hybrid"  # type: ignore[attr-defined]
+            return [(item.key, item.score) for item in found], len(trips)
+
+        search()  # loads both caches
+        found, taken = search()
+        assert taken == 2 and found[0][0] == "k0" and len(found) == 4
+        # Without it each ranking reads its own first statement, as before.
+        monkeypatch.setattr(PostgresDialect, "hybrid_read", lambda *_: None)
+        assert search() == (found, 3)

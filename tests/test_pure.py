@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from langgraph_typed_memory import (
@@ -243,6 +245,70 @@ def test_a_plans_own_reads_join_the_turns_round_trip():
     assert _drive(interleave([several()]), groups=(alone := []))[1] == [
         [["r 1"], ["r 2"], ["r 3"]]]
     assert alone == [["r 1", "r 2"]]
+
+
+def test_waits_are_answered_after_every_plan_has_had_its_turn():
+    """Plans that wait on background work (`Wait`: a vector ranking in a worker thread) let
+    the other plans take their turn first: the turn's reads go out together, then the waits
+    are answered in the plans' order, a failed future's error thrown into its plan. The sync
+    driver blocks on the future; the async one awaits it (here set from another thread)."""
+    import asyncio
+    import threading
+    from concurrent.futures import Future
+
+    from langgraph_typed_memory.store.protocol import Sql, Wait, drive_async, drive_sync, interleave
+
+    log: list[Any] = []
+
+    class Logged(Future):  # type: ignore[type-arg]
+        def result(self, timeout: float | None = None) -> Any:
+            log.append("wait")
+            return super().result(timeout)
+
+    def search(name: str, future: Future) -> Any:  # type: ignore[type-arg]
+        counted = yield Sql(f"{name} counters")
+        try:
+            ranked = yield Wait(future)
+        except RuntimeError as exc:
+            ranked = [f"failed: {exc}"]
+        return counted + ranked + (yield Sql(f"{name} page"))
+
+    def lookup() -> Any:
+        return (yield Sql("d1"))
+
+    def plans(later: bool = False) -> Any:
+        ranked, broken = Logged(), Logged()
+        broken.set_exception(RuntimeError("b broke"))
+        if later:
+            threading.Timer(0.05, ranked.set_result, [["ranked a"]]).start()
+        else:
+            ranked.set_result(["ranked a"])
+        return interleave([search("a", ranked), search("b", broken), lookup()])
+
+    def execute(step: Sql) -> list[Any]:
+        log.append(step.text)
+        return [step.text]
+
+    def reads(steps: Any) -> list[Any]:
+        log.append([step.text for step in steps])
+        return [[step.text] for step in steps]
+
+    expected = [["a counters", "ranked a", "a page"], ["b counters", "failed: b broke", "b page"],
+                ["d1"]]
+    assert drive_sync(plans(), execute, None, lambda: None, reads=reads) == expected
+    assert log == [["a counters", "b counters", "d1"], "wait", "wait", ["a page", "b page"]]
+
+    async def aexecute(step: Sql) -> list[Any]:
+        return execute(step)
+
+    async def areads(steps: Any) -> list[Any]:
+        return reads(steps)
+
+    async def nothing() -> None:
+        pass
+
+    assert asyncio.run(drive_async(plans(later=True), aexecute, None, nothing,
+                                   reads=areads)) == expected
 
 
 def test_reads_run_one_by_one_when_sending_them_together_fails():

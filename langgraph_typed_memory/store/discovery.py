@@ -27,7 +27,7 @@ from langgraph_typed_memory.scoring import (
     tier_of,
 )
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql
+from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, Wait
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
@@ -202,24 +202,34 @@ def _hybrid(
     lexical: list[tuple[int, float]] = []
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
+    vectors = isinstance(query_vector, list)
+    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
+    # (it still backs up a failing embedder, D3).
+    lexical_wanted = bool(terms) and (settings.lexical_weight > 0 or not vectors)
+    read = None
+    shared = (engine.dialect.hybrid_read(scope, terms, depth) if vectors and lexical_wanted
+              else None)
+    if shared is not None:
+        try:
+            read = (yield shared)[0]
+        except Exception:  # each ranking reads its own instead (the lexical may degrade)
+            read = None
     ranking = None
     if isinstance(query_vector, list):
         # Started first: a large scope ranks its vectors in a worker thread while the
         # lexical ranking runs.
-        ranking = yield from engine.dialect.vector_top_k(scope, query_vector, depth)
+        ranking = yield from engine.dialect.vector_top_k(scope, query_vector, depth, read)
     elif isinstance(query_vector, EmbedError):
         degraded.append(f"embedder failed: {query_vector.error!r:.200}")
     lexical_ran = False
-    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
-    # (it still backs up a failing embedder, D3).
-    if terms and (settings.lexical_weight > 0 or ranking is None):
+    if lexical_wanted:
         try:
-            lexical = yield from engine.dialect.lexical(scope, terms, depth)
+            lexical = yield from engine.dialect.lexical(scope, terms, depth, read)
             lexical_ran = True
         except Exception as exc:  # a broken full-text index degrades, never fails
             degraded.append(f"lexical failed: {exc!r:.200}")
     if ranking is not None:
-        vector = ranking.result()
+        vector = yield Wait(ranking)  # the batch's other searches start theirs first
     if lexical_ran and isinstance(query_vector, list):
         mode = "hybrid"
     elif isinstance(query_vector, list):

@@ -11,13 +11,14 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Generator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["Sql", "Reads", "Embed", "Begin", "Commit", "EmbedError", "Plan", "drive_sync",
-           "drive_async", "interleave"]
+__all__ = ["Sql", "Reads", "Embed", "Wait", "Begin", "Commit", "EmbedError", "Plan",
+           "drive_sync", "drive_async", "interleave"]
 
 T = TypeVar("T")
 
@@ -53,6 +54,17 @@ class Embed:
 
 
 @dataclass(frozen=True, slots=True)
+class Wait:
+    """Wait for work the plan started in the background (a vector ranking in a worker
+    thread); the answer is its result, or its exception thrown into the plan. A plan asks
+    instead of blocking on the future itself, so that plans run together (`interleave`)
+    all start their work before any waits, and an async driver awaits without blocking
+    its event loop."""
+
+    future: Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Begin:
     """Open the batch's write transaction."""
 
@@ -69,7 +81,7 @@ class EmbedError:
     error: BaseException
 
 
-Request = Sql | Reads | Embed | Begin | Commit
+Request = Sql | Reads | Embed | Wait | Begin | Commit
 Plan = Generator[Request, Any, T]
 
 
@@ -178,10 +190,12 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     Work a plan starts in the background (a vector ranking in a worker thread) then runs
     while the other plans' statements do, instead of after them. The plain statements of one
     turn, and the statements of a plan's own `Reads`, go out together as one `Reads` (one
-    round trip where the driver can), in the plans' order. Each plan sees its own steps in
-    its own order; a failed step is thrown into the plan that asked (a `Reads` answers with
-    its errors in place, as always); a plan's transaction (`Begin` ... `Commit`) runs alone,
-    its steps one after another, after the reads asked before it.
+    round trip where the driver can), in the plans' order; the turn's `Wait`s are answered
+    after them, in the plans' order, so no plan waits before every plan has had its turn.
+    Each plan sees its own steps in its own order; a failed step is thrown into the plan
+    that asked (a `Reads` answers with its errors in place, as always); a plan's transaction
+    (`Begin` ... `Commit`) runs alone, its steps one after another, after the reads asked
+    before it.
 
     Example:
         >>> def plan(name):
@@ -206,6 +220,7 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     while pending:
         waiting = []
         reads: list[tuple[int, Sql | Reads]] = []  # this turn's reads, not yet sent
+        waits: list[tuple[int, Wait]] = []  # answered after the reads
         for i in pending:
             in_txn = False
             while True:
@@ -214,6 +229,10 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                     step = plans[i].throw(error) if error is not None else plans[i].send(answer)
                 except StopIteration as done:
                     values[i] = done.value
+                    break
+                if isinstance(step, Wait) and not in_txn:
+                    waits.append((i, step))
+                    waiting.append(i)
                     break
                 if not in_txn and (isinstance(step, Reads)
                                    or isinstance(step, Sql) and step.many is None):
@@ -230,6 +249,11 @@ def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                     waiting.append(i)
                     break
         yield from _send(reads, replies)
+        for i, wait in waits:
+            try:
+                replies[i] = ((yield wait), None)
+            except Exception as exc:
+                replies[i] = (None, exc)
         pending = waiting
     return values
 
@@ -327,6 +351,14 @@ def drive_sync(
             if isinstance(req, Reads):
                 req = plan.send(_reads_sync(req, execute, reads))
                 continue
+            if isinstance(req, Wait):
+                try:
+                    done = req.future.result()
+                except Exception as exc:
+                    req = plan.throw(exc)
+                    continue
+                req = plan.send(done)
+                continue
             try:
                 answer = execute(req)
             except Exception as exc:
@@ -363,6 +395,14 @@ async def drive_async(
                 continue
             if isinstance(req, Reads):
                 req = plan.send(await _reads_async(req, execute, reads))
+                continue
+            if isinstance(req, Wait):
+                try:
+                    done = await asyncio.wrap_future(req.future)
+                except Exception as exc:
+                    req = plan.throw(exc)
+                    continue
+                req = plan.send(done)
                 continue
             try:
                 answer = await execute(req)
