@@ -30,6 +30,13 @@ Rows, per size:
 * `typed_memory` `fan-out + MiniLM query`: the fan-out with the query embedded by the bundled
   offline MiniLM (`LocalEmbeddings`, one torch thread) for fewer queries; the embedding
   alone is in the JSON.
+* every system but `langgraph_inmemory`, `fan-out, alternated rounds`: after every system's
+  own pass at the last stage, the fan-out again, all systems taking turns: each round each
+  system runs its slice of the queries (`--alternated-rounds`, default 10 rounds of 20), the
+  order reversed every other round. The systems' own passes lie minutes apart (LangGraph's
+  load alone takes ~7 at 100k), and this machine's speed drifts by a third between hours, so
+  only this row compares them under the same conditions. The product's stores are opened
+  anew on their databases for it (their first fan-outs, untimed, load the caches).
 * `langgraph_postgres` (with Postgres) and `langgraph_inmemory` (up to 100k memories, a few
   queries: it scans in Python): LangGraph's `PostgresStore` (default HNSW index) and
   `InMemoryStore` with the same vectors, measured the same way: the same retrieve node
@@ -100,6 +107,7 @@ OTHER_TENANTS = 100
 K = 10
 WARMUP = 3
 WRITE_QUERIES = 50
+ALTERNATED_ROUNDS = 10
 DELETE_QUERIES = 5
 CHUNK = 2000
 INMEMORY_CAP = 100_000
@@ -266,6 +274,8 @@ class System:
         self._after_load = after_load
         self.loaded = 0
         self.node = create_retrieve_node(store)
+        self.reopen: Callable[[], None] | None = None
+        """Opens the system's store anew (fresh caches) after its pass dropped it."""
 
     def ops(self, rows: range) -> list[PutOp]:
         ops = self.item_ops(rows)
@@ -279,6 +289,13 @@ class System:
 
     def fact_value(self, text: str, predicate: str) -> dict[str, Any]:
         return {"text": text}
+
+    def use(self, store: BaseStore) -> None:
+        """Measure `store` from now on (a new store object on the same database)."""
+        from langgraph_typed_memory.nodes import create_retrieve_node
+
+        self.store = store
+        self.node = create_retrieve_node(store)
 
     def after_load(self) -> None:
         """Hook after each stage's load (VACUUM ANALYZE on Postgres)."""
@@ -418,6 +435,7 @@ class TypedSystem(System):
         store.setup()  # type: ignore[attr-defined]
         super().__init__(data, store, size_mb, queries, after_load)
         self.name = name
+        self.reopen = lambda: self.use(make(index=index))
         # Its own connection on SQLite: a store object caches a scope's vectors and sees
         # commits of other connections (PRAGMA data_version), not of another store object
         # on its own connection.
@@ -503,6 +521,30 @@ def run_system(system: System, plan: Sequence[Stage], cap: int | None = None) ->
     return rows
 
 
+def alternated(systems: Sequence[System], stage: Stage, rounds: int) -> list[Row]:
+    """Every system's fan-out again, the systems taking turns: in each round each runs its
+    slice of the queries (`picked[r::rounds]`), the order reversed every other round, so that
+    the machine's drift between the systems' own passes weighs on all alike."""
+    picked = systems[0].picked()
+    log(f"alternated rounds: {', '.join(s.name for s in systems)}")
+    for system in systems:
+        for j in picked[:WARMUP]:  # a store opened anew loads its caches here
+            system.fan_out(j)
+    times: dict[str, list[float]] = {system.name: [] for system in systems}
+    for r in range(rounds):
+        for system in systems if r % 2 == 0 else systems[::-1]:
+            for j in picked[r::rounds]:
+                start = time.perf_counter()
+                out = system.fan_out(j)
+                times[system.name].append((time.perf_counter() - start) * 1000)
+                system.check(out)
+    rows = [system.row(stage, "fan-out, alternated rounds", times[system.name])
+            for system in systems]
+    for row in rows:
+        log(f"  {row.system}: p50 {row.p50_ms:.2f} ms, p95 {row.p95_ms:.2f} ms")
+    return rows
+
+
 def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
     sizes = sorted(args.sizes)
     plan = stages(sizes, args.others)
@@ -518,6 +560,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
         model.embed_query("warm up")
     clock = Clock(datetime.now(UTC))
     rows: list[Row] = []
+    measured: list[System] = []  # for the alternated rounds
     with ExitStack() as stack:
         stack.enter_context(torch_threads(1))
         create: Callable[[str], str] | None = None
@@ -546,7 +589,10 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                     model, after_load=partial(postgres_analyze, url, vacuum=True))
             system.profile = args.profile  # type: ignore[attr-defined]
             rows.extend(run_system(system, plan))
-            system.store = system.vector_only = None  # type: ignore[assignment,attr-defined]
+            # Its caches go (the next system's peak RSS is its own); reopened to alternate.
+            system.store = system.node = None  # type: ignore[assignment]
+            system.vector_only = None  # type: ignore[attr-defined]
+            measured.append(system)
         if create is not None and args.langgraph_postgres:
             from langgraph.store.postgres import PostgresStore
 
@@ -556,9 +602,19 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                 PostgresStore.from_conn_string(url, index=index)  # type: ignore[arg-type]
             )
             pg.setup()
-            rows.extend(run_system(LangGraphSystem(
+            langgraph = LangGraphSystem(
                 "langgraph_postgres (HNSW)", data, pg, partial(postgres_size_mb, url),
-                args.queries, after_load=partial(postgres_analyze, url, vacuum=True)), plan))
+                args.queries, after_load=partial(postgres_analyze, url, vacuum=True))
+            rows.extend(run_system(langgraph, plan))
+            measured.append(langgraph)
+        if args.alternated_rounds and len(measured) > 1:
+            for system in measured:
+                if system.reopen is not None:
+                    system.reopen()
+            rows.extend(alternated(measured, plan[-1], args.alternated_rounds))
+            for system in measured:
+                if system.reopen is not None:
+                    system.store = system.node = None  # type: ignore[assignment]
         if args.inmemory_queries:
             from langgraph.store.memory import InMemoryStore
 
@@ -635,6 +691,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="queries timed with live MiniLM query embedding (0: skip)")
     parser.add_argument("--inmemory-queries", type=int, default=5,
                         help="queries for LangGraph's InMemoryStore (0: skip it)")
+    parser.add_argument("--alternated-rounds", type=int, default=ALTERNATED_ROUNDS,
+                        help="rounds of the systems' fan-outs taking turns after their own "
+                             "passes (0: skip)")
     parser.add_argument("--no-langgraph-postgres", dest="langgraph_postgres",
                         action="store_false", help="skip LangGraph's PostgresStore")
     parser.add_argument("--profile", action="store_true",

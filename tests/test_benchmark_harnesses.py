@@ -161,7 +161,14 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
     langgraph = [r for r in report["rows"] if r["system"].startswith("langgraph_postgres")]
     assert {r["measure"] for r in langgraph} == {
         "retrieve node fan-out (D1 + D2)", "facts vector search (limit 10)",
-        "fan-out after a one-record write", "fan-out after a one-record delete"}
+        "fan-out after a one-record write", "fan-out after a one-record delete",
+        "fan-out, alternated rounds"}
+    # After both passes, both systems again in turns, each over every query, at the last stage
+    # (the product's store opened anew on its database).
+    turns = [r for r in report["rows"] if r["measure"] == "fan-out, alternated rounds"]
+    assert sorted(r["system"] for r in turns) == sorted(systems)
+    assert all(r["queries"] == 20 and r["total_memories"] == 2000 and 0 < r["p50_ms"]
+               for r in turns)
     for r in langgraph:
         if r["measure"].startswith("retrieve node fan-out"):
             assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
