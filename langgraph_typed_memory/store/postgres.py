@@ -28,6 +28,7 @@ from langgraph_typed_memory.store.retry import Attempt, run_async, run_sync
 
 try:
     import psycopg
+    from psycopg import pq
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -82,15 +83,23 @@ class _Isolation:
         return None
 
 
+def _has_rows(cur: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> bool:
+    """Whether the cursor's statement returned rows: `description`, without building a
+    `Column` for each of its columns (~140 per retrieve-node fan-out; ~0.25 ms of its p50
+    main-thread time, measured once)."""
+    result = cur.pgresult
+    return result is not None and result.status == pq.ExecStatus.TUPLES_OK
+
+
 def _rows(cur: psycopg.Cursor[Any]) -> list[tuple[Any, ...]]:
     """A pipelined statement's rows (its cursor closed)."""
     with cur:
-        return cur.fetchall() if cur.description else []
+        return cur.fetchall() if _has_rows(cur) else []
 
 
 async def _arows(cur: psycopg.AsyncCursor[Any]) -> list[tuple[Any, ...]]:
     async with cur:
-        return await cur.fetchall() if cur.description else []
+        return await cur.fetchall() if _has_rows(cur) else []
 
 
 def _check_autocommit(conn: Any) -> None:
@@ -198,7 +207,7 @@ class PostgresMemoryStore(MemoryStoreBase):
                         return []
                     cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
                                 prepare=req.prepare if isinstance(req, Sql) else None)
-                    return cur.fetchall() if cur.description else []
+                    return cur.fetchall() if _has_rows(cur) else []
 
             def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
                 if any(isolation.prelude(req) is not None for req in steps):
@@ -308,7 +317,7 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                     return []
                 await cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
                                   prepare=req.prepare if isinstance(req, Sql) else None)
-                return await cur.fetchall() if cur.description else []
+                return await cur.fetchall() if _has_rows(cur) else []
 
         async def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
             if any(isolation.prelude(req) is not None for req in steps):
