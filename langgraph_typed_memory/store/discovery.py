@@ -9,7 +9,7 @@ expired versions. Plans over the engine, like erasure and promotion.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import Item, SearchOp
 
@@ -27,12 +27,14 @@ from langgraph_typed_memory.scoring import (
     tier_of,
 )
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, Wait
+from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, Wait, interleave
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
 
 __all__ = ["typed_search", "visible_scope_sql"]
+
+T = TypeVar("T")
 
 _HISTORY_SQL = "m.status IN (" + ", ".join(f"'{s}'" for s in HISTORY_STATUSES) + ")"
 """What history-mode search may return (a constant list, never caller input)."""
@@ -202,32 +204,28 @@ def _hybrid(
     lexical: list[tuple[int, float]] = []
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
-    vectors = isinstance(query_vector, list)
     # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
     # (it still backs up a failing embedder, D3).
-    lexical_wanted = bool(terms) and (settings.lexical_weight > 0 or not vectors)
-    read = None
-    shared = (engine.dialect.hybrid_read(scope, terms, depth) if vectors and lexical_wanted
-              else None)
-    if shared is not None:
-        try:
-            read = (yield shared)[0]
-        except Exception:  # each ranking reads its own instead (the lexical may degrade)
-            read = None
-    ranking = None
+    lexical_wanted = bool(terms) and (settings.lexical_weight > 0
+                                      or not isinstance(query_vector, list))
+    rankings: list[Plan[Any]] = []
     if isinstance(query_vector, list):
-        # Started first: a large scope ranks its vectors in a worker thread while the
-        # lexical ranking runs.
-        ranking = yield from engine.dialect.vector_top_k(scope, query_vector, depth, read)
+        rankings.append(engine.dialect.vector_top_k(scope, query_vector, depth))
     elif isinstance(query_vector, EmbedError):
         degraded.append(f"embedder failed: {query_vector.error!r:.200}")
-    lexical_ran = False
-    if lexical_wanted:
-        try:
-            lexical = yield from engine.dialect.lexical(scope, terms, depth, read)
-            lexical_ran = True
-        except Exception as exc:  # a broken full-text index degrades, never fails
-            degraded.append(f"lexical failed: {exc!r:.200}")
+    failed: list[Exception] = []
+    if lexical_wanted:  # a broken full-text index degrades, never fails
+        rankings.append(_caught(engine.dialect.lexical(scope, terms, depth), failed))
+    # Together: their first statements (and those of caches catching up) share round
+    # trips, and the vector ranking, started first, runs in worker threads while the
+    # lexical one runs here.
+    ranked = yield from interleave(rankings)
+    ranking = ranked[0] if isinstance(query_vector, list) else None
+    lexical_ran = lexical_wanted and not failed
+    if lexical_ran:
+        lexical = ranked[-1]
+    elif failed:
+        degraded.append(f"lexical failed: {failed[0]!r:.200}")
     if ranking is not None:
         vector = yield Wait(ranking)  # the batch's other searches start theirs first
     if lexical_ran and isinstance(query_vector, list):
@@ -274,6 +272,15 @@ def _hybrid(
         if int(f.id) in rows_by_seq  # gone since its priors were read: a concurrent delete
     ]
     return SearchResults(items, retrieval_mode=mode, degraded=degraded)
+
+
+def _caught(plan: Plan[T], errors: list[Exception]) -> Plan[T | None]:
+    """`plan`'s value, or None with its exception added to `errors`."""
+    try:
+        return (yield from plan)
+    except Exception as exc:
+        errors.append(exc)
+        return None
 
 
 def _priors(

@@ -104,24 +104,17 @@ class Dialect(Protocol):
     def json_field(self, column: str, field: str) -> str:
         """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
         ...
-    def hybrid_read(self, scope: q.ScopeRead, terms: list[str], depth: int | None) -> Sql | None:
-        """One statement that reads what both `lexical` and `vector_top_k` would read first
-        for a hybrid search, or None where each had better read its own."""
-        ...
     def lexical(
-        self, scope: q.ScopeRead, terms: list[str], depth: int | None,
-        read: Sequence[Any] | None = None,
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
         """Best-first (seq, score) of the scope's live rows holding any of `terms` (all of
-        them when `depth` is None); `read`: the row of `hybrid_read`, if run."""
+        them when `depth` is None)."""
         ...
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None,
-        read: Sequence[Any] | None = None,
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
-        """Top vector matches among the scope's live rows; `read`: the row of
-        `hybrid_read`, if run. The value is a future, so the ranking may run while the
-        caller's next statement does."""
+        """Top vector matches among the scope's live rows. The value is a future, so the
+        ranking may run while the caller's next statement does."""
         ...
 
     def after_erasure(self) -> list[Sql]:

@@ -30,7 +30,6 @@ from langgraph_typed_memory.store.scope_cache import (
     bump_cell,
     changes_table,
     counters_from,
-    counters_sql,
     log_change,
     row_changed,
 )
@@ -338,20 +337,7 @@ _LEXEMES = """SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::reg
 """What a cached lexical ranking reads, in one statement: N (the planner's row estimate, -1
 before the first ANALYZE), each quoted term's tsquery as text (`'lexeme'`, empty for a stop
 word, or a phrase), and the scope's counters for the cached postings (`{counters}`: the
-columns of `ScopeLexicalCache.counters_sql`), or for both caches (`hybrid_read`)."""
-
-
-def _split(read: Sequence[Any]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """A `hybrid_read` row's counters as the vector cache's and the postings' (changes,
-    added, logged): its columns are N, the lexemes, changes, appends, inserts, logged."""
-    changes, appends, inserts, logged = read[2:]
-    return counters_from((changes, appends, logged)), counters_from((changes, inserts, logged))
-
-
-def _quoted(terms: Sequence[str]) -> list[str]:
-    """Each distinct term in quotes, as `to_tsquery` takes one operand."""
-    return [f"'{t}'" for t in dict.fromkeys(terms)]
-
+columns of `ScopeLexicalCache.counters_sql`)."""
 
 def _lexemes(parsed: Sequence[str]) -> list[str | None] | None:
     """The lexeme of each one-term tsquery's text (None for an empty one), or None when a
@@ -430,27 +416,8 @@ class PostgresDialect:
             return Sql(SQL_NOTE_ACCESS_ROWS, [counts, times, ids])
         return Sql(text, many=rows)
 
-    def hybrid_read(self, scope: q.ScopeRead, terms: list[str], depth: int | None) -> Sql | None:
-        """The one statement both rankings of a hybrid search with a depth start from: the
-        lexical one's (N, the terms' lexemes) with the counters of both caches, so a search
-        takes a round trip fewer. Its row goes to `vector_top_k` and `lexical` as `read`.
-
-        Example:
-            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
-            ...                     "fact")
-            >>> PostgresDialect().hybrid_read(scope, ["lyon"], None) is None
-            True
-            >>> PostgresDialect().hybrid_read(scope, ["lyon"], 10).params
-            [["'lyon'"], 'fact']
-        """
-        if depth is None:
-            return None
-        counters = counters_sql(scope.cells[0], "appends", "inserts").removeprefix("SELECT ")
-        return Sql(_LEXEMES.format(counters=counters), [_quoted(terms), *scope.cells[1]])
-
     def lexical(
-        self, scope: q.ScopeRead, terms: list[str], depth: int | None,
-        read: Sequence[Any] | None = None,
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
         """BM25-style ranking on Postgres full-text search.
 
@@ -467,7 +434,6 @@ class PostgresDialect:
         the scope's counters, and the rest is arithmetic in this process. A term that the
         parser splits into several lexemes (`foo_bar`: a phrase), or a ranking of every
         matching row (a value filter, no depth), runs as one statement (`_LEXICAL`) instead.
-        `read`, the row of `hybrid_read` for these terms, stands for the first statement.
 
         Example (the first statement's values; a server runs it):
             >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
@@ -475,20 +441,15 @@ class PostgresDialect:
             >>> next(PostgresDialect().lexical(scope, ["lyon", "Lyon"], 10)).params
             [["'lyon'", "'Lyon'"], 'fact']
         """
-        quoted = _quoted(terms)
+        quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
         if depth is not None:
-            if read is None:
-                counters = self.postings.counters_sql(scope.cells[0]).removeprefix("SELECT ")
-                total, parsed, *counted = (yield Sql(
-                    _LEXEMES.format(counters=counters), [quoted, *scope.cells[1]]))[0]
-                postings = counters_from(counted)
-            else:
-                total, parsed = read[:2]
-                postings = _split(read)[1]
+            counters = self.postings.counters_sql(scope.cells[0]).removeprefix("SELECT ")
+            total, parsed, *counted = (yield Sql(
+                _LEXEMES.format(counters=counters), [quoted, *scope.cells[1]]))[0]
             lexemes = _lexemes(parsed)
             if lexemes is not None:
                 return (yield from self.postings.ranked(
-                    scope, lexemes, float(total), depth, postings))
+                    scope, lexemes, float(total), depth, counters_from(counted)))
         where, params = scope.live()
         cut = [] if depth is None else [depth, depth]
         rows = yield Sql(
@@ -503,17 +464,15 @@ class PostgresDialect:
         return []
 
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None,
-        read: Sequence[Any] | None = None,
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. No ANN index is used, so none an operator adds can make
         results approximate (a post-filtered index loses most in-scope matches:
-        docs/backends.md). `read`, a `hybrid_read` row, holds the scope's counters."""
+        docs/backends.md)."""
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="vector_send(v.embedding)", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier"),
-            counters=None if read is None else _split(read)[0],
         ))
 
     def vector_scores(

@@ -36,7 +36,7 @@ __all__ = [
     "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "ROW_COLUMNS", "bump_cell", "row_changed",
     "ROW_CHANGE", "VECTOR_CHANGE", "changes_table", "log_change", "TRIM_CHANGES",
     "FORGET_CHANGES",
-    "counters_sql", "counters_from",
+    "counters_from",
 ]
 
 VERSIONS_TABLE = (
@@ -326,7 +326,10 @@ class ScopeCache(Generic[E]):
             >>> ScopeCache(1, "inserts").counters_sql("m.kind = ?")[48:76]
             'coalesce(sum(m.inserts), 0),'
         """
-        return counters_sql(cells, self._added)
+        return ("SELECT coalesce(sum(m.version - m.appends), 0), "
+                f"coalesce(sum(m.{self._added}), 0), "
+                "(SELECT coalesce(max(c.id), 0) FROM memory_scope_changes c) "
+                f"FROM memory_scope_versions m WHERE {cells}")
 
     def current(
         self, key: tuple[Any, ...], cells: tuple[str, Sequence[Any]], select: Sql,
@@ -407,21 +410,6 @@ class ScopeCache(Generic[E]):
         yield from _add(entry, rows, add)
         entry.changes, entry.added, entry.logged = again
         return again
-
-
-def counters_sql(cells: str, *added: str) -> str:
-    """The statement reading the changes, each counter of `added` (`appends`, `inserts`)
-    and the log's newest id (logged) of the cells `cells` selects (alias `m`): one read for
-    caches of both kinds (`ScopeCache.counters_sql` reads its own).
-
-    Example:
-        >>> counters_sql("m.kind = ?", "appends", "inserts")[48:104]
-        'coalesce(sum(m.appends), 0), coalesce(sum(m.inserts), 0)'
-    """
-    sums = "".join(f"coalesce(sum(m.{name}), 0), " for name in added)
-    return ("SELECT coalesce(sum(m.version - m.appends), 0), "
-            f"{sums}(SELECT coalesce(max(c.id), 0) FROM memory_scope_changes c) "
-            f"FROM memory_scope_versions m WHERE {cells}")
 
 
 def counters_from(row: Sequence[Any]) -> tuple[int, int, int]:

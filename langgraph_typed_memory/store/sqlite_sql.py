@@ -301,14 +301,8 @@ class SqliteDialect:
         """
         return Sql(text, many=rows)
 
-    def hybrid_read(self, scope: q.ScopeRead, terms: list[str], depth: int | None) -> Sql | None:
-        """None: each ranking reads its own first statement (a round trip here is a call
-        into the library, not worth merging statements for)."""
-        return None
-
     def lexical(
-        self, scope: q.ScopeRead, terms: list[str], depth: int | None,
-        read: Sequence[Any] | None = None,
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
         """FTS5's BM25 over the scope-filtered rows of the scope's kind's full-text table,
         best first (ties: older row first).
@@ -368,8 +362,7 @@ class SqliteDialect:
         ]
 
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None,
-        read: Sequence[Any] | None = None,
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
     ) -> Plan[Future[list[tuple[int, float]]]]:
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="v.embedding", decode=_decode,

@@ -168,13 +168,11 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
     def top_k(
         self, scope: ScopeRead, query: Sequence[float], depth: int | None, *,
         embedding: str, decode: Decode, tier: str,
-        counters: tuple[int, int, int] | None = None,
     ) -> Plan[Future[list[tuple[int, float]]]]:
         """Best-first (seq, cosine) among the scope's rows (`scope.where` may also use alias
         `v` for memory_vectors) that have not expired, one per record (max over its vectors);
         `embedding` is the SQL expression fetched for `v.embedding`, `tier` the one of a
-        record's compaction tier (text or NULL), held for `priors`; `counters`, the scope's
-        (changes, appends, logged) if the caller has just read them.
+        record's compaction tier (text or NULL), held for `priors`.
 
         The plan brings the scope up to date; its value is the ranking's future, already
         done for a scope under `parallel_from` vectors, else running in worker threads, in
@@ -185,7 +183,7 @@ class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
                      list(scope.params))
         entry = yield from self.current(
             (scope.where, tuple(scope.params)), scope.cells, select, "v.seq",
-            lambda changes, added: _ScopeMatrix(changes, added, decode), counters=counters)
+            lambda changes, added: _ScopeMatrix(changes, added, decode))
         # The views are taken now: a later append writes past them or into a new buffer.
         matrix, seqs, half = entry.matrix, entry.seqs, entry.half
         expires = entry.expires if entry.soonest <= scope.now else None
