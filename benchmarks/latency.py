@@ -268,15 +268,12 @@ class System:
 
     def __init__(self, data: Dataset, store: BaseStore, size_mb: Callable[[], float | None],
                  queries: int, after_load: Callable[[], None] | None = None) -> None:
-        from langgraph_typed_memory.nodes import create_retrieve_node
-
         self.data = data
-        self.store = store
+        self.use(store)
         self.size_mb = size_mb
         self.queries = queries
         self._after_load = after_load
         self.loaded = 0
-        self.node = create_retrieve_node(store)
         self.reopen: Callable[[], None] | None = None
         """Opens the system's store anew (fresh caches) after its pass dropped it."""
 
@@ -294,7 +291,7 @@ class System:
         return {"text": text}
 
     def use(self, store: BaseStore) -> None:
-        """Measure `store` from now on (a new store object on the same database)."""
+        """Measure `store` (and the retrieve node on it) from now on."""
         from langgraph_typed_memory.nodes import create_retrieve_node
 
         self.store = store
