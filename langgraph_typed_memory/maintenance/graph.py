@@ -35,26 +35,27 @@ class MaintenanceState(TypedDict, total=False):
 
 
 def _step_node(name: str, store: BaseStore | None, model: BaseChatModel | str | None,
-               config: Any) -> RunnableLambda:
+               settings: Any) -> RunnableLambda:
     from langgraph_typed_memory.nodes._common import resolve_model, resolve_store
     from langgraph_typed_memory.store.base import MemoryStoreBase
 
-    def run(state: MaintenanceState, cfg: RunnableConfig | None = None) -> dict[str, Any]:
+    # `RunnableLambda` passes the run's config only to a parameter named `config`.
+    def run(state: MaintenanceState, config: RunnableConfig | None = None) -> dict[str, Any]:
         target = resolve_store(store)
         if not isinstance(target, MemoryStoreBase):
             raise ConfigurationError(
                 f"the maintenance graph needs a typed memory store, got "
                 f"{type(target).__name__}; compile it with store=SqliteMemoryStore(...).")
-        configurable = (cfg or {}).get("configurable") or {}
+        configurable = (config or {}).get("configurable") or {}
         tenant = state.get("tenant_id") or configurable.get("tenant_id")
         report = MaintenanceReport.from_dict(state.get("report") or {"tenant_id": tenant})
         report.steps.append(run_step(target, name, tenant_id=tenant,
-                                     model=resolve_model(model, cfg), config=config))
+                                     model=resolve_model(model, config), config=settings))
         return {"report": report.dict(), "tenant_id": tenant}
 
-    async def arun(state: MaintenanceState, cfg: RunnableConfig | None = None
+    async def arun(state: MaintenanceState, config: RunnableConfig | None = None
                    ) -> dict[str, Any]:
-        return await asyncio.to_thread(run, state, cfg)  # the store's I/O, off the loop
+        return await asyncio.to_thread(run, state, config)  # the store's I/O, off the loop
 
     return RunnableLambda(run, afunc=arun, name=name)
 
@@ -72,8 +73,8 @@ def create_memory_maintenance_graph(
     Args:
         store: The memory store; default: the graph's runtime store.
         model: A chat model (or `init_chat_model` string) that writes compaction summaries and
-            detects patterns; default `configurable["model"]`, `TYPED_MEMORY_MODEL`, else the
-            offline extractive summary and deterministic detector.
+            detects patterns; default `configurable["memory_model"]`, `TYPED_MEMORY_MODEL`,
+            else the offline extractive summary and deterministic detector.
         config: A `MaintenanceConfig` (windows, thresholds).
 
     Example:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Mapping
@@ -15,23 +16,44 @@ from langgraph.store.base import BaseStore
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.namespaces import Scope
 
+logger = logging.getLogger(__name__)
+
 MODEL_ENV = "TYPED_MEMORY_MODEL"
+MODEL_KEY = "memory_model"
+"""The `configurable` key naming the memory nodes' chat model (not LangGraph's generic
+`model`, which templates and apps use for their own model)."""
+AUTH_USER_KEY = "langgraph_auth_user_id"
+"""The `configurable` key where the LangGraph server puts the authenticated user's identity."""
+
+
+def _given(configurable: Mapping[str, Any], key: str) -> str | None:
+    """A `configurable` value as text; None, empty or blank means absent."""
+    value = configurable.get(key)
+    if value is None or not str(value).strip():
+        return None
+    return str(value)
 
 
 def scope_from_config(config: RunnableConfig | None) -> Scope:
     """The caller's scope from `configurable` (`tenant_id`, `user_id`, `agent_id`).
 
-    Without a `tenant_id` the tenant is "default". Without a `user_id`, memory is scoped to
-    the thread (`thread-<thread_id>`), so anonymous callers never share memory.
+    Empty or blank values count as absent (the LangGraph server sends `"user_id": ""` when
+    it runs without authentication). Without a `tenant_id` the tenant is "default". The user
+    is the server's authenticated user (`langgraph_auth_user_id`) when there is one, so a
+    client cannot name another user; else `user_id`; else memory is scoped to the thread
+    (`thread-<thread_id>`), so anonymous callers never share memory.
+
+    Example:
+        >>> scope_from_config({"configurable": {"tenant_id": "acme", "user_id": "",
+        ...                                     "thread_id": "t1"}})
+        Scope(tenant_id='acme', user_id='thread-t1', agent_id=None)
     """
     configurable = (config or {}).get("configurable", {}) or {}
-    tenant = configurable.get("tenant_id") or "default"
-    user = configurable.get("user_id")
-    if user is None and configurable.get("thread_id"):
+    user = _given(configurable, AUTH_USER_KEY) or _given(configurable, "user_id")
+    if user is None and _given(configurable, "thread_id"):
         user = f"thread-{configurable['thread_id']}"
-    agent = configurable.get("agent_id")
-    return Scope(str(tenant), None if user is None else str(user),
-                 None if agent is None else str(agent))
+    return Scope(_given(configurable, "tenant_id") or "default", user,
+                 _given(configurable, "agent_id"))
 
 
 def run_id_from_config(config: RunnableConfig | None) -> str:
@@ -83,13 +105,19 @@ def message_text(message: BaseMessage | None) -> str:
 def resolve_model(
     model: BaseChatModel | str | None, config: RunnableConfig | None
 ) -> BaseChatModel | None:
-    """A chat model from the factory argument, `configurable["model"]`, or $TYPED_MEMORY_MODEL.
+    """A chat model from the factory argument, `configurable["memory_model"]`, or
+    $TYPED_MEMORY_MODEL.
 
     Strings go through LangChain's `init_chat_model` ("provider:model"). None: offline.
+    A model that cannot be built raises; nodes call `try_resolve_model` instead.
+
+    Raises:
+        ConfigurationError: the model is neither a chat model nor a string, or `langchain`
+            is missing for a string.
     """
     chosen: Any = model
     if chosen is None:
-        chosen = ((config or {}).get("configurable") or {}).get("model")
+        chosen = ((config or {}).get("configurable") or {}).get(MODEL_KEY)
     if chosen is None:
         chosen = os.environ.get(MODEL_ENV) or None
     if chosen is None or isinstance(chosen, BaseChatModel):
@@ -106,6 +134,27 @@ def resolve_model(
     raise ConfigurationError(
         f"model {chosen!r:.80} is neither a LangChain chat model nor an init_chat_model string."
     )
+
+
+def try_resolve_model(
+    model: BaseChatModel | str | None, config: RunnableConfig | None
+) -> tuple[BaseChatModel | None, str | None]:
+    """`resolve_model` for a node: a model that cannot be built degrades the turn.
+
+    Returns the chat model (None: offline) and, when building it failed, the reason to append
+    to `memory_trace["degraded"]` (also logged); the node then takes its offline path.
+
+    Example:
+        >>> chat, why = try_resolve_model(None, {"configurable": {"memory_model": 42}})
+        >>> chat, why.startswith("model could not be built, offline fallback used")
+        (None, True)
+    """
+    try:
+        return resolve_model(model, config), None
+    except Exception as exc:  # a bad provider, a missing package or key: the turn goes on
+        why = f"model could not be built, offline fallback used: {exc!r:.200}"
+        logger.warning("%s", why)
+        return None, why
 
 
 def model_name(model: BaseChatModel | None) -> str:

@@ -17,7 +17,7 @@ from langgraph_typed_memory.assembly import (
     extractive_summary,
     normalize_assembly,
 )
-from langgraph_typed_memory.nodes._common import message_text, resolve_model, trace_of
+from langgraph_typed_memory.nodes._common import message_text, trace_of, try_resolve_model
 
 __all__ = ["create_assemble_node", "model_summarizer"]
 
@@ -72,8 +72,9 @@ def create_assemble_node(
         settings: An `AssemblyConfig` (budget, per-item cap, verbatim window...).
         summarizer: Folds older turns into the running summary: any
             `(previous_summary, messages) -> str` callable. Default: the chat model when one is
-            configured (`model`, `configurable["model"]` or `TYPED_MEMORY_MODEL`), else the
-            extractive summary.
+            configured (`model`, `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`), else
+            the extractive summary (also when the model cannot be built: recorded in
+            `memory_trace["degraded"]`).
         model: The chat model that writes the running summary.
         messages_key: The state key holding the conversation.
 
@@ -90,14 +91,16 @@ def create_assemble_node(
 
     limits = normalize_assembly(settings)
 
-    def fold(config: RunnableConfig | None) -> Summarizer | None:
+    def fold(config: RunnableConfig | None) -> tuple[Summarizer | None, str | None]:
+        """The summarizer, and why the configured model could not be built (if so)."""
         if summarizer is not None:
-            return summarizer
-        chat = resolve_model(model, config)
-        return model_summarizer(chat, max_tokens=limits.summary_tokens) if chat else None
+            return summarizer, None
+        chat, why = try_resolve_model(model, config)
+        return (model_summarizer(chat, max_tokens=limits.summary_tokens) if chat else None), why
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
         context = state.get("memory_context") or {}
+        summarize, why = fold(config)
         built = assemble(
             messages=state.get(messages_key) or [],
             policies=context.get("policies", ()),
@@ -107,10 +110,12 @@ def create_assemble_node(
             episodes=context.get("episodes", ()),
             summary=state.get("memory_summary") or None,
             summarized_count=int(state.get("memory_summarized") or 0),
-            summarizer=fold(config),
+            summarizer=summarize,
             config=limits,
         )
         trace = trace_of(state)
+        if why:
+            trace["degraded"].append(f"assemble: {why}")
         trace["tokens"] = {**built.tokens, "over_budget": built.over_budget,
                            "dropped": list(built.dropped)}
         return {

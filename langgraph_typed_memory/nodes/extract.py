@@ -20,8 +20,8 @@ from langgraph_typed_memory.extraction import (
 from langgraph_typed_memory.nodes._common import (
     last_human,
     message_text,
-    resolve_model,
     trace_of,
+    try_resolve_model,
 )
 
 __all__ = ["create_extract_node"]
@@ -42,7 +42,7 @@ def create_extract_node(
     The newest user message first meets the pre-filter (role, word count, chit-chat,
     questions, near-duplicates of the last minute): most turns stop there. A kept turn goes to
     the chat model's structured output (`ExtractionResult`) when one is configured (argument,
-    `configurable["model"]` or `TYPED_MEMORY_MODEL`) and `use_model` is true, else to the
+    `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`) and `use_model` is true, else to the
     rule-based extractor. Model output is validated (ungrounded candidates dropped); a failing
     model falls back to the rules, recorded. If a combined respond call already produced
     candidates this turn, the node keeps them. Candidates go to `memory_candidates`.
@@ -109,9 +109,9 @@ def create_extract_node(
         text, update, extraction = prepare(state)
         if extraction is None:
             return update
-        chat = resolve_model(model, config) if use_model else None
+        chat, why = try_resolve_model(model, config) if use_model else (None, None)
         if chat is None:
-            return rules(text, update, extraction)
+            return rules(text, update, extraction, why and f"extract: {why}")
         try:
             answer = chat.with_structured_output(ExtractionResult).invoke(request(text))
         except Exception as exc:  # I5: degrade to the rules, recorded
@@ -122,9 +122,9 @@ def create_extract_node(
         text, update, extraction = prepare(state)
         if extraction is None:
             return update
-        chat = resolve_model(model, config) if use_model else None
+        chat, why = try_resolve_model(model, config) if use_model else (None, None)
         if chat is None:
-            return rules(text, update, extraction)
+            return rules(text, update, extraction, why and f"extract: {why}")
         try:
             answer = await chat.with_structured_output(ExtractionResult).ainvoke(request(text))
         except Exception as exc:

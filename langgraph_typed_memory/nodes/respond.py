@@ -1,7 +1,8 @@
-"""The respond node: any LangChain chat model, or the offline extractive responder (A8)."""
+"""The respond node: any LangChain chat model, or the offline extractive responder."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -14,11 +15,13 @@ from langgraph_typed_memory.nodes._common import (
     last_human,
     message_text,
     model_name,
-    resolve_model,
     trace_of,
+    try_resolve_model,
 )
 
 __all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFLINE_NOTICE"]
+
+logger = logging.getLogger(__name__)
 
 OFFLINE_NOTICE = "(Offline extractive responder, not a language model: I repeat what I remember.)"
 
@@ -79,12 +82,13 @@ def create_respond_node(
 ) -> RunnableLambda:
     """Build the respond node.
 
-    The model comes from the argument, else `configurable["model"]`, else the environment
-    variable `TYPED_MEMORY_MODEL` (strings go through `init_chat_model`); with none, the
-    offline extractive responder answers from the retrieved memory. With `combined=True`, one
-    structured call returns the reply and the extraction candidates (`memory_candidates`),
-    saving the extract node's model call. A failing model never fails the turn: the extractive
-    reply is used and the failure recorded in `memory_trace["degraded"]`.
+    The model comes from the argument, else `configurable["memory_model"]`, else the
+    environment variable `TYPED_MEMORY_MODEL` (strings go through `init_chat_model`); with
+    none, the offline extractive responder answers from the retrieved memory. With
+    `combined=True`, one structured call returns the reply and the extraction candidates
+    (`memory_candidates`), saving the extract node's model call. A model that fails, or cannot
+    be built, never fails the turn: the extractive reply is used and the failure recorded in
+    `memory_trace["degraded"]` and logged.
 
     Args:
         model: A chat model or an `init_chat_model` string; None: configuration or offline.
@@ -102,7 +106,8 @@ def create_respond_node(
 
     def prepare(state: dict[str, Any], config: RunnableConfig | None) -> tuple[Any, ...]:
         prompt: list[BaseMessage] = list(state.get(prompt_key) or state.get(messages_key) or [])
-        return resolve_model(model, config), prompt, trace_of(state)
+        chat, why = try_resolve_model(model, config)
+        return chat, why, prompt, trace_of(state)
 
     def offline(state: dict[str, Any], trace: dict[str, Any], why: str | None) -> dict[str, Any]:
         question = message_text(last_human(state.get(messages_key) or []))
@@ -139,22 +144,27 @@ def create_respond_node(
             return prompt
         return [*prompt, SystemMessage("Also list memories worth keeping.\n" + EXTRACTION_PROMPT)]
 
+    def failed(exc: Exception) -> str:
+        why = f"model failed: {exc!r:.200}"
+        logger.warning("respond: %s", why)
+        return why
+
     def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        chat, prompt, trace = prepare(state, config)
+        chat, why, prompt, trace = prepare(state, config)
         if chat is None:
-            return offline(state, trace, None)
+            return offline(state, trace, why)
         try:
             return finish(bound(chat).invoke(with_instructions(prompt)), chat, trace)
         except Exception as exc:  # I5: the turn completes, degraded and recorded
-            return offline(state, trace, f"model failed: {exc!r:.200}")
+            return offline(state, trace, failed(exc))
 
     async def arespond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        chat, prompt, trace = prepare(state, config)
+        chat, why, prompt, trace = prepare(state, config)
         if chat is None:
-            return offline(state, trace, None)
+            return offline(state, trace, why)
         try:
             return finish(await bound(chat).ainvoke(with_instructions(prompt)), chat, trace)
         except Exception as exc:
-            return offline(state, trace, f"model failed: {exc!r:.200}")
+            return offline(state, trace, failed(exc))
 
     return RunnableLambda(respond, afunc=arespond, name="respond")

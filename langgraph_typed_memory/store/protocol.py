@@ -144,11 +144,21 @@ def _vectors(answer: Any) -> list[list[float]]:
     return out
 
 
+def _loader(embeddings: Embeddings) -> Callable[[], Any] | None:
+    """The embedder's `load()` if its model loads separately (`LocalEmbeddings`). The drivers
+    call it before each embedding call and outside `embed_timeout`, which times answering,
+    not loading; after the first call it returns at once."""
+    load = getattr(embeddings, "load", None)
+    return load if callable(load) else None
+
+
 def _embed_sync(embeddings: Embeddings | None, req: Embed, timeout: float | None = None) -> Any:
     if embeddings is None:
         return EmbedError(RuntimeError("no embedder configured"))
     texts = list(req.texts)
     try:
+        if (load := _loader(embeddings)) is not None:
+            load()
         if req.query:
             answer = _call_with_timeout(
                 lambda: [embeddings.embed_query(t) for t in texts], timeout)
@@ -177,6 +187,11 @@ async def _embed_async(
         except Exception as exc:  # the embedder's own error, told apart from our timeout
             return EmbedError(exc)
 
+    if (load := _loader(embeddings)) is not None:
+        try:
+            await asyncio.to_thread(load)  # off the event loop, before the clock starts
+        except Exception as exc:
+            return EmbedError(exc)
     try:
         return await asyncio.wait_for(call(), timeout)
     except TimeoutError:
