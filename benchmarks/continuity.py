@@ -11,15 +11,24 @@ prompt (`memory_prompt`, the text of every message) is what is checked:
 * statements: each expected value (a city, a language, a policy limit...) is in the prompt;
 * corrections: the corrected, old value is absent from the prompt (and the new one present,
   counted with the statements); a correction counts only if the old value was remembered
-  first (a version of a record session 1 wrote holds it), else it is listed as never learned;
+  first (a version of a record session 1 wrote holds it, the turn log included), else it is
+  listed as never learned;
 * leaks: no prompt of any turn of any scenario contains a private value of another
   scenario's user (every scenario has its own user; the isolation pairs share a tenant, or a
   user id across two tenants); must be 0;
 * prompt tokens per turn (the trace's `tokens.total`), both sessions.
 
-Every session-1 statement uses a phrasing the rule extractor supports
-(`langgraph_typed_memory.extraction.extract_rules`); phrasings common in real chats that it
-does not extract are listed in docs/benchmarks.md, not bent into the scenarios.
+Scenarios, reported per category:
+
+* `continuity_cases.py` (most of them): written by category from how people phrase things
+  (corrections with and without a marker, organisation statements, standing instructions,
+  named people and pets, identifiers, statements buried in a longer turn, several in one
+  turn, and turns only the turn log can carry), independently of the extractor's rules;
+* `SCENARIOS` below: the first set (preferences and facts in the phrasings the rule
+  extractor was first built for, basic corrections, tenant policies, isolation pairs).
+
+`--scenarios FILE` plays another file's `CASES` (same form as `continuity_cases.py`) instead,
+for sets kept outside the repository.
 
 `--index local` gives the store the bundled offline MiniLM (`LocalEmbeddings`, hybrid
 retrieval); `--index none` (the default of a bare store) retrieves facts lexically. Default:
@@ -28,11 +37,13 @@ both, one after the other.
 Usage:
     python benchmarks/continuity.py                     # both backends, both index settings
     python benchmarks/continuity.py --backend sqlite --index none --quick --json out.json
+    python benchmarks/continuity.py --backend sqlite --index local --scenarios other_cases.py
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -107,14 +118,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     _s("fact-city", "fact", ["I live in Ljubljana."],
        "Any good restaurants near where I live?", ["Ljubljana"]),
     _s("fact-work", "fact", ["I work at Initech as a data engineer."],
-       "Should I ask my employer for a raise as a data engineer?",
+       "Should I ask my employer for a raise in my current role?",
        ["Initech", "data engineer"], private=["Initech"]),
     _s("fact-allergy", "fact", ["I'm allergic to hazelnuts."],
        "Can you suggest a snack for my hike, given my allergy?", ["hazelnuts"]),
     _s("fact-diet", "fact", ["I'm pescatarian."],
        "What should I cook tonight for my diet?", ["pescatarian"]),
-    _s("fact-dog", "fact", ["My dog's name is Biscuit."],
-       "Suggest a good toy for my dog.", ["Biscuit"]),
+    _s("fact-dog", "fact", ["My dog's name is Bramble."],
+       "Suggest a good toy for my dog.", ["Bramble"]),
     _s("fact-pets", "fact", ["I have three ferrets."],
        "How big a cage do my ferrets need?", ["three ferrets"]),
     _s("fact-age", "fact", ["I'm 34 years old."],
@@ -122,16 +133,17 @@ SCENARIOS: tuple[Scenario, ...] = (
     _s("fact-partner", "fact", ["My partner's name is Ingrid."],
        "What gift could I buy my partner?", ["Ingrid"]),
     _s("fact-several", "fact",
-       ["I live in Tallinn and I work at Skype.", "I'm a violinist."],
-       "Which orchestra near where I live would take a violinist who keeps a day job at "
+       ["I live in Narva and I work at Skype.", "I'm a violinist."],
+       "Which orchestra near where I live would take a musician like me who keeps a day job at "
        "my employer?",
-       ["Tallinn", "Skype", "violinist"]),
-    _s("fact-intro-name", "fact", ["Hi, I'm Priya."], "Can you sign this card with my name?",
-       ["Priya"]),
+       ["Narva", "Skype", "violinist"]),
+    _s("fact-intro-name", "fact", ["Hi, I'm Anjali."], "Can you sign this card with my name?",
+       ["Anjali"]),
     _s("fact-origin", "fact", ["I'm from Brazil."],
        "Which dishes from my country of origin could I cook?", ["Brazil"]),
     _s("fact-speaks", "fact", ["I speak Portuguese."],
-       "Which podcasts could I follow in a language I speak?", ["Portuguese"]),
+       "Which podcasts could I follow in a language I speak?", ["Portuguese"],
+       private=()),
     _s("fact-married", "fact", ["I'm married."],
        "Which tax filing status fits my relationship status?", ["married"], private=()),
     _s("fact-car", "fact", ["I drive a Tesla."], "How often should I service my car?",
@@ -141,37 +153,38 @@ SCENARIOS: tuple[Scenario, ...] = (
     _s("fact-wife", "fact", ["My wife is called Mirela."],
        "What should I get my wife for her birthday?", ["Mirela"]),
     # ---- corrections (the old value must be gone)
-    _s("fix-city", "correction", ["I live in Lisbon.", "Actually, I moved to Porto last month."],
-       "What should I visit near where I live?", ["Porto"], absent=["Lisbon"]),
-    _s("fix-employer", "correction",
-       ["I work at Globex.", "I don't work at Globex anymore, I work at Umbrella now."],
+    _s("fix-city", "basic-correction",
+       ["I live in Lisbon.", "Actually, I moved to Braga last month."],
+       "What should I visit near where I live?", ["Braga"], absent=["Lisbon"]),
+    _s("fix-employer", "basic-correction",
+       ["I work at Initrode.", "I don't work at Initrode anymore, I work at Umbrella now."],
        "How do I introduce my employer at the conference?", ["Umbrella"],
-       absent=["Globex"]),
-    _s("fix-name", "correction", ["Call me Bobby.", "Actually, call me Robert."],
+       absent=["Initrode"]),
+    _s("fix-name", "basic-correction", ["Call me Bobby.", "Actually, call me Robert."],
        "Please write my signature line.", ["Robert"], absent=["Bobby"]),
-    _s("fix-occupation", "correction",
+    _s("fix-occupation", "basic-correction",
        ["I'm a teacher.", "I'm no longer a teacher; I'm a principal now."],
-       "What books would help me in my work as a principal?", ["principal"],
+       "What books would help me in my current job?", ["principal"],
        absent=["teacher"], private=()),
-    _s("fix-format", "correction", ["Use markdown.", "Actually, use plain text."],
+    _s("fix-format", "basic-correction", ["Use markdown.", "Actually, use plain text."],
        "Summarize the rules of chess.", ["plain text"], absent=["markdown"], private=()),
-    _s("fix-color", "correction",
+    _s("fix-color", "basic-correction",
        ["My favorite color is teal.", "Actually my favorite color is mauve."],
        "Which paint should I choose, given my favorite color?", ["mauve"], absent=["teal"]),
-    _s("fix-language", "correction",
+    _s("fix-language", "basic-correction",
        ["Please answer in Spanish.", "Actually, please answer in German."],
        "How do I boil an egg?", ["German"], absent=["Spanish"], private=()),
-    _s("fix-age", "correction", ["I'm 47.", "Oops, I'm 48, not 47."],
+    _s("fix-age", "basic-correction", ["I'm 47.", "Oops, I'm 48, not 47."],
        "What retirement plan suits someone my age?", ["48"], absent=["47"], private=()),
     # The new content ("The user is no longer vegetarian.") names the old value: the old
     # content must be gone.
-    _s("fix-diet-ended", "correction", ["I'm vegetarian.", "I'm not vegetarian anymore."],
+    _s("fix-diet-ended", "basic-correction", ["I'm vegetarian.", "I'm not vegetarian anymore."],
        "Suggest a dinner recipe that fits my diet.", ["no longer vegetarian"],
        absent=["user is vegetarian"]),
-    _s("fix-language-instead", "correction",
+    _s("fix-language-instead", "basic-correction",
        ["Please answer in Italian.", "Actually, answer in Swedish instead."],
        "How do I make pancakes?", ["Swedish"], absent=["Italian"], private=()),
-    _s("fix-cat-name", "correction",
+    _s("fix-cat-name", "basic-correction",
        ["I have a cat named Miso.", "Sorry, my cat is named Mochi, not Miso."],
        "Which treats would my cat like?", ["Mochi"], absent=["Miso"]),
     # ---- policies (authored by an administrator, never promoted from chat)
@@ -188,8 +201,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     # ---- isolation pairs (each must see only its own memory)
     _s("pair-city-a", "isolation", ["I live in Reykjavik."],
        "What is the weather like where I live?", ["Reykjavik"], tenant="cont-pairs"),
-    _s("pair-city-b", "isolation", ["I live in Nairobi."],
-       "What is the weather like where I live?", ["Nairobi"], tenant="cont-pairs"),
+    _s("pair-city-b", "isolation", ["I live in Kinshasa."],
+       "What is the weather like where I live?", ["Kinshasa"], tenant="cont-pairs"),
     _s("pair-dog-a", "isolation", ["My dog's name is Pickles."],
        "What should I feed my dog?", ["Pickles"], tenant="cont-pairs"),
     _s("pair-dog-b", "isolation", ["My dog's name is Waffles."],
@@ -204,6 +217,25 @@ SCENARIOS: tuple[Scenario, ...] = (
     _s("pair-name-b", "isolation", ["Call me Octavian."], "Say hello to me.", ["Octavian"],
        tenant="cont-pairs"),
 )
+
+
+def from_case(case: dict[str, Any]) -> Scenario:
+    """A scenario from a plain-data case (`continuity_cases.py`)."""
+    return _s(str(case["name"]), str(case["category"]), case["session1"], str(case["question"]),
+              case["expect"], case.get("absent") or (), case.get("private"))
+
+
+def load_cases(path: Path) -> list[Scenario]:
+    """The `CASES` of a Python file, as scenarios."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--scenarios {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [from_case(c) for c in module.CASES]
+
+
+CASES_FILE = Path(__file__).with_name("continuity_cases.py")
 
 
 def check_scenarios(scenarios: Sequence[Scenario]) -> None:
@@ -313,10 +345,13 @@ def summary(results: Sequence[Result]) -> dict[str, Any]:
     tokens = [t for r in results for t in r.prompt_tokens]
     by_category: dict[str, dict[str, int]] = {}
     for r in results:
-        c = by_category.setdefault(r.category, {"scenarios": 0, "statements": 0, "present": 0})
+        c = by_category.setdefault(r.category, {"scenarios": 0, "statements": 0, "present": 0,
+                                                "corrections": 0, "corrected": 0})
         c["scenarios"] += 1
         c["statements"] += len(r.present) + len(r.missing)
         c["present"] += len(r.present)
+        c["corrections"] += len(r.corrected) + len(r.not_corrected)
+        c["corrected"] += len(r.corrected)
     return {
         "scenarios": len(results),
         "statements": statements,
@@ -363,13 +398,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"the first {QUICK_SCENARIOS} scenarios of each category")
     parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
+    parser.add_argument("--scenarios", metavar="FILE", type=Path,
+                        help="play this file's CASES instead of the project's scenarios")
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(arguments)
-    scenarios = list(SCENARIOS)
+    every = load_cases(args.scenarios) if args.scenarios else [
+        *load_cases(CASES_FILE), *SCENARIOS]
+    scenarios = list(every)
     if args.quick:  # a few of each category, isolation pairs kept whole
-        scenarios = [s for s in SCENARIOS if s.category == "isolation"][:4]
-        for category in ("preference", "fact", "correction", "policy"):
-            scenarios += [s for s in SCENARIOS if s.category == category][:2]
+        scenarios = [s for s in every if s.category == "isolation"][:4]
+        for category in dict.fromkeys(s.category for s in every if s.category != "isolation"):
+            scenarios += [s for s in every if s.category == category][:2]
     check_scenarios(scenarios)
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     indexes = ("none", "local") if args.index == "both" else (args.index,)

@@ -12,7 +12,7 @@ same distribution with their own random vectors.
 Rows, per size:
 
 * `typed_memory` `fan-out`: the retrieve node (`create_retrieve_node(store)`, one store
-  batch: policies, procedures, preferences exhaustively, facts top 8 and episodes top 4 by
+  batch: policies, procedures, preferences exhaustively, facts top 16 and episodes top 40 by
   hybrid search), timed around `node.invoke`; p50/p95 ms excluding query embedding.
   recall@10: the same store's vector results (a store object on the same database with
   `lexical_weight` 0 and no freshness or confidence priors, so its order is the vector
@@ -103,6 +103,8 @@ from _common import (
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, PutOp
+
+from langgraph_typed_memory.nodes.retrieve import DEFAULT_EPISODES, DEFAULT_FACTS
 
 TENANT, USER = "bench", "u"
 SCOPE = (f"tenant:{TENANT}", f"user:{USER}")
@@ -336,9 +338,10 @@ class System:
             raise SystemExit(f"{self.name}: the fan-out degraded: {trace['retrieval']} "
                              f"{trace['degraded']}")
         counts = {slot: len(items) for slot, items in out["memory_context"].items()}
-        full = counts["facts"] == 8 and counts["episodes"] == 4
+        full = counts["facts"] == DEFAULT_FACTS and counts["episodes"] == DEFAULT_EPISODES
         if ((counts["policies"], counts["procedures"], counts["preferences"]) != (3, 3, 5)
-                or counts["facts"] > 8 or counts["episodes"] > 4 or (self.hybrid and not full)):
+                or counts["facts"] > DEFAULT_FACTS or counts["episodes"] > DEFAULT_EPISODES
+                or (self.hybrid and not full)):
             raise SystemExit(f"{self.name}: the fan-out returned {counts}")
         return full
 
@@ -365,7 +368,7 @@ class System:
                      ingest_items_per_s=rate, db_mb=self.size_mb(),
                      extra={"slots": {slot: len(items) for slot, items in
                                       outs[0]["memory_context"].items()},
-                            "fan_outs_short_of_8_facts_4_episodes": short}),
+                            "fan_outs_short": short}),
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
             self.after_writes(stage, picked[:WRITE_QUERIES]),
@@ -725,9 +728,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{SYNTHETIC_DIMS}-d vectors, {meta.get('postgres', '')}")
     print(table(rows))
     for r in rows:
-        if r.extra.get("fan_outs_short_of_8_facts_4_episodes"):
-            print(f"{r.system} {r.stage}: {r.extra['fan_outs_short_of_8_facts_4_episodes']} of "
-                  f"{r.queries} fan-outs returned fewer than 8 facts or 4 episodes")
+        if r.extra.get("fan_outs_short"):
+            print(f"{r.system} {r.stage}: {r.extra['fan_outs_short']} of {r.queries} fan-outs "
+                  f"returned fewer than {DEFAULT_FACTS} facts or {DEFAULT_EPISODES} episodes")
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "rows": [asdict(r) for r in rows]},
                                         indent=2) + "\n", encoding="utf-8")

@@ -13,11 +13,13 @@ Systems, side by side in one run:
 * `langgraph_inmemory`: LangGraph's `InMemoryStore` vector search, same embedder, same turns.
 * `langgraph_postgres` (`--backend postgres`): LangGraph's `PostgresStore`, same index config.
 
-Records (`layout_default`): title `"<speaker> (<session date>)"`, summary
+Records: the `typed_memory*` rows' store is built by the product's own turn log
+(`langgraph_typed_memory.turns.turn_episode`, written through `store.promote`, the function
+and the gate the chat graph uses): per turn, title `"<speaker> (<session date>)"`, summary
 `"<speaker>: <text>"` plus `" [image: <caption>]"` when the speaker shared an image,
-`occurred_at` the session's time, `metadata` the dia_id and session, and the session's two
-previous turns in `context` (the episode field the store indexes for full text only, never
-embeds); the key is the dia_id.
+`occurred_at` the session's time, the session as `session_id`, the dia_id as `message_id`,
+and the session's two previous turns in `context` (full text only, never embedded). The
+gate deduplicates a text said twice on one day into one record, which counts for both turns.
 Measured against the alternatives (`LAYOUTS`, docs/benchmarks.md): the date in the title lets
 questions naming a month or year match their session, the name in the summary helps questions
 naming a speaker; dropping either costs 0.02-0.06 R@5.
@@ -25,15 +27,8 @@ naming a speaker; dropping either costs 0.02-0.06 R@5.
 With `--backend postgres` the `typed_memory*` rows run on `PostgresMemoryStore` (embedded
 Postgres + pgvector), otherwise on `SqliteMemoryStore` (a temporary file).
 
-What a memory system reads: only `speaker_a`, `speaker_b`, `session_N` and
-`session_N_date_time` (`memory_view`). The answer key (`session_N_observation`,
-`session_N_summary`, `events_session_N`, `qa`) is never passed to what builds memory; `qa`
-(question, category, evidence) is read for scoring only.
-
-Evidence ids are normalized: whitespace dropped, `D:11:26` read as `D11:26`, `D8:6; D9:17`
-split in two, ranges `D1:3-5` expanded; ids that name no turn of the conversation (`D`,
-`D10:19` where session 10 has 16 turns) are dropped, and a question left with no evidence is
-not scored. The JSON's `evidence` block counts each case.
+What a memory system reads and how evidence is normalized: `_locomo.py`. The JSON's
+`evidence` block counts each case.
 
 Metrics: R@k is the share of a question's evidence turns in the top k, averaged over questions;
 NDCG@10 with binary relevance. Latency: p50/p95 of the search call alone. Each text is embedded
@@ -66,7 +61,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -84,10 +79,18 @@ from _common import (
     sqlite_backend,
     torch_threads,
 )
+from _locomo import (
+    Conversation,
+    EvidenceStats,
+    Turn,
+    conversation_files,
+    conversation_from_raw,
+)
 from langgraph.store.base import BaseStore, PutOp
 
-TENANT = "tenant:locomo"
-CATEGORIES = frozenset({1, 2, 3, 4})
+from langgraph_typed_memory.turns import Turn as LoggedTurn
+from langgraph_typed_memory.turns import turn_proposals
+
 KS = (1, 5, 10, 20)
 LIMIT = 20
 NDCG_K = 10
@@ -97,183 +100,6 @@ EMBED_BATCH = 256
 WARMUP = 3
 QUICK_QUESTIONS = 30
 PRODUCT = "typed_memory"
-
-
-# ------------------------------------------------------------------------------------ data
-
-_SESSION = re.compile(r"session_(\d+)")
-_SESSION_TIME = re.compile(r"session_(\d+)_date_time")
-_SESSION_TIME_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
-
-
-def is_memory_field(key: str) -> bool:
-    """Whether a memory system may read this top-level field of a LoCoMo conversation."""
-    return key in ("speaker_a", "speaker_b") or bool(
-        _SESSION.fullmatch(key) or _SESSION_TIME.fullmatch(key)
-    )
-
-
-def memory_view(conversation: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields a memory system may read: speakers, sessions and their dates.
-
-    Only the keys are listed; the value of a field outside `is_memory_field` is never read.
-    """
-    return {key: conversation[key] for key in list(conversation) if is_memory_field(key)}
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One turn of a conversation, as the memory system sees it."""
-
-    dia_id: str
-    session: int
-    speaker: str
-    text: str
-    caption: str | None
-    occurred_at: datetime
-    """When the session took place (the dataset has no per-turn time)."""
-
-    @property
-    def line(self) -> str:
-        """`speaker: text [image: caption]`."""
-        image = f" [image: {self.caption}]" if self.caption else ""
-        return f"{self.speaker}: {self.text}{image}"
-
-    @property
-    def day(self) -> str:
-        """The session's date, e.g. `8 May 2023`."""
-        return f"{self.occurred_at.day} {self.occurred_at:%B %Y}"
-
-
-def parse_session_time(text: str) -> datetime:
-    """LoCoMo's `"1:56 pm on 8 May, 2023"` as a UTC datetime."""
-    return datetime.strptime(text.strip(), _SESSION_TIME_FORMAT).replace(tzinfo=UTC)
-
-
-def read_turns(view: Mapping[str, Any]) -> list[Turn]:
-    """Every turn of a `memory_view`, in session order."""
-    sessions = sorted(int(m.group(1)) for k in view if (m := _SESSION.fullmatch(k)))
-    turns: list[Turn] = []
-    for n in sessions:
-        when = parse_session_time(view[f"session_{n}_date_time"])
-        for turn in view[f"session_{n}"]:
-            turns.append(Turn(
-                dia_id=str(turn["dia_id"]).strip(),
-                session=n,
-                speaker=str(turn["speaker"]),
-                text=str(turn.get("text") or ""),
-                caption=turn.get("blip_caption") or None,
-                occurred_at=when,
-            ))
-    return turns
-
-
-_EVIDENCE = re.compile(
-    r"D\s*:?\s*(\d+)\s*:\s*(\d+)(?:\s*-\s*(?:D\s*:?\s*(\d+)\s*:\s*)?(\d+))?"
-)
-
-
-def normalize_evidence(entry: str) -> list[str]:
-    """Canonical dia_ids in one evidence entry (see the module docstring).
-
-    Example:
-        >>> normalize_evidence("D8:6; D9:17"), normalize_evidence("D:11:26 ")
-        (['D8:6', 'D9:17'], ['D11:26'])
-        >>> normalize_evidence("D")
-        []
-        >>> normalize_evidence("D1:3-5")
-        ['D1:3', 'D1:4', 'D1:5']
-    """
-    ids: list[str] = []
-    for session, start, end_session, end in _EVIDENCE.findall(entry):
-        if end and end_session in ("", session) and int(end) >= int(start):
-            ids.extend(f"D{int(session)}:{i}" for i in range(int(start), int(end) + 1))
-        else:
-            ids.append(f"D{int(session)}:{int(start)}")
-            if end:
-                ids.append(f"D{int(end_session)}:{int(end)}")
-    return ids
-
-
-@dataclass
-class EvidenceStats:
-    """How much evidence needed normalizing (reported in the JSON)."""
-
-    entries: int = 0
-    repaired: int = 0
-    """Entries read after normalizing (whitespace, `D:11:26`, lists, ranges)."""
-    unparseable: int = 0
-    """Entries naming no id at all (e.g. `D`), ignored."""
-    unknown_dropped: int = 0
-    """Ids naming no turn of the conversation (malformed or out of range), dropped."""
-    questions_without_evidence: int = 0
-    """Questions of categories 1-4 left with no evidence, not scored."""
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    text: str
-    category: int
-    evidence: frozenset[str]
-
-
-def read_questions(
-    qa: Sequence[Mapping[str, Any]], known_ids: set[str], stats: EvidenceStats
-) -> list[Question]:
-    """Questions of categories 1-4 with their normalized evidence (the answer is never read)."""
-    questions: list[Question] = []
-    for item in qa:
-        if item["category"] not in CATEGORIES:
-            continue
-        evidence: set[str] = set()
-        for entry in item["evidence"]:
-            stats.entries += 1
-            ids = normalize_evidence(str(entry))
-            if not ids:
-                stats.unparseable += 1
-            elif ids != [str(entry)]:
-                stats.repaired += 1
-            stats.unknown_dropped += sum(1 for i in ids if i not in known_ids)
-            evidence.update(i for i in ids if i in known_ids)
-        if not evidence:
-            stats.questions_without_evidence += 1
-            continue
-        questions.append(Question(str(item["question"]), int(item["category"]),
-                                  frozenset(evidence)))
-    return questions
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    id: str
-    turns: list[Turn]
-    """Built from `memory_view` alone: what every system stores."""
-    questions: list[Question]
-    """Read from `qa`, for querying and scoring only."""
-
-    @property
-    def scope(self) -> tuple[str, ...]:
-        return (TENANT, f"user:conv-{self.id}", "episode")
-
-    @property
-    def now(self) -> datetime:
-        """The store's clock for this conversation: a day after its last session."""
-        return max(t.occurred_at for t in self.turns) + timedelta(days=1)
-
-
-def conversation_from_raw(
-    conversation_id: str, raw: Mapping[str, Any], stats: EvidenceStats
-) -> Conversation:
-    turns = read_turns(memory_view(raw))
-    questions = read_questions(raw["qa"], {t.dia_id for t in turns}, stats)
-    return Conversation(conversation_id, turns, questions)
-
-
-def conversation_files(path: Path) -> list[Path]:
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-    if not files:
-        raise SystemExit(f"no LoCoMo conversation (*.json) under {path}")
-    return files
 
 
 # ------------------------------------------------------------------------------------ layouts
@@ -308,11 +134,21 @@ def _next(turns: Sequence[Turn], i: int) -> list[str]:
     return [turns[i + 1].line] if has_next else []
 
 
-def layout_default(turns: Sequence[Turn], i: int) -> dict[str, Any]:
-    """Title `speaker (date)`, summary `speaker: text [image: caption]`, and the session's two
-    previous turns as the episode's `context` (full-text only), as the product writes them."""
+def logged_turn(turns: Sequence[Turn], i: int) -> LoggedTurn:
+    """Turn i as the chat graph's turn log sees it, with the session's two previous turns."""
     t = turns[i]
-    return _episode(t, f"{t.speaker} ({t.day})", t.line, context=_previous(turns, i, 2))
+    image = f" [image: {t.caption}]" if t.caption else ""
+    return LoggedTurn(f"{t.text}{image}", t.occurred_at, t.speaker,
+                      session_id=f"session-{t.session}", context=tuple(_previous(turns, i, 2)),
+                      message_id=t.dia_id)
+
+
+def layout_default(turns: Sequence[Turn], i: int) -> dict[str, Any]:
+    """The product's own turn log entry for turn i (`turns.turn_proposals`, what the chat
+    graph writes, without extraction): a proposal for `store.promote`, the session's two
+    previous turns as `context` (full-text only). A long turn is logged in parts; this is
+    the first (`TypedDatabase` writes them all)."""
+    return turn_proposals(logged_turn(turns, i))[0]
 
 
 def layout_single_turn(turns: Sequence[Turn], i: int) -> dict[str, Any]:
@@ -392,8 +228,9 @@ LAYOUTS: dict[str, Layout] = {
 
 
 def episode_texts(value: Mapping[str, Any]) -> str:
-    """The text the store embeds for an episode (`schemas._derived_texts`)."""
-    return f"{value['title']}\n{value['summary']}"
+    """The text the store embeds for an episode (`schemas._derived_texts`); a proposal's
+    summary is its `content`."""
+    return f"{value['title']}\n{value.get('summary') or value['content']}"
 
 
 # ------------------------------------------------------------------------------------ metrics
@@ -478,7 +315,13 @@ class LangGraphBaseline:
 
 
 class TypedDatabase:
-    """One database of episode records in one layout, loaded once per conversation."""
+    """One database of episode records in one layout, loaded once per conversation.
+
+    The default layout is the product's turn log, written through the promotion gate (one
+    transaction per turn, as the chat graph writes it); the gate keys each record by its
+    content, so `turns_of` maps a record key to the turns (dia_ids) it holds. Experimental
+    layouts are written with `put`, keyed by dia_id.
+    """
 
     def __init__(self, make: StoreFactory, layout: str, index: Mapping[str, Any]) -> None:
         self.make = make
@@ -486,15 +329,35 @@ class TypedDatabase:
         self.writer = make(index=index)
         self.writer.setup()  # type: ignore[attr-defined]
         self.loaded: set[str] = set()
+        self.turns_of: dict[str, list[str]] = {}
 
     def load(self, conversation: Conversation) -> None:
         if conversation.id in self.loaded:
             return
         build = LAYOUTS[self.layout]
         turns = conversation.turns
-        ops = [PutOp(conversation.scope, t.dia_id, build(turns, i)) for i, t in enumerate(turns)]
-        put_chunks(self.writer, ops, f"typed memory ({self.layout})")
+        if self.layout == "default":
+            tenant, user, _ = conversation.scope
+            for i, t in enumerate(turns):
+                outcomes = self.writer.promote(  # type: ignore[attr-defined]
+                    turn_proposals(logged_turn(turns, i)),
+                    tenant_id=tenant.removeprefix("tenant:"), user_id=user.removeprefix("user:"),
+                    run_id=f"locomo-{conversation.id}", turn=i)
+                for outcome in outcomes:
+                    self.turns_of.setdefault(outcome.key, []).append(t.dia_id)
+            log(f"  typed memory (turn log): {len(turns)} turns, "
+                f"{len(self.turns_of)} records")
+        else:
+            ops = [PutOp(conversation.scope, t.dia_id, build(turns, i))
+                   for i, t in enumerate(turns)]
+            put_chunks(self.writer, ops, f"typed memory ({self.layout})")
         self.loaded.add(conversation.id)
+
+    def dia_ids(self, keys: Sequence[str]) -> list[str]:
+        """The turns of ranked record keys, in rank order."""
+        if self.layout != "default":
+            return list(keys)
+        return [dia for key in keys for dia in self.turns_of.get(key, [key])]
 
 
 class TypedMemorySystem:
@@ -516,7 +379,8 @@ class TypedMemorySystem:
     def search(self, conversation: Conversation, query: str) -> list[str]:
         if self.rewrite is not None:
             query = self.rewrite(query)
-        return [it.key for it in self.store.search(conversation.scope, query=query, limit=LIMIT)]
+        found = self.store.search(conversation.scope, query=query, limit=LIMIT)
+        return self.db.dia_ids([it.key for it in found])
 
 
 def without_stopwords() -> Callable[[str], str]:
@@ -612,7 +476,11 @@ def texts_to_embed(conversation: Conversation, layouts: set[str]) -> list[str]:
     turns = conversation.turns
     texts = [t.line for t in turns]  # the LangGraph baselines embed `speaker: text`
     for layout in sorted(layouts):
-        texts.extend(episode_texts(LAYOUTS[layout](turns, i)) for i in range(len(turns)))
+        if layout == "default":  # every part a long turn is logged in
+            texts.extend(episode_texts(p) for i in range(len(turns))
+                         for p in turn_proposals(logged_turn(turns, i)))
+        else:
+            texts.extend(episode_texts(LAYOUTS[layout](turns, i)) for i in range(len(turns)))
     texts.extend(q.text for q in conversation.questions)
     return texts
 

@@ -14,9 +14,21 @@ per message: the same arithmetic as the trace's `tokens.total`, which is checked
 its split by slot, the budget, and the full transcript's tokens (every message so far,
 verbatim, same arithmetic). The JSON has every turn's total, and the maximum over all turns.
 
+Each turn's wall time (the `graph.invoke` call) is recorded too. The table's `ms/turn p50` is
+the median over the 10 turns ending at the reported turn (one full cycle of the synthetic
+user's ten kinds of message, so every window has the same mix); the summary line gives it at
+turns 10, 100, 500 and 1000 (and the last turn) and the ratio of the last to turn 10, which
+stays near 1 when a turn's cost does not grow with the thread. Then the same user opens a
+fresh thread for `TIME_WINDOW` more turns: its p50 against the long thread's last window
+tells the thread's length (the checkpointed state) from the user's memory (the store, which
+both threads share) as a cause of any growth. `--keep-messages` builds the
+graph with `trim_absorbed=False` (every message stays in the checkpointed state) to measure
+what trimming the messages the running summary absorbed saves.
+
 Usage:
     python benchmarks/prompt_budget.py                    # both backends, 1,000 turns
     python benchmarks/prompt_budget.py --backend sqlite --quick --json out.json
+    python benchmarks/prompt_budget.py --backend sqlite --keep-messages
 """
 
 from __future__ import annotations
@@ -38,6 +50,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 REPORT_AT = (10, 50, 100, 250, 500, 1000)
+TIME_AT = (10, 100, 500, 1000)
+"""Turns around which the turn time is reported (and the last turn, whatever `--turns`)."""
+TIME_WINDOW = 10
+"""Turns per timing window: the synthetic user's cycle, so each window has the same mix."""
 QUICK_TURNS = 60
 THINGS = ("color", "book", "movie", "song", "food", "drink", "city", "sport", "game", "band",
           "season", "flower", "tree", "bird", "car", "painter", "poet", "dish", "snack", "fruit")
@@ -81,7 +97,8 @@ class TurnReport:
     messages: int
     slots: dict[str, int]
     memories: int
-    ms_per_turn: float
+    turn_ms_p50: float
+    """Median wall time of the `TIME_WINDOW` turns ending at this one."""
 
 
 def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
@@ -90,6 +107,27 @@ def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
     from langgraph_typed_memory.nodes._common import message_text
 
     return sum(count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+
+def window_p50(times: Sequence[float], turn: int, window: int = TIME_WINDOW) -> float:
+    """Median time (ms) of the `window` turns ending at `turn` (1-based)."""
+    chosen = sorted(times[max(0, turn - window):turn])
+    middle = len(chosen) // 2
+    median = chosen[middle] if len(chosen) % 2 else (chosen[middle - 1] + chosen[middle]) / 2
+    return round(median, 1)
+
+
+def turn_time(times: Sequence[float], fresh: Sequence[float]) -> dict[str, Any]:
+    """Turn time p50 around `TIME_AT` (and the last turn), the last one over the first, and
+    the fresh thread's p50 (and the long thread's last over it)."""
+    at = sorted({t for t in TIME_AT if t <= len(times)} | {len(times)})
+    p50 = {str(t): window_p50(times, t) for t in at}
+    first, last = p50[str(at[0])], p50[str(at[-1])]
+    fresh_p50 = window_p50(fresh, len(fresh))
+    return {"turn_ms_p50_at": p50, "window_turns": TIME_WINDOW,
+            "last_over_first": round(last / first, 2) if first else None,
+            "fresh_thread_ms_p50": fresh_p50,
+            "last_over_fresh_thread": round(last / fresh_p50, 2) if fresh_p50 else None}
 
 
 def count_memories(store: Any) -> int:
@@ -101,13 +139,17 @@ def count_memories(store: Any) -> int:
 
 
 def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
-         report_at: Sequence[int]) -> tuple[list[TurnReport], list[int], list[float]]:
+         report_at: Sequence[int], *, trim_absorbed: bool = True,
+         ) -> tuple[list[TurnReport], list[int], list[float], list[float]]:
+    """Play the thread; return the reports, every turn's prompt tokens and time (ms), and the
+    times of `TIME_WINDOW` further turns of the same user on a fresh thread."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from langgraph_typed_memory.graph import create_memory_chat_graph
 
     graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver(),
-                                     assembly={"budget_tokens": budget})
+                                     assembly={"budget_tokens": budget},
+                                     trim_absorbed=trim_absorbed)
     config: RunnableConfig = {
         "configurable": {"thread_id": "long", "tenant_id": "bench", "user_id": "u"}}
     text = ZipfText(seed)
@@ -133,15 +175,22 @@ def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
             reports.append(TurnReport(
                 i, assembled, tokens["total"], tokens["budget"], tokens["over_budget"],
                 transcript, len(out["messages"]), slots, count_memories(store),
-                round(sum(times[-10:]) / len(times[-10:]), 1)))
+                window_p50(times, i)))
             log(f"  turn {i}: prompt {assembled} tokens (budget {budget}), transcript "
-                f"{transcript}, {reports[-1].memories} memories, "
-                f"{reports[-1].ms_per_turn} ms/turn")
-    return reports, totals, times
+                f"{transcript}, {reports[-1].memories} memories, {reports[-1].messages} "
+                f"messages in the state, {reports[-1].turn_ms_p50} ms/turn (p50)")
+    fresh: list[float] = []
+    config = {"configurable": {**config["configurable"], "thread_id": "fresh"}}
+    for i in range(turns + 1, turns + 1 + TIME_WINDOW):
+        clock.now += timedelta(minutes=2)
+        start = time.perf_counter()
+        graph.invoke({"messages": [HumanMessage(user_turn(i, text))]}, config)
+        fresh.append((time.perf_counter() - start) * 1000)
+    return reports, totals, times, fresh
 
 
 HEAD = ("| backend | turn | assembled prompt tokens | budget | full transcript tokens | "
-        "facts | preferences | summary | recent | memories | ms/turn |")
+        "facts | preferences | summary | recent | memories | state messages | ms/turn p50 |")
 
 
 def table(results: dict[str, list[TurnReport]]) -> str:
@@ -152,7 +201,7 @@ def table(results: dict[str, list[TurnReport]]) -> str:
                 f"| {backend} | {r.turn} | {r.assembled_tokens} | {r.budget} "
                 f"| {r.transcript_tokens:,} | {r.slots['facts']} | {r.slots['preferences']} "
                 f"| {r.slots['summary']} | {r.slots['recent']} | {r.memories} "
-                f"| {r.ms_per_turn} |")
+                f"| {r.messages} | {r.turn_ms_p50} |")
     return "\n".join(lines)
 
 
@@ -164,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260603)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} turns (seconds)")
     parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
+    parser.add_argument("--keep-messages", action="store_true",
+                        help="keep every message in the state (trim_absorbed=False)")
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(arguments)
     if args.quick:
@@ -176,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": machine(),
         "turns": args.turns,
         "budget": args.budget,
+        "trim_absorbed": not args.keep_messages,
         "load1": os.getloadavg()[0],
     }
     log(f"machine: {meta['machine']}")
@@ -192,21 +244,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = make()
             store.setup()  # type: ignore[attr-defined]
             log(f"{backend}: {args.turns} turns through the chat graph")
-            reports, totals, times = play(store, args.turns, args.budget, args.seed, clock,
-                                          report_at)
+            reports, totals, times, fresh = play(store, args.turns, args.budget, args.seed, clock,
+                                          report_at, trim_absorbed=not args.keep_messages)
         results[backend] = reports
         per_turn[backend] = {
             "assembled_tokens": totals,
             "max_assembled_tokens": max(totals),
             "max_from_turn_10": max(totals[9:], default=max(totals)),
             "turn_ms": percentiles(times),
+            "turn_time": turn_time(times, fresh),
         }
-    print(f"Bounded prompt (H3), {args.turns} turns, budget {args.budget} tokens")
+    kept = "every message kept in the state" if args.keep_messages else "absorbed messages trimmed"
+    print(f"Bounded prompt (H3), {args.turns} turns, budget {args.budget} tokens, {kept}")
     print(table(results))
     for backend, info in per_turn.items():
         print(f"{backend}: max assembled over all turns {info['max_assembled_tokens']} "
               f"(budget {args.budget}); turn p50 {info['turn_ms']['p50_ms']:.1f} ms, "
               f"p95 {info['turn_ms']['p95_ms']:.1f} ms")
+        timing = info["turn_time"]
+        around = ", ".join(f"turn {t} {ms:.1f}" for t, ms in timing["turn_ms_p50_at"].items())
+        turns = list(timing["turn_ms_p50_at"])
+        first, last = turns[0], turns[-1]
+        print(f"{backend}: turn time p50 over the {timing['window_turns']} turns ending at "
+              f"{around} ms; turn {last} / turn {first} = {timing['last_over_first']}")
+        print(f"{backend}: the same user on a fresh thread, {timing['window_turns']} turns: "
+              f"p50 {timing['fresh_thread_ms_p50']:.1f} ms; turn {last} of the long thread / "
+              f"fresh thread = {timing['last_over_fresh_thread']}")
     if args.json:
         report = {"meta": meta, "backends": {b: {"turns": [asdict(r) for r in results[b]],
                                                  **per_turn[b]} for b in results}}

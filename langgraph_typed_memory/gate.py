@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -39,7 +40,11 @@ __all__ = [
     "record_key",
     "decide",
     "DEFAULT_STATEFUL_PREDICATES",
+    "TURN",
 ]
+
+TURN = "turn"
+"""`task_type` of an episode that logs one user turn: kept without task completion."""
 
 DEFAULT_STATEFUL_PREDICATES = frozenset(
     {
@@ -72,6 +77,18 @@ class Proposal(BaseModel):
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     grounding: str | None = Field(default=None, max_length=32_000)
     correction: bool = False
+    replaces: str | None = Field(default=None, min_length=1, max_length=512)
+    """A correction's old value ("not green tea anymore": "green tea"). The gate supersedes
+    the newest current fact or preference holding it (taking its key, subject and predicate)
+    or, failing that, the newest logged turn that said it; with neither, it rejects."""
+    stateful: bool | None = None
+    """Facts: True when the predicate holds one value per subject ("my manager is ..."), so
+    a new value supersedes the old; None: `GateConfig.stateful_predicates` decides."""
+    occurred_at: datetime | None = None
+    """When the remembered thing happened (an import passes the message's time); default:
+    when it is written. Freshness counts from here."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Filterable metadata stored with the record (never scope)."""
     scope: Literal["user", "agent", "tenant"] = "user"
     """The narrowest scope that fits; "tenant" only for facts about the tenant itself."""
     source: str | None = Field(default=None, max_length=256)
@@ -85,7 +102,13 @@ class Proposal(BaseModel):
     """Episodes: the conversation it happened in (the promote node gives the thread id);
     stored as `metadata.session_id`, which compaction groups a session's episodes by."""
     task_complete: bool = False
-    """Episodes promote only when their task completed."""
+    """Episodes promote only when their task completed, or when they log a turn."""
+    task_type: str | None = Field(default=None, min_length=1, max_length=64)
+    """Episodes: what kind of episode; `"turn"` logs one user turn (see `turns.py`)."""
+    salience: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Episodes: how much the turn matters (corrections, stated facts, failures high)."""
+    artifacts: dict[str, Any] | None = None
+    """Episodes: what the work produced; a logged turn keeps the reply in short here."""
 
 
 class GateConfig(TypedDict, total=False):
@@ -203,6 +226,8 @@ def target_scope(proposal: Proposal, caller: Scope) -> Scope:
 
 def is_stateful(proposal: Proposal, settings: GateSettings) -> bool:
     """Whether a fact's predicate holds one current value per subject."""
+    if proposal.stateful is not None:
+        return proposal.stateful and proposal.predicate is not None
     return proposal.predicate is not None and _slug(proposal.predicate) in {
         _slug(p) for p in settings.stateful_predicates
     }
@@ -308,7 +333,7 @@ def verify(proposal: Proposal, settings: GateSettings, run_id: str | None) -> st
             return (f"confidence {proposal.confidence:.2f} below the fact threshold "
                     f"{settings.fact_min_confidence:.2f}")
         return None
-    if not proposal.task_complete:
+    if not proposal.task_complete and proposal.task_type != TURN:
         return "episodes promote on task completion"
     if not proposal.content.strip():
         return "an episode needs a summary (content)"
@@ -323,8 +348,12 @@ def decide(
     settings: GateSettings,
     run_id: str | None,
     source: str,
+    digest: str | None = None,
 ) -> Decision:
     """Decide one proposal against the current record at its key (C3-C6).
+
+    `digest` is the content hash of the record the proposal would write (what the store
+    keeps for the current one); default: `proposal_hash`.
 
     Example:
         >>> p = Proposal(kind="fact", subject="user", predicate="home_city",
@@ -338,7 +367,7 @@ def decide(
     if reason is not None:
         return Decision("reject", reason)
     tenant_fact = proposal.kind == "fact" and scope.level == "tenant"
-    digest = proposal_hash(proposal)
+    digest = proposal_hash(proposal) if digest is None else digest
     if current is not None and current.content_hash == digest:
         if tenant_fact and current.status == "provisional" and source not in current.sources:
             return Decision("confirm", "second independent source confirms a tenant fact",

@@ -31,15 +31,24 @@ def build_memory_chat_graph(
     combined: bool = False,
     assembly: AssemblyConfig | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
+    trim_absorbed: bool = True,
 ) -> StateGraph:
     """The uncompiled chat graph, for adding nodes or compiling it your way.
 
-    Nodes read the store from the graph's runtime (`graph.compile(store=...)`).
+    Nodes read the store from the graph's runtime (`graph.compile(store=...)`). Arguments as
+    for `create_memory_chat_graph`.
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> graph = build_memory_chat_graph(trim_absorbed=False).compile(
+        ...     checkpointer=InMemorySaver())
+        >>> sorted(graph.nodes)[:3]
+        ['__start__', 'assemble', 'extract']
     """
     builder = StateGraph(MemoryState)
     builder.add_node("retrieve", create_retrieve_node())
     builder.add_node("assemble", create_assemble_node(assembly, summarizer=summarizer,
-                                                      model=model))
+                                                      model=model, trim_absorbed=trim_absorbed))
     builder.add_node("respond", create_respond_node(model, combined=combined))
     builder.add_node("extract", create_extract_node(model))
     builder.add_node("promote", create_promote_node())
@@ -61,12 +70,21 @@ def create_memory_chat_graph(
     combined: bool = False,
     assembly: AssemblyConfig | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
+    trim_absorbed: bool = True,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The compiled memory chat graph (graph id `memory_chat`).
 
     Input `{"messages": [...]}`; scope from `configurable` (`tenant_id`, `user_id`,
     `agent_id`); the checkpointer keeps the trace (`memory_trace` per turn, replayable with
     `get_state_history`), the store keeps durable memory.
+
+    The state's `messages` hold only what the running summary has not absorbed (the verbatim
+    window and at least the last four user turns), so a turn's cost does not grow with the
+    thread: the checkpointer does not reload and rewrite the whole transcript at every step.
+    Every earlier state stays in the checkpointer's history (`get_state_history`), and the
+    user's statements in the store's turn log. Pass `trim_absorbed=False` to keep every
+    message in the state (an app that renders the thread from `messages`), at the price of
+    turns that slow down as the thread grows.
 
     Args:
         model: A chat model or `init_chat_model` string; None: configuration, environment
@@ -76,6 +94,8 @@ def create_memory_chat_graph(
         combined: One structured model call for the reply and the extraction candidates.
         assembly: Prompt budget settings (`AssemblyConfig`).
         summarizer: Running-summary function (default extractive).
+        trim_absorbed: Remove the messages the running summary absorbed from the state
+            (default True; see `create_assemble_node`).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -87,10 +107,11 @@ def create_memory_chat_graph(
         >>> config = {"configurable": {"thread_id": "1", "tenant_id": "acme",
         ...                            "user_id": "alice"}}
         >>> out = graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, config)
-        >>> [p["outcome"] for p in out["memory_trace"]["promotions"]]
-        ['written']
+        >>> {p["outcome"] for p in out["memory_trace"]["promotions"]}
+        {'written'}
     """
     builder = build_memory_chat_graph(
-        model, combined=combined, assembly=assembly, summarizer=summarizer
+        model, combined=combined, assembly=assembly, summarizer=summarizer,
+        trim_absorbed=trim_absorbed,
     )
     return builder.compile(checkpointer=checkpointer, store=store, name="memory_chat")

@@ -156,6 +156,8 @@ class EpisodeMemory(_Record):
     """0 raw, 1 weekly group, 2 monthly group."""
     compact_group: str | None = None
     confidence: float = Confidence
+    salience: float | None = Field(default=None, ge=0.0, le=1.0)
+    """How much a logged turn matters (corrections, stated facts and failures high)."""
 
 
 class ProcedureMemory(_Record):

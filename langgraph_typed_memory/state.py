@@ -29,7 +29,11 @@ class MemoryState(MessagesState, total=False):
             preferences, facts, episodes), as JSON-ready item dicts.
         memory_prompt: The messages `assemble` built for the model this turn.
         memory_summary: Running summary of the turns that left the verbatim window.
-        memory_summarized: How many messages the running summary already covers.
+        memory_summarized: How many leading messages of `messages` the running summary
+            already covers.
+        memory_turns: User turns taken in this thread, the current one included: the turn
+            index, counted by `retrieve` (so it keeps counting when `assemble` trims the
+            messages the summary absorbed).
         memory_candidates: Candidate memories `extract` (or a combined `respond`) proposed.
         memory_recent: Recent user turns with their times, for the duplicate pre-filter.
         memory_trace: The trace envelope of the current turn (see `new_trace`).
@@ -39,6 +43,7 @@ class MemoryState(MessagesState, total=False):
     memory_prompt: list[AnyMessage]
     memory_summary: str
     memory_summarized: int
+    memory_turns: int
     memory_candidates: list[dict[str, Any]]
     memory_recent: list[tuple[str, float]]
     memory_trace: dict[str, Any]

@@ -145,7 +145,7 @@ def test_an_item_over_the_cap_is_dropped_and_smaller_ones_still_fill() -> None:
     assert "long long" not in a.system_prompt
 
 
-def test_facts_fill_before_episodes_and_prompt_order_is_fixed() -> None:
+def test_facts_take_their_share_before_episodes_and_prompt_order_is_fixed() -> None:
     facts = [fact(i, f"Fact number {i} about the account.") for i in range(3)]
     episodes = [episode(i, f"Episode {i}", "A summary.") for i in range(3)]
     messages: list[BaseMessage] = []
@@ -160,9 +160,14 @@ def test_facts_fill_before_episodes_and_prompt_order_is_fixed() -> None:
     assert isinstance(a.messages[0], SystemMessage) and a.messages[0].content == a.system_prompt
     assert a.messages[1:] == messages[-4:] and a.older == messages[:-4]
     assert "user: Question 0." in a.system_prompt  # older turns folded, not lost
+    budget = a.tokens["total"] - a.tokens["episodes"]  # room for the facts, not the episodes
     tight = assemble(**RESERVED, facts=facts, episodes=episodes, messages=messages,
-                     config={"budget_tokens": a.tokens["total"] - a.tokens["episodes"]})
+                     config={"budget_tokens": budget, "facts_share": 1.0})
     assert tight.included["facts"] == a.included["facts"] and tight.included["episodes"] == []
+    shared = assemble(**RESERVED, facts=facts, episodes=episodes, messages=messages,
+                      config={"budget_tokens": budget})  # facts may take 40% of that room
+    assert shared.included["facts"] == ["fact-0"] and shared.included["episodes"]
+    assert shared.tokens["total"] <= budget
 
 
 def test_narrowest_scope_preference_wins() -> None:
@@ -361,3 +366,81 @@ def test_memory_items_are_accepted_as_well_as_their_dicts() -> None:
     by_item = assemble(facts=[obj], messages=[HumanMessage("hi")])
     assert by_item.system_prompt == by_dict.system_prompt
     assert by_item.included["facts"] == ["fact-1"]
+
+
+# ------------------------------------------------------------------------------ the turn log
+
+
+def logged(ident: str, said: str, when: str, *, run: str = "r", turn: int = 1,
+           correction: bool = False) -> dict[str, Any]:
+    """A logged turn as the retrieve node returns it."""
+    metadata = {"correction": True} if correction else {}
+    value = {"task_type": "turn", "title": f"user ({when})", "summary": f"user: {said}",
+             "occurred_at": when, "metadata": metadata, "source_run_id": run,
+             "source_turn": turn}
+    out = item("episode", ident, value, tier="standard")
+    out["memory"]["provenance"] = {"source_run_id": run, "source_turn": turn}
+    return out
+
+
+def stated(ident: str, content: str, *, run: str, turn: int) -> dict[str, Any]:
+    out = fact(0, content)
+    out["memory"].update(id=ident, provenance={"source_run_id": run, "source_turn": turn})
+    return out
+
+
+def test_logged_turns_are_dated_and_shown_oldest_first_whatever_their_rank() -> None:
+    turns = [logged("t3", "We moved standup to 10:00.", "2025-03-09T10:00:00+00:00", turn=3),
+             logged("t1", "Our standup is at 9:30.", "2025-03-02T10:00:00+00:00", turn=1)]
+    a = assemble(episodes=turns, messages=[HumanMessage("When is standup?")])
+    assert a.included["episodes"] == ["t1", "t3"]  # by time, the newest last
+    assert "- [2 Mar 2025] user: Our standup is at 9:30.\n" in a.system_prompt
+    assert a.system_prompt.index("9:30") < a.system_prompt.index("10:00")
+
+
+def test_a_turn_is_not_shown_again_beside_what_was_extracted_from_it() -> None:
+    fact_ = stated("f1", "The user lives in Porto.", run="r", turn=2)
+    echo = logged("t2", "I live in Porto.", "2025-03-02T10:00:00+00:00", turn=2)
+    richer = logged("t4", "I live in Porto, right by the river, with two cats and a piano.",
+                    "2025-03-03T10:00:00+00:00", turn=4)
+    richer_fact = stated("f4", "The user lives in Porto.", run="r", turn=4)
+    a = assemble(facts=[fact_, richer_fact], episodes=[echo, richer],
+                 messages=[HumanMessage("Where do I live?")])
+    assert a.included["facts"] == ["f1", "f4"]
+    assert a.included["episodes"] == ["t4"]  # more said than the fact holds: still shown
+    # a correction's turn may repeat the old value: once its record is shown, it is not
+    fix = logged("t5", "Actually not Lisbon, Porto.", "2025-03-04T10:00:00+00:00", turn=5,
+                 correction=True)
+    fixed = stated("f5", "The user lives in Porto.", run="r", turn=5)
+    b = assemble(facts=[fixed], episodes=[fix], messages=[HumanMessage("Where do I live?")])
+    assert b.included["episodes"] == [] and "Lisbon" not in b.system_prompt
+    # without the record shown, the turn is
+    c = assemble(episodes=[fix], messages=[HumanMessage("Where do I live?")])
+    assert c.included["episodes"] == ["t5"]
+
+
+def test_episodes_fill_the_budget_instead_of_a_fixed_count() -> None:
+    turns = [logged(f"t{i}", f"Note {i}: " + " ".join(WORDS[:8]), f"2025-03-{i + 1:02d}",
+                    turn=i) for i in range(30)]
+    small = assemble(episodes=turns, messages=[HumanMessage("notes?")],
+                     config={"budget_tokens": 300})
+    large = assemble(episodes=turns, messages=[HumanMessage("notes?")],
+                     config={"budget_tokens": 1500})
+    assert 0 < len(small.included["episodes"]) < len(large.included["episodes"]) <= 30
+    assert small.tokens["total"] <= 300 and large.tokens["total"] <= 1500
+
+
+def test_the_verbatim_window_never_opens_on_an_orphan_tool_result() -> None:
+    from langchain_core.messages import ToolMessage
+
+    call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"q": "order 42"}, "id": "c1"}])
+    messages: list[BaseMessage] = [
+        HumanMessage("Where is order 42?"), call,
+        ToolMessage("Order 42 shipped yesterday.", tool_call_id="c1"),
+        AIMessage("It shipped yesterday."), HumanMessage("And order 43?")]
+    a = assemble(messages=messages, config={"recent_turns": 3})
+    roles = [type(m).__name__ for m in a.messages]
+    assert roles[1] != "ToolMessage", roles  # the window holds no result without its call
+    assert roles == ["SystemMessage", "AIMessage", "HumanMessage"]
+    whole = assemble(messages=messages, config={"recent_turns": 4})
+    assert [type(m).__name__ for m in whole.messages][1:3] == ["AIMessage", "ToolMessage"]

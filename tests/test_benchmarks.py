@@ -31,6 +31,7 @@ def _load_harness() -> Any:
 
 
 harness = _load_harness()
+locomo = sys.modules["_locomo"]
 
 CONVERSATION: dict[str, Any] = {
     "speaker_a": "Ann",
@@ -70,8 +71,8 @@ class Guarded(Mapping[str, Any]):
         if not self._allowed(key):
             raise AssertionError(f"the harness read the forbidden field {key!r}")
         value = self._data[key]
-        if key == "qa":  # scoring may read question, category, evidence: never the answer
-            return [Guarded(q, lambda k: k in ("question", "category", "evidence"))
+        if key == "qa":  # scoring reads question, category, evidence and answer, nothing else
+            return [Guarded(q, lambda k: k in ("question", "category", "evidence", "answer"))
                     for q in value]
         return value
 
@@ -83,24 +84,29 @@ class Guarded(Mapping[str, Any]):
 
 
 def test_memory_is_built_from_the_conversation_alone() -> None:
-    guarded = Guarded(CONVERSATION, harness.is_memory_field)
+    guarded = Guarded(CONVERSATION, locomo.is_memory_field)
     with pytest.raises(AssertionError, match="session_1_summary"):
         guarded["session_1_summary"]  # the guard works
-    turns = harness.read_turns(harness.memory_view(guarded))
+    turns = locomo.read_turns(locomo.memory_view(guarded))
     assert [t.dia_id for t in turns] == ["D1:1", "D1:2", "D2:1"]
     assert turns[1].line == "Bob: Nice! [image: a puppy]"
     assert turns[2].occurred_at.isoformat() == "2023-06-01T09:00:00+00:00"
     for name, layout in harness.LAYOUTS.items():
         values = [layout(turns, i) for i in range(len(turns))]
-        assert all(v["metadata"]["dia_id"] == t.dia_id for v, t in zip(values, turns, strict=True))
-        assert "Rex" in values[0]["summary"], name
+        assert all(v["metadata"].get("dia_id", v["metadata"].get("message_id")) == t.dia_id
+                   for v, t in zip(values, turns, strict=True))
+        assert "Rex" in values[0].get("summary", values[0].get("content")), name
+    product = harness.LAYOUTS["default"](turns, 1)  # the chat graph's own turn log entry
+    assert (product["task_type"], product["title"]) == ("turn", "Bob (8 May 2023)")
+    assert product["content"] == "Bob: Nice! [image: a puppy]"
+    assert product["context"] == ["Ann: I adopted a dog named Rex."]
 
 
 def test_the_whole_load_never_reads_the_answer_key() -> None:
     answer_key = ("_observation", "_summary", "events_session_")
     guarded = Guarded(CONVERSATION, lambda k: not any(part in k for part in answer_key))
-    stats = harness.EvidenceStats()
-    conversation = harness.conversation_from_raw("t", guarded, stats)
+    stats = locomo.EvidenceStats()
+    conversation = locomo.conversation_from_raw("t", guarded, stats)
     assert [(q.text, sorted(q.evidence)) for q in conversation.questions] == [
         ("What is Ann's dog called?", ["D1:1"]),
         ("When did Bob ask?", ["D1:2", "D2:1"]),
@@ -111,10 +117,10 @@ def test_the_whole_load_never_reads_the_answer_key() -> None:
 
 
 def test_evidence_normalization() -> None:
-    assert harness.normalize_evidence("D:11:26") == ["D11:26"]
-    assert harness.normalize_evidence(" D1:3 ") == ["D1:3"]
-    assert harness.normalize_evidence("D2:1-D2:3") == ["D2:1", "D2:2", "D2:3"]
-    assert harness.normalize_evidence("D") == []
+    assert locomo.normalize_evidence("D:11:26") == ["D11:26"]
+    assert locomo.normalize_evidence(" D1:3 ") == ["D1:3"]
+    assert locomo.normalize_evidence("D2:1-D2:3") == ["D2:1", "D2:2", "D2:3"]
+    assert locomo.normalize_evidence("D") == []
 
 
 def test_metrics() -> None:

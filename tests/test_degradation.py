@@ -110,7 +110,7 @@ def degraded_turn(store: Any, embedder: TroubledEmbeddings, mode: str, why: str,
     assert state["messages"][-1].content  # the turn completed with a reply
     assert trace["retrieval"]["modes"]["facts"] == "lexical", trace["retrieval"]
     assert any("embedder failed" in d and re.search(why, d) for d in trace["degraded"]), trace
-    [promotion] = trace["promotions"]
+    [promotion] = [p for p in trace["promotions"] if p["kind"] == "fact"]
     assert promotion["outcome"] == "superseded" and "not embedded" in promotion["reason"]
     assert re.search(why, promotion["reason"]), promotion["reason"]
     # The new version is whole: current, found lexically; the old one superseded.
@@ -211,7 +211,8 @@ def test_malformed_extraction_output_falls_back_to_rules(mem_store):
     assert state["messages"][-1].content == "Noted."
     assert trace["extraction"]["method"] == "rules"
     assert any("extraction model failed" in d for d in trace["degraded"]), trace["degraded"]
-    assert sorted(p["outcome"] for p in trace["promotions"]) == ["written", "written"]
+    facts = [p["outcome"] for p in trace["promotions"] if p["kind"] == "fact"]
+    assert facts == ["written", "written"]
 
 
 def test_ungrounded_extraction_items_are_dropped_and_counted(mem_store):
@@ -223,7 +224,8 @@ def test_ungrounded_extraction_items_are_dropped_and_counted(mem_store):
     state = turn(graph, "I live in Lyon.", "x")
     extraction = state["memory_trace"]["extraction"]
     assert extraction["method"] == "model" and extraction["dropped"] == 1
-    assert state["memory_trace"]["promotions"] == []
+    # nothing extracted; the turn itself is still logged
+    assert [p["kind"] for p in state["memory_trace"]["promotions"]] == ["episode"]
     assert mem_store.search(FACTS) == []
 
 

@@ -171,3 +171,96 @@ def test_gate_transitions_are_audited(store):
     ]
     assert events[1]["reason"].startswith("correction") and events[0]["actor"] == "gate:alice"
     assert "contradicted by" in events[3]["reason"]
+
+
+# ------------------------------------------------------------------ corrections and the turn log
+
+EPISODES = ("tenant:acme", "user:alice", "episode")
+
+
+def said(text: str, **extra):
+    """A logged turn, as the turn log proposes it."""
+    return {"kind": "episode", "task_type": "turn", "title": "user (2 March 2025)",
+            "content": f"user: {text}", "grounding": text, "confidence": 1.0, **extra}
+
+
+def current(store, ns):
+    return [(i.value.get("content") or i.value.get("summary") or i.value.get("value"))
+            for i in store.search(ns)]
+
+
+def test_a_superseded_fact_takes_the_turn_that_stated_it_along(store):
+    store.promote([city("Lisbon"), said("I live in Lisbon, with my cat Miso.")],
+                  run_id="r1", turn=1, **ALICE)
+    out = store.promote([city("Porto", correction=True), said("Actually I moved to Porto.")],
+                        run_id="r2", turn=2, **ALICE)
+    assert [(o.kind, o.outcome) for o in out] == [("fact", "superseded"), ("episode", "written")]
+    assert current(store, FACTS) == ["The user lives in Porto."]
+    assert current(store, EPISODES) == ["user: Actually I moved to Porto."]  # Lisbon is gone
+    old_turn = next(i for i in store.search(EPISODES, filter={"$history": True}, query="Lisbon")
+                    if "Lisbon" in i.value["summary"])
+    assert old_turn.memory["status"] == "superseded"
+    assert old_turn.memory["superseded_by"] == out[0].id  # the fact that replaced it
+    assert store.check_invariants().ok
+
+
+def test_a_correction_naming_the_old_value_finds_the_fact_that_holds_it(store):
+    tea = {"kind": "fact", "subject": "user", "predicate": "favourite_tea", "value": "green tea",
+           "content": "The user's favourite tea is green tea.", "confidence": 0.9,
+           "grounding": "My favourite tea is green tea."}
+    first = store.promote([tea, said("My favourite tea is green tea.")], run_id="r1", turn=1,
+                          **ALICE)
+    fix = {"kind": "fact", "subject": "user", "value": "oolong", "replaces": "green tea",
+           "content": "user (updated): it's oolong", "correction": True, "confidence": 0.9,
+           "grounding": "it's oolong these days"}
+    out = store.promote([fix], run_id="r2", turn=2, **ALICE)
+    assert out[0].outcome == "superseded" and out[0].key == first[0].key  # the same record
+    assert current(store, FACTS) == ["The user's favourite tea is oolong."]  # its old content
+    assert current(store, EPISODES) == []  # the turn that said green tea went with it
+
+
+def test_a_correction_of_what_only_a_turn_said_rewrites_that_turn(store):
+    store.promote([said("Our standup is at 9:15 every morning.")], run_id="r1", turn=1, **ALICE)
+    fix = {"kind": "fact", "value": "9:45", "replaces": "9:15", "confidence": 0.9,
+           "content": "user (updated): standup at 9:45", "correction": True,
+           "grounding": "it's actually 9:45"}
+    out = store.promote([fix, said("sorry, it's actually 9:45")], run_id="r2", turn=2, **ALICE)
+    assert [(o.kind, o.outcome) for o in out] == [("fact", "written"), ("episode", "written")]
+    assert current(store, FACTS) == ["user (updated): Our standup is at 9:45 every morning."]
+    assert "9:15" not in json.dumps(current(store, EPISODES))
+
+
+def test_a_correction_nothing_holds(store):
+    lone = {"kind": "fact", "value": "Porto", "replaces": "Atlantis", "confidence": 0.9,
+            "content": "user: Porto", "correction": True, "grounding": "Porto"}
+    [out] = store.promote([lone], run_id="r1", turn=1, **ALICE)
+    assert out.outcome == "rejected" and "'Atlantis'" in out.reason
+    # a proposal complete on its own is written as it is
+    [out] = store.promote([city("Porto", replaces="Atlantis", correction=True)], run_id="r1",
+                          turn=1, **ALICE)
+    assert out.outcome == "written"
+
+
+def test_a_correction_never_rewrites_a_record_about_something_else(store):
+    dog = {"kind": "fact", "subject": "user", "predicate": "dog_name", "value": "Rex",
+           "content": "The user's dog's name is Rex.", "confidence": 0.9, "grounding": "Rex"}
+    store.promote([dog], run_id="r1", turn=1, **ALICE)
+    # a home city that claims to replace "Rex" (a wrong guess upstream) leaves the dog alone
+    out = store.promote([city("Paris", replaces="Rex", correction=True)], run_id="r2", turn=2,
+                        **ALICE)
+    assert out[0].outcome == "written" and out[0].key == "fact:user:home_city"
+    assert sorted(current(store, FACTS)) == ["The user lives in Paris.",
+                                             "The user's dog's name is Rex."]
+
+
+def test_restating_a_preference_or_a_turn_is_a_repetition_not_a_new_version(store):
+    """The gate compares the content hash of the record it would write with the stored one
+    (a preference's value, an episode's title and summary), so a restatement counts."""
+    tone = {"kind": "preference", "key": "tone", "value": "terse", "confidence": 0.9}
+    turn = said("Our standup is at 9:30.")
+    first = store.promote([tone, turn], run_id="r1", turn=1, **ALICE)
+    again = store.promote([tone, turn], run_id="r2", turn=7, **ALICE)
+    assert [o.outcome for o in first] == ["written", "written"]
+    assert [o.outcome for o in again] == ["deduplicated", "deduplicated"]
+    assert [o.id for o in again] == [o.id for o in first]
+    assert store.get(EPISODES, first[1].key).memory["repetitions"] == 2

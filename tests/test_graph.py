@@ -79,7 +79,8 @@ def test_graph_with_a_chat_model_and_structured_extraction(store):
     trace = state["memory_trace"]
     assert trace["extraction"]["method"] == "model"
     assert trace["model_call"]["input_tokens"] == 20
-    assert [p["outcome"] for p in trace["promotions"]] == ["written"]
+    assert [(p["kind"], p["outcome"]) for p in trace["promotions"]] == [
+        ("fact", "written"), ("episode", "written")]  # the candidate, then the turn log
     assert state["messages"][-1].content == "Sure."
 
 
@@ -94,7 +95,8 @@ def test_graph_with_the_combined_call(store):
     [state] = play(graph, "s1", ["I live in Paris."])
     assert state["messages"][-1].content == "Noted, Paris."
     assert state["memory_trace"]["extraction"]["method"] == "combined"
-    assert [p["outcome"] for p in state["memory_trace"]["promotions"]] == ["written"]
+    assert [(p["kind"], p["outcome"]) for p in state["memory_trace"]["promotions"]] == [
+        ("fact", "written"), ("episode", "written")]
     assert len(model.prompts) == 1  # one model call for the whole turn
 
 
@@ -106,7 +108,8 @@ def test_model_failure_still_completes_the_turn(store):
     assert any("model failed" in d for d in degraded)
     assert any("extraction model failed" in d for d in degraded)
     assert "not a language model" in state["messages"][-1].content
-    assert [p["outcome"] for p in state["memory_trace"]["promotions"]] == ["written"]
+    assert [(p["kind"], p["outcome"]) for p in state["memory_trace"]["promotions"]] == [
+        ("fact", "written"), ("episode", "written")]
 
 
 async def test_async_graph(store):

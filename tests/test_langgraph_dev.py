@@ -85,7 +85,8 @@ def test_two_sessions_and_another_user_through_the_server(server: str) -> None:
     client = get_sync_client(url=server)
     first = client.threads.create()["thread_id"]
     out = _say(client, "alice", first, "Please always answer in bullet points.")
-    assert [p["outcome"] for p in out["memory_trace"]["promotions"]] == ["written"]
+    assert [(p["kind"], p["outcome"]) for p in out["memory_trace"]["promotions"]] == [
+        ("preference", "written"), ("episode", "written")]  # the setting, then the turn log
     out = _say(client, "alice", first, "I live in Lyon and my dog's name is Rex.")
     assert {p["outcome"] for p in out["memory_trace"]["promotions"]} == {"written"}
 

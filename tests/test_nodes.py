@@ -190,7 +190,7 @@ def test_promote_gives_an_episode_its_preceding_turns_as_searchable_context(stor
                "content": "The user migrated the billing service.", "task_complete": True,
                "grounding": "I finished the migration"}
     config = {"configurable": {**ALICE["configurable"], "thread_id": "th-7"}}
-    out = create_promote_node(store).invoke(
+    out = create_promote_node(store, log_turns=False).invoke(
         {"messages": messages, "memory_candidates": [episode, lives_in("Lyon")]}, config)
     assert [p["outcome"] for p in out["memory_trace"]["promotions"]] == ["written", "written"]
     episodes = ("tenant:acme", "user:alice", "episode")
@@ -199,6 +199,36 @@ def test_promote_gives_an_episode_its_preceding_turns_as_searchable_context(stor
     assert hit.value["context"] == [m.content for m in messages[:2]]
     assert hit.value["metadata"] == {"session_id": "th-7"}  # compaction's session key
     assert "context" not in store.search(FACTS)[0].value
+
+
+def test_promote_logs_the_turn_with_its_reply_context_time_and_session():
+    from datetime import UTC, datetime
+
+    from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+
+    when = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
+    store = SqliteMemoryStore(connect_sqlite(":memory:"), clock=lambda: when)
+    store.setup()
+    messages = [HumanMessage("Hi!"), AIMessage("Hello, how can I help?"),
+                HumanMessage("Our standup is at 9:30 every weekday.", id="m-3"),
+                AIMessage("Noted: standup at 9:30.")]
+    state = {"messages": messages, "memory_trace": {"run_id": "r-1", "turn_index": 2,
+                                                   "extraction": {"prefilter": "kept"}}}
+    out = create_promote_node(store).invoke(state, ALICE)
+    [logged] = out["memory_trace"]["promotions"]
+    assert (logged["kind"], logged["outcome"]) == ("episode", "written")
+    item = store.get(("tenant:acme", "user:alice", "episode"), logged["key"])
+    assert item.value["task_type"] == "turn" and item.value["title"] == "user (2 June 2025)"
+    assert item.value["summary"] == "user: Our standup is at 9:30 every weekday."
+    assert item.value["context"] == ["user: Hi!", "assistant: Hello, how can I help?"]
+    assert item.value["occurred_at"].startswith("2025-06-02T09:30")
+    assert item.value["metadata"] == {"session_id": "t1", "message_id": "m-3"}
+    assert item.value["artifacts"] == {"reply": "Noted: standup at 9:30."}
+    assert item.memory["provenance"]["source_run_id"] == "r-1"
+    assert item.memory["provenance"]["source_turn"] == 2
+    # a turn the pre-filter dropped is not logged; without an extract node it decides itself
+    chit_chat = {"messages": [HumanMessage("thanks, that's great!")], "memory_trace": {}}
+    assert create_promote_node(store).invoke(chit_chat, ALICE)["memory_trace"]["promotions"] == []
 
 
 async def test_promote_async_path(store):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_typed_memory.assembly import (
@@ -19,7 +19,11 @@ from langgraph_typed_memory.assembly import (
 )
 from langgraph_typed_memory.nodes._common import message_text, trace_of, try_resolve_model
 
-__all__ = ["create_assemble_node", "model_summarizer"]
+__all__ = ["create_assemble_node", "model_summarizer", "absorbed_prefix", "KEPT_USER_TURNS"]
+
+KEPT_USER_TURNS = 4
+"""User turns a trimmed conversation always keeps, the current one included: the extract node
+reads the three user messages before the newest, the promote node the two messages before it."""
 
 SUMMARY_PROMPT = (
     "You maintain a running summary of a conversation. Merge the earlier summary and the new "
@@ -52,6 +56,48 @@ def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200) -> Summarize
     return summarize
 
 
+def absorbed_prefix(
+    messages: Sequence[BaseMessage],
+    absorbed: int,
+    *,
+    keep_user_turns: int = KEPT_USER_TURNS,
+) -> int:
+    """How many leading messages can leave the conversation: the summary holds them.
+
+    At most the `absorbed` leading messages the running summary covers (never one of the
+    verbatim window, which follows them), never the last `keep_user_turns` user turns (a user
+    message and everything after it up to the next one), and only whole turns: the kept
+    conversation opens on a user message, so a tool call never leaves without its results
+    nor a result without its call. A message without an id cannot be removed (LangGraph's
+    `RemoveMessage` names ids), so the prefix stops before the first one.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> chat = [m for i in range(6) for m in (HumanMessage(f"q{i}", id=f"h{i}"),
+        ...                                       AIMessage(f"a{i}", id=f"a{i}"))]
+        >>> absorbed_prefix(chat, 9)  # four user turns stay: q2 onwards
+        4
+        >>> absorbed_prefix(chat, 3)  # the summary covers q1, not a1: the turn stays whole
+        2
+    """
+    if keep_user_turns < 1:
+        raise ValueError(f"absorbed_prefix: keep_user_turns={keep_user_turns}; use 1 or more.")
+    limit = min(max(absorbed, 0), len(messages))
+    users = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            users += 1
+            if users == keep_user_turns:
+                limit = min(limit, i)
+                break
+    else:
+        return 0  # fewer user turns than kept: nothing leaves
+    cut = next((i for i, m in enumerate(messages[:limit]) if not m.id), limit)
+    while cut > 0 and not isinstance(messages[cut], HumanMessage):
+        cut -= 1
+    return cut
+
+
 def create_assemble_node(
     settings: AssemblyConfig | Mapping[str, Any] | None = None,
     /,
@@ -59,14 +105,28 @@ def create_assemble_node(
     summarizer: Summarizer | None = None,
     model: BaseChatModel | str | None = None,
     messages_key: str = "messages",
+    trim_absorbed: bool = False,
 ) -> RunnableLambda:
     """Build the assemble node.
 
     It renders the retrieved memory (`memory_context`) into a system prompt with reserved
     slots (policies, procedures, preferences) and ranked slots (facts, episodes), folds turns
     that leave the verbatim window into the running summary (`memory_summary`), and writes the
-    model input to `memory_prompt` and the token report to `memory_trace["tokens"]`. The
+    model input to `memory_prompt`, the token report to `memory_trace["tokens"]` and the ids
+    of the records the prompt shows, per slot, to `memory_trace["assembled"]`. The
     prompt stays within `budget_tokens` however long the conversation runs.
+
+    With `trim_absorbed=True` the state's conversation stays short too: the messages the
+    running summary absorbed leave `messages` (`RemoveMessage` updates, whole user turns,
+    oldest first; see `absorbed_prefix`), keeping the verbatim window and at least the last
+    `KEPT_USER_TURNS` user turns, and `memory_summarized` is lowered by as many. A long
+    thread then costs a turn no more than a short one: the checkpointer no longer loads and
+    writes the whole transcript at every step. The removed messages stay in the
+    checkpointer's history (`graph.get_state_history`), and the user's statements in the
+    store's turn log (the promote node's); an app that shows the thread from `messages` shows
+    only the recent turns. The conversation key must use LangGraph's `add_messages` reducer (as
+    `MessagesState` does), and the turn index must come from the state's `memory_turns`
+    counter (the retrieve node keeps it), not from counting user messages.
 
     Args:
         settings: An `AssemblyConfig` (budget, per-item cap, verbatim window...).
@@ -77,6 +137,9 @@ def create_assemble_node(
             `memory_trace["degraded"]`).
         model: The chat model that writes the running summary.
         messages_key: The state key holding the conversation.
+        trim_absorbed: Remove the messages the running summary absorbed from the state.
+            Off by default here, because this node does not know who else reads the
+            conversation in your graph; the prebuilt chat graph turns it on.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -101,8 +164,9 @@ def create_assemble_node(
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
         context = state.get("memory_context") or {}
         summarize, why = fold(config)
+        messages = list(state.get(messages_key) or [])
         built = assemble(
-            messages=state.get(messages_key) or [],
+            messages=messages,
             policies=context.get("policies", ()),
             procedures=context.get("procedures", ()),
             preferences=context.get("preferences", ()),
@@ -118,12 +182,19 @@ def create_assemble_node(
             trace["degraded"].append(f"assemble: {why}")
         trace["tokens"] = {**built.tokens, "over_budget": built.over_budget,
                            "dropped": list(built.dropped)}
-        return {
+        trace["assembled"] = {slot: list(ids) for slot, ids in built.included.items()}
+        update: dict[str, Any] = {
             "memory_prompt": built.messages,
             "memory_summary": built.summary or "",
             "memory_summarized": built.summarized_count,
             "memory_trace": trace,
         }
+        if trim_absorbed:
+            absorbed = min(built.summarized_count, len(built.older))
+            if cut := absorbed_prefix(messages, absorbed):
+                update[messages_key] = [RemoveMessage(id=str(m.id)) for m in messages[:cut]]
+                update["memory_summarized"] = built.summarized_count - cut
+        return update
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
         # Tokenizing (and, the first time, loading the encoding file; with a model, the

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -26,7 +28,30 @@ from langgraph_typed_memory.nodes._common import (
 
 __all__ = ["create_extract_node"]
 
+logger = logging.getLogger(__name__)
+
 RECENT_WINDOW_S = 300.0
+
+
+@dataclass(slots=True)
+class _Kept:
+    """A turn the pre-filter kept: what extraction reads."""
+
+    text: str
+    speaker: str
+    earlier: list[str]
+    """The speaker's earlier statements, newest first: the thread's previous messages, then
+    what memory returned for this turn (what a correction corrects)."""
+    extraction: dict[str, Any]
+    """The trace's `extraction` entry, filled as extraction goes."""
+
+    def request(self) -> list[Any]:
+        """The model's input: the extraction prompt, earlier messages as context, the turn."""
+        earlier = "".join(f"- {t}\n" for t in reversed(self.earlier[:3]))
+        head = (f"Earlier messages of the user (context only, extract nothing from them):\n"
+                f"{earlier}\nMessage" if earlier else "Message")
+        who = "" if self.speaker == "user" else f" from {self.speaker} (the subject for 'I')"
+        return [SystemMessage(EXTRACTION_PROMPT), HumanMessage(f"{head}{who}:\n{self.text}")]
 
 
 def create_extract_node(
@@ -42,7 +67,7 @@ def create_extract_node(
     The newest user message first meets the pre-filter (role, word count, chit-chat,
     questions, near-duplicates of the last minute): most turns stop there. A kept turn goes to
     the chat model's structured output (`ExtractionResult`) when one is configured (argument,
-    `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`) and `use_model` is true, else to the
+    `configurable["model"]` or `TYPED_MEMORY_MODEL`) and `use_model` is true, else to the
     rule-based extractor. Model output is validated (ungrounded candidates dropped); a failing
     model falls back to the rules, recorded. If a combined respond call already produced
     candidates this turn, the node keeps them. Candidates go to `memory_candidates`.
@@ -64,11 +89,14 @@ def create_extract_node(
         [('fact', 'home_city', 'Lyon')]
     """
 
-    def prepare(state: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    def prepare(state: dict[str, Any]) -> tuple[_Kept | None, dict[str, Any]]:
+        """The pre-filter's decision; the turn to extract from when it keeps it."""
         trace = trace_of(state)
         extraction = dict(trace.get("extraction") or {})
         trace["extraction"] = extraction
-        text = message_text(last_human(state.get(messages_key) or []))
+        messages = state.get(messages_key) or []
+        human = last_human(messages)
+        text = message_text(human)
         now = clock()
         recent = [(t, ts) for t, ts in (state.get("memory_recent") or [])
                   if now - ts <= RECENT_WINDOW_S]
@@ -77,58 +105,94 @@ def create_extract_node(
         update = {"memory_recent": [*recent, (text, now)][-20:], "memory_trace": trace}
         if extraction.get("method") == "combined":
             extraction["candidates"] = len(state.get("memory_candidates") or [])
-            return text, update, None
+            return None, update
         if not decision.keep:
             extraction.update(method="prefiltered", candidates=0)
-            return text, {**update, "memory_candidates": []}, None
-        return text, update, extraction
+            return None, {**update, "memory_candidates": []}
+        speaker = str(human.name) if human is not None and human.name else "user"
+        earlier = [*_previous_user_texts(messages, human),
+                   *_remembered(state.get("memory_context") or {}, speaker)]
+        return _Kept(text, speaker, earlier, extraction), update
 
-    def rules(text: str, update: dict[str, Any], extraction: dict[str, Any],
-              why: str | None = None) -> dict[str, Any]:
-        found = [c.model_dump(mode="json") for c in extract_rules(text)]
-        extraction.update(method="rules", candidates=len(found))
+    def rules(turn: _Kept, update: dict[str, Any], why: str | None = None) -> dict[str, Any]:
+        found = [c.model_dump(mode="json", exclude_defaults=True) for c in extract_rules(
+            turn.text, speaker=turn.speaker, earlier=turn.earlier)]
+        turn.extraction.update(method="rules", candidates=len(found))
         if why:
             update["memory_trace"]["degraded"].append(why)
+            logger.warning("extract: %s", why)
         return {**update, "memory_candidates": found}
 
-    def from_model(answer: Any, text: str, update: dict[str, Any],
-                   extraction: dict[str, Any]) -> dict[str, Any]:
-        checked = candidates_from_model_output(answer, text)
+    def from_model(answer: Any, turn: _Kept, update: dict[str, Any]) -> dict[str, Any]:
+        checked = candidates_from_model_output(answer, turn.text)
         if any(r.startswith("output:") for r in checked.reasons):  # I5: not structured at all
-            return rules(text, update, extraction,
-                         f"extraction model output unusable ({checked.reasons[0]})")
-        extraction.update(method="model", candidates=len(checked.candidates),
-                          dropped=checked.dropped)
-        return {**update,
-                "memory_candidates": [c.model_dump(mode="json") for c in checked.candidates]}
+            return rules(turn, update, f"extraction model output unusable ({checked.reasons[0]})")
+        turn.extraction.update(method="model", candidates=len(checked.candidates),
+                               dropped=checked.dropped)
+        return {**update, "memory_candidates": [
+            c.model_dump(mode="json", exclude_defaults=True) for c in checked.candidates]}
 
-    def request(text: str) -> list[Any]:
-        return [SystemMessage(EXTRACTION_PROMPT), HumanMessage(text)]
+    def chosen(turn: _Kept, update: dict[str, Any], config: RunnableConfig | None
+               ) -> BaseChatModel | None:
+        if not use_model:
+            return None
+        chat, why = try_resolve_model(model, config)
+        if why:
+            update["memory_trace"]["degraded"].append(f"extract: {why}")
+        return chat
 
     def extract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        text, update, extraction = prepare(state)
-        if extraction is None:
+        turn, update = prepare(state)
+        if turn is None:
             return update
-        chat, why = try_resolve_model(model, config) if use_model else (None, None)
+        chat = chosen(turn, update, config)
         if chat is None:
-            return rules(text, update, extraction, why and f"extract: {why}")
+            return rules(turn, update)
         try:
-            answer = chat.with_structured_output(ExtractionResult).invoke(request(text))
+            answer = chat.with_structured_output(ExtractionResult).invoke(turn.request())
         except Exception as exc:  # I5: degrade to the rules, recorded
-            return rules(text, update, extraction, f"extraction model failed: {exc!r:.200}")
-        return from_model(answer, text, update, extraction)
+            return rules(turn, update, f"extraction model failed: {exc!r:.200}")
+        return from_model(answer, turn, update)
 
     async def aextract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        text, update, extraction = prepare(state)
-        if extraction is None:
+        turn, update = prepare(state)
+        if turn is None:
             return update
-        chat, why = try_resolve_model(model, config) if use_model else (None, None)
+        chat = chosen(turn, update, config)
         if chat is None:
-            return rules(text, update, extraction, why and f"extract: {why}")
+            return rules(turn, update)
         try:
-            answer = await chat.with_structured_output(ExtractionResult).ainvoke(request(text))
+            answer = await chat.with_structured_output(ExtractionResult).ainvoke(turn.request())
         except Exception as exc:
-            return rules(text, update, extraction, f"extraction model failed: {exc!r:.200}")
-        return from_model(answer, text, update, extraction)
+            return rules(turn, update, f"extraction model failed: {exc!r:.200}")
+        return from_model(answer, turn, update)
 
     return RunnableLambda(extract, afunc=aextract, name="extract")
+
+
+def _previous_user_texts(messages: list[Any], human: Any) -> list[str]:
+    """The texts of the (up to three) earlier messages of the same speaker, newest first."""
+    out: list[str] = []
+    for message in reversed(messages):
+        if message is human or not isinstance(message, HumanMessage):
+            continue
+        if message.name == getattr(human, "name", None) and (text := message_text(message)):
+            out.append(text)
+            if len(out) == 3:
+                break
+    return out
+
+
+def _remembered(context: dict[str, Any], speaker: str) -> list[str]:
+    """What the retrieve node found for this turn that the speaker said or that is about
+    them: the statements a correction may correct."""
+    out = []
+    for item in [*context.get("facts", ()), *context.get("episodes", ())]:
+        value = item.get("value") or {}
+        if value.get("task_type") == "turn":
+            said = str(value.get("summary") or "")
+            if said.startswith(f"{speaker}: "):
+                out.append(said.removeprefix(f"{speaker}: "))
+        elif value.get("subject") in (speaker, "user") and value.get("content"):
+            out.append(str(value["content"]))
+    return out

@@ -1,14 +1,16 @@
-"""The promote node: the turn's candidates through the promotion gate, outcomes into the trace."""
+"""The promote node: the turn's candidates and its turn log entry through the promotion gate."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore
 
+from langgraph_typed_memory.extraction import prefilter
 from langgraph_typed_memory.nodes._common import (
     message_text,
     resolve_store,
@@ -16,8 +18,12 @@ from langgraph_typed_memory.nodes._common import (
     scope_from_config,
     trace_of,
 )
+from langgraph_typed_memory.turns import Turn, turn_proposals
 
-__all__ = ["create_promote_node"]
+__all__ = ["create_promote_node", "turn_from_messages", "LOGGED_TURNS"]
+
+LOGGED_TURNS = frozenset({"kept", "too_long"})
+"""Pre-filter outcomes whose turn the turn log keeps (a long turn is not chit-chat)."""
 
 
 def create_promote_node(
@@ -26,21 +32,28 @@ def create_promote_node(
     *,
     candidates_key: str = "memory_candidates",
     messages_key: str = "messages",
+    log_turns: bool = True,
+    clock: Callable[[], datetime] | None = None,
 ) -> RunnableLambda:
     """Build the promote node.
 
-    It offers `memory_candidates` to the store's promotion gate (`store.promote`) in one
+    It offers `memory_candidates` and the turn log's entry for the newest user message (see
+    `langgraph_typed_memory.turns`) to the store's promotion gate (`store.promote`) in one
     transaction, for the caller's scope, with the run id and turn as provenance, and records
     each outcome (written, deduplicated, superseded, contradicted, rejected with the reason)
-    in `memory_trace["promotions"]`. A failing store degrades the turn, recorded. An episode
-    gets the two messages before the newest user message as its `context` (indexed for
-    full-text search, so a later question that echoes them finds the episode), and the
-    thread id (`configurable["thread_id"]`) as its `session_id` (compaction groups by it).
+    in `memory_trace["promotions"]`. A failing store degrades the turn, recorded. The turn is
+    logged when the extract node's pre-filter kept it (or, without an extract node, when the
+    pre-filter keeps it here). An episode candidate gets the two messages before the newest
+    user message as its `context` (indexed for full-text search, so a later question that
+    echoes them finds the episode), and the thread id (`configurable["thread_id"]`) as its
+    `session_id` (compaction groups by it).
 
     Args:
         store: The memory store; default: the graph's runtime store.
         candidates_key: The state key holding the candidates.
         messages_key: The state key holding the conversation.
+        log_turns: Set False to write only the extracted candidates (no turn log).
+        clock: When the turn happened; default: the store's clock (`store.clock`).
 
     Example:
         >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
@@ -57,19 +70,26 @@ def create_promote_node(
         [('preference', 'written')]
     """
 
-    def prepare(state: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
+    def prepare(state: dict[str, Any], config: RunnableConfig | None,
+                target: BaseStore) -> dict[str, Any]:
         scope = scope_from_config(config)
         trace = trace_of(state)
-        episode: dict[str, Any] = {"context": _preceding_turns(state.get(messages_key) or [])}
+        messages = state.get(messages_key) or []
+        episode: dict[str, Any] = {"context": _preceding_turns(messages)}
         thread = ((config or {}).get("configurable") or {}).get("thread_id")
         if thread:
             episode["session_id"] = str(thread)
+        proposals = [
+            {**episode, **c} if isinstance(c, Mapping) and c.get("kind") == "episode" else c
+            for c in state.get(candidates_key) or []
+        ]
+        turn = _turn_to_log(trace, messages, thread, target) if log_turns else None
+        if turn is not None:
+            proposals = turn_proposals(turn, [p for p in proposals if isinstance(p, Mapping)]) \
+                if all(isinstance(p, Mapping) for p in proposals) else [
+                    *proposals, *turn_proposals(turn)]
         return {
-            "proposals": [
-                {**episode, **c}
-                if isinstance(c, Mapping) and c.get("kind") == "episode" else c
-                for c in state.get(candidates_key) or []
-            ],
+            "proposals": proposals,
             "tenant_id": scope.tenant_id,
             "user_id": scope.user_id,
             "agent_id": scope.agent_id,
@@ -87,27 +107,88 @@ def create_promote_node(
             trace["promotions"] = [o.dict() for o in outcomes or []]
         return {"memory_trace": trace, candidates_key: []}
 
+    def when(target: BaseStore) -> datetime:
+        chosen = clock or getattr(target, "clock", None)
+        return chosen() if callable(chosen) else datetime.now(UTC)
+
+    def _turn_to_log(trace: dict[str, Any], messages: Sequence[BaseMessage],
+                     thread: Any, target: BaseStore) -> Turn | None:
+        decided = (trace.get("extraction") or {}).get("prefilter")
+        if decided is None:  # no extract node ran: decide here (no recent turns to compare)
+            human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+            decided = prefilter(message_text(human), role="human", now=0.0).reason
+        if decided not in LOGGED_TURNS:
+            return None
+        return turn_from_messages(messages, at=when(target),
+                                  session_id=str(thread) if thread else None)
+
     def promote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        args = prepare(state, config)
+        try:
+            target = resolve_store(store)
+            args = prepare(state, config, target)
+        except Exception as exc:
+            return finish(trace_of(state), None, exc)
         trace = args.pop("trace")
         if not args["proposals"]:
             return finish(trace, [], None)
         try:
-            return finish(trace, resolve_store(store).promote(**args), None)  # type: ignore[attr-defined]
+            return finish(trace, target.promote(**args), None)  # type: ignore[attr-defined]
         except Exception as exc:
             return finish(trace, None, exc)
 
     async def apromote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        args = prepare(state, config)
+        try:
+            target = resolve_store(store)
+            args = prepare(state, config, target)
+        except Exception as exc:
+            return finish(trace_of(state), None, exc)
         trace = args.pop("trace")
         if not args["proposals"]:
             return finish(trace, [], None)
         try:
-            return finish(trace, await resolve_store(store).apromote(**args), None)  # type: ignore[attr-defined]
+            return finish(trace, await target.apromote(**args), None)  # type: ignore[attr-defined]
         except Exception as exc:
             return finish(trace, None, exc)
 
     return RunnableLambda(promote, afunc=apromote, name="promote")
+
+
+def _speaker(message: BaseMessage) -> str:
+    if message.name:
+        return str(message.name)
+    return "user" if isinstance(message, HumanMessage) else (
+        "assistant" if isinstance(message, AIMessage) else message.type)
+
+
+def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
+                       session_id: str | None = None) -> Turn | None:
+    """The newest user turn of a conversation as the turn log keeps it: its text and speaker
+    (the message's `name`, else "user"), the reply after it, the two messages before it.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> turn = turn_from_messages([HumanMessage("Hi"), AIMessage("Hello!"),
+        ...                            HumanMessage("I live in Lyon.", name="Ana"),
+        ...                            AIMessage("Noted.")], at=datetime(2026, 1, 5, tzinfo=UTC))
+        >>> turn.line, turn.reply, turn.context
+        ('Ana: I live in Lyon.', 'Noted.', ('user: Hi', 'assistant: Hello!'))
+    """
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            break
+    else:
+        return None
+    human = messages[i]
+    text = message_text(human).strip()
+    if not text:
+        return None
+    reply = next((message_text(m) for m in messages[i + 1:] if isinstance(m, AIMessage)
+                  and message_text(m).strip()), None)
+    context = tuple(f"{_speaker(m)}: {' '.join(t.split())}" for m in messages[max(0, i - 2):i]
+                    if (t := message_text(m)).strip())
+    return Turn(text, at, _speaker(human), reply, session_id, context,
+                str(human.id) if human.id else None)
 
 
 def _preceding_turns(messages: list[Any], n: int = 2) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -17,7 +18,12 @@ from langgraph_typed_memory.nodes._common import (
 )
 from langgraph_typed_memory.state import new_trace
 
-__all__ = ["create_retrieve_node", "SLOT_KINDS"]
+__all__ = ["create_retrieve_node", "SLOT_KINDS", "DEFAULT_FACTS", "DEFAULT_EPISODES"]
+
+DEFAULT_FACTS = 16
+"""Facts the retrieve node asks for at most: the assemble node shows as many as fit."""
+DEFAULT_EPISODES = 40
+"""Episodes (logged turns and summaries) it asks for at most, as for facts."""
 
 SLOT_KINDS = {
     "policies": "policy",
@@ -51,15 +57,34 @@ def _ops(scope: Scope, query: str, facts: int, episodes: int) -> list[SearchOp]:
     ]
 
 
+def _turn_index(state: Mapping[str, Any], messages_key: str = "messages") -> int:
+    """This turn's index in the thread: the state's turn counter (`memory_turns`) plus one.
+
+    A thread without the counter (its first turn, or one checkpointed before the counter
+    existed) counts its user messages instead, once; from then on the counter carries on,
+    also after the assemble node trimmed the messages the running summary absorbed.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> _turn_index({"messages": [HumanMessage("hi"), AIMessage("hello"), HumanMessage("ok")]})
+        2
+        >>> _turn_index({"messages": [HumanMessage("ok")], "memory_turns": 41})
+        42
+    """
+    counted = state.get("memory_turns")
+    if counted is not None:
+        return int(counted) + 1
+    return sum(1 for m in state.get(messages_key) or () if m.type == "human")
+
+
 def _finish(
     state: dict[str, Any], config: RunnableConfig | None, results: list[Any] | None,
     error: BaseException | None, messages_key: str,
 ) -> dict[str, Any]:
     scope = scope_from_config(config)
-    messages = state.get(messages_key) or []
+    turn = _turn_index(state, messages_key)
     trace = new_trace(
-        run_id=run_id_from_config(config),
-        turn_index=sum(1 for m in messages if m.type == "human"),
+        run_id=run_id_from_config(config), turn_index=turn,
         tenant_id=scope.tenant_id, user_id=scope.user_id, agent_id=scope.agent_id,
     )
     context: dict[str, list[dict[str, Any]]] = {slot: [] for slot in SLOT_KINDS}
@@ -67,7 +92,7 @@ def _finish(
     if error is not None:
         trace["degraded"].append(f"retrieve failed: {error!r:.200}")
         retrieval["retrieval_mode"] = "failed"
-        return {"memory_context": context, "memory_trace": trace}
+        return {"memory_context": context, "memory_trace": trace, "memory_turns": turn}
     assert results is not None
     for slot, found in zip(SLOT_KINDS, results, strict=True):
         context[slot] = [item.dict() for item in found]
@@ -76,15 +101,15 @@ def _finish(
         retrieval["modes"][slot] = getattr(found, "retrieval_mode", None)
         trace["degraded"].extend(getattr(found, "degraded", []))
     retrieval["retrieval_mode"] = retrieval["modes"].get("facts")
-    return {"memory_context": context, "memory_trace": trace}
+    return {"memory_context": context, "memory_trace": trace, "memory_turns": turn}
 
 
 def create_retrieve_node(
     store: BaseStore | None = None,
     /,
     *,
-    facts: int = 8,
-    episodes: int = 4,
+    facts: int = DEFAULT_FACTS,
+    episodes: int = DEFAULT_EPISODES,
     messages_key: str = "messages",
 ) -> RunnableLambda:
     """Build the retrieve node.
@@ -92,13 +117,14 @@ def create_retrieve_node(
     Every turn it loads, for the caller's scope (`configurable` keys `tenant_id`, `user_id`,
     `agent_id`), every active policy, procedure and preference (exhaustive, D1), and the top
     facts and episodes for the newest user message (hybrid, D2), in one store batch. It writes
-    `memory_context` and starts the turn's `memory_trace`. A failing store degrades the turn
-    (recorded), it never raises.
+    `memory_context`, starts the turn's `memory_trace` and counts the turn in `memory_turns`
+    (the trace's `turn_index`). A failing store degrades the turn (recorded), it never raises.
 
     Args:
         store: The memory store; default: the graph's runtime store.
-        facts: How many facts to retrieve.
-        episodes: How many episodes to retrieve.
+        facts: How many facts to retrieve at most (candidates: the assemble node shows as many
+            as its token budget allows, best first).
+        episodes: How many episodes to retrieve at most (candidates, as for facts).
         messages_key: The state key holding the conversation.
 
     Example:

@@ -102,6 +102,19 @@ class MemoryStoreBase(BaseStore):
         # A read that makes a flush due starts it in a thread (False: no safe way, it flushes)
         self._engine.access.on_due = lambda: self._flusher.start(self._background_runner())
 
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """The store's clock (`clock=` at construction, else UTC now): what records are
+        stamped with, and the time the chat graph's turn log gives a turn.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.clock().tzinfo is not None
+            True
+        """
+        return self._engine.clock
+
     def _run(self, plan: PlanSource[Any]) -> Any:
         """Execute an engine plan on this store's connection (each backend supplies it).
 

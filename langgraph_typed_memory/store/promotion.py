@@ -5,10 +5,17 @@ inside the store's write transaction) reads the current record at each proposal'
 asks `gate.decide`, and writes the decision: insert, deduplicate (repetition count and
 evidence), confirm, supersede (old row kept with its pointer), or contradict (links on both
 sides, the weaker side provisional, needs_review when important).
+
+Two steps tie logged turns (episodes with `task_type="turn"`) to what was said in them: a
+superseded fact or preference takes with it the turns that stated it (same run and turn), so
+a reader never meets the old value in a turn beside the new one in a fact; and a correction
+that names only the old value (`replaces`) finds the record that holds it, or failing that
+the turn that said it, which it supersedes with the corrected statement.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.gate import (
+    TURN,
     Current,
     GateSettings,
     Outcome,
@@ -31,7 +39,7 @@ from langgraph_typed_memory.lifecycle import on_access
 from langgraph_typed_memory.namespaces import Scope, TypedNamespace
 from langgraph_typed_memory.schemas import ValidatedRecord, validate_record
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.protocol import Embed, Plan, Sql
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
@@ -66,6 +74,10 @@ class Prepared:
     key: str | None = None
     record: ValidatedRecord | None = None
     vectors: list[tuple[tuple[str, str], list[float]]] = field(default_factory=list)
+    retires: tuple[int, str, str] | None = None
+    """A logged turn (seq, id, key) the written record corrects and supersedes."""
+    aimed: bool = False
+    """A correction pointed at the record that held its old value (see `_aim`)."""
 
     @property
     def embed_text(self) -> str | None:
@@ -73,16 +85,22 @@ class Prepared:
 
 
 def _value(p: Proposal, run_id: str | None, turn: int | None) -> dict[str, Any]:
-    provenance = {"source_run_id": run_id, "source_turn": turn}
+    common: dict[str, Any] = {"source_run_id": run_id, "source_turn": turn}
+    if p.occurred_at is not None:
+        common["occurred_at"] = p.occurred_at.isoformat()
+    metadata = {**p.metadata, **({"session_id": p.session_id} if p.session_id else {})}
+    if metadata:
+        common["metadata"] = metadata
     if p.kind == "preference":
         return {"value": p.value, "confidence": p.confidence,
-                "source": "user_stated" if p.grounding else "inferred", **provenance}
+                "source": "user_stated" if p.grounding else "inferred", **common}
     if p.kind == "fact":
         return {"subject": p.subject, "predicate": p.predicate, "content": p.content,
-                "value": p.value, "confidence": p.confidence, **provenance}
-    session = {"metadata": {"session_id": p.session_id}} if p.session_id else {}
-    return {"title": p.title or p.content[:80], "summary": p.content, "outcome": p.outcome,
-            "context": list(p.context), "confidence": p.confidence, **provenance, **session}
+                "value": p.value, "confidence": p.confidence, **common}
+    episode = {"title": p.title or p.content[:80], "summary": p.content, "outcome": p.outcome,
+               "context": list(p.context), "confidence": p.confidence, **common}
+    optional = {"task_type": p.task_type, "salience": p.salience, "artifacts": p.artifacts}
+    return {**episode, **{k: v for k, v in optional.items() if v is not None}}
 
 
 def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
@@ -98,7 +116,9 @@ def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
         typed = TypedNamespace(scope, proposal.kind)
         key = record_key(proposal, settings)
         prepared = Prepared(i, proposal, typed=typed, key=key)
-        if proposal.kind in ("preference", "fact", "episode"):
+        unaimed = proposal.replaces is not None and not (proposal.subject and proposal.predicate)
+        if proposal.kind in ("preference", "fact", "episode") and not (
+                unaimed and proposal.kind == "fact"):
             try:
                 prepared.record = validate_record(
                     proposal.kind, key, _value(proposal, op.run_id, op.turn), typed.namespace()
@@ -127,14 +147,18 @@ def execute(
     actor = f"gate:{source}"
     outcomes: list[Outcome] = []
     for item in prepared:
+        if item.proposal is not None and item.proposal.replaces is not None and (
+                item.rejection is None and item.proposal.kind in ("fact", "preference")):
+            item.rejection = yield from _aim(engine, op, item, settings)
         p = item.proposal
-        if p is None or item.rejection is not None or item.typed is None or item.key is None:
+        if (p is None or item.rejection is not None or item.typed is None or item.key is None
+                or (item.record is None and p.kind == "fact")):
             kind = p.kind if p is not None else "unknown"
             outcomes.append(Outcome(kind, None, "rejected", item.rejection or "invalid"))
             continue
         ns = ".".join(item.typed.namespace())
         if p.kind == "fact" and p.correction and p.subject and p.predicate and not is_stateful(
-                p, settings):
+                p, settings) and not item.aimed:
             # A correction of a fact keyed by its content: what it corrects is the newest
             # current fact on the same subject and predicate.
             prefix = f"{p.subject} {p.predicate} ".lower()
@@ -143,12 +167,13 @@ def execute(
         rows = yield Sql(q.SQL_CURRENT_FOR_GATE, [ns, item.key])
         current = None
         if rows:
-            seq, ident, digest, conf, status, evidence, _ = rows[0]
+            seq, ident, digest, conf, status, evidence, *_ = rows[0]
             sources = tuple(e.get("source", "") for e in (d.load_json(evidence) or [])
                             if isinstance(e, dict)) if evidence is not None else ()
             current = Current(ident, digest or "", float(conf or 0.0), status, sources)
         decision = decide(p, scope=item.typed.scope, current=current, settings=settings,
-                          run_id=op.run_id, source=source)
+                          run_id=op.run_id, source=source,
+                          digest=item.record.content_hash if item.record is not None else None)
         evidence_entry = {"source": source, "run_id": op.run_id, "turn": op.turn,
                           "grounding": (p.grounding or "")[:500]}
         if decision.action == "reject":
@@ -160,7 +185,7 @@ def execute(
             sibling_rows = yield Sql(q.SQL_CURRENT_FOR_GATE, [ns, _sibling(item.key, p)])
         if decision.action in ("dedup", "confirm") or sibling_rows:
             target = sibling_rows[0] if sibling_rows else rows[0]
-            seq, ident, _, _, status, evidence, _ = target
+            seq, ident, _, _, status, evidence, *_ = target
             trail = (d.load_json(evidence) if evidence is not None else None) or []
             trail = [*trail, evidence_entry][-MAX_EVIDENCE:]
             # Restating an expired record is a use: its expiry is reversed (F2).
@@ -189,6 +214,9 @@ def execute(
             yield from engine.transition(rows[0][1], item.typed, item.key, rows[0][4],
                                          "superseded", f"{decision.reason}: replaced by {new_id}",
                                          actor=actor, run_id=op.run_id)
+            if p.kind in ("fact", "preference"):
+                yield from _retire_turns(engine, op, item.typed.scope, rows[0][7], rows[0][8],
+                                         new_id, actor)
         elif decision.action == "contradict" and rows:
             key = _sibling(item.key, p)
             contradicts = [rows[0][1]]
@@ -199,6 +227,9 @@ def execute(
                 rows[0][1], item.typed, item.key, rows[0][4], rows[0][4],
                 f"contradicted by {new_id}" + ("; needs review" if decision.needs_review else ""),
                 actor=actor, run_id=op.run_id)
+        if item.retires is not None:
+            yield from _retire(engine, op, item.typed.scope, item.retires, new_id, actor,
+                               "corrected by a later statement")
         yield from engine.insert_typed(
             new_id, item.typed, key, item.record, status=decision.status,
             vectors=item.vectors, policy_version=settings.version,
@@ -210,3 +241,147 @@ def execute(
         outcomes.append(Outcome(p.kind, new_id, WRITTEN[decision.action], decision.reason,
                                 key=key, old_id=decision.old_id))
     return outcomes
+
+
+# ----------------------------------------------------------------------------- turns
+
+
+def _retire(engine: Engine, op: PromoteOp, scope: Scope, turn: tuple[int, str, str],
+            by: str, actor: str, why: str) -> Plan[None]:
+    """Supersede one logged turn by the record `by` (the statement that replaces it)."""
+    seq, ident, key = turn
+    yield from engine.supersede(seq, by)
+    yield from engine.transition(ident, TypedNamespace(scope, "episode"), key, "active",
+                                 "superseded", f"{why}: {by}", actor=actor, run_id=op.run_id)
+
+
+def _retire_turns(engine: Engine, op: PromoteOp, scope: Scope, run_id: str | None,
+                  turn: int | None, by: str, actor: str) -> Plan[None]:
+    """The logged turns that stated a superseded record (its run and turn) go with it."""
+    if run_id is None or turn is None:
+        return
+    ns = ".".join(TypedNamespace(scope, "episode").namespace())
+    for seq, ident, key, value in (yield Sql(q.SQL_STATED_IN_TURN, [ns, run_id, turn])):
+        if (engine.dialect.load_json(value) or {}).get("task_type") == TURN:
+            yield from _retire(engine, op, scope, (seq, ident, key), by, actor,
+                               "what it stated was superseded")
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def _norm(text: Any) -> str:
+    return _SPACES.sub(" ", str(text if text is not None else "")).strip().lower()
+
+
+def _holds(text: str, needle: str) -> bool:
+    """Whether normalized `text` holds `needle` as whole words."""
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text) is not None
+
+
+def _swap(text: str, old: str, new: str) -> str | None:
+    """`text` with every whole-word `old` (any case) made `new`; None if it has none."""
+    pattern = re.compile(rf"(?<!\w){re.escape(old.strip())}(?!\w)", re.I)
+    return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
+
+
+def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) -> Plan[str | None]:
+    """Point a correction that names its old value (`replaces`) at what holds that value.
+
+    The newest current fact or preference of the scope whose value (or, for a fact, whose
+    content) holds the old value gives the key, subject and predicate, and its content with
+    the old value swapped for the new one. Failing that, the newest logged turn (not this
+    one) whose text holds it is superseded by the proposal (a fact, with the turn's sentence
+    corrected as its content when the new value is known). With neither, a proposal complete
+    on its own goes on as it is; one that is not is rejected (the reason is returned).
+    """
+    p, scope, d = item.proposal, item.typed.scope, engine.dialect  # type: ignore[union-attr]
+    assert p is not None and p.replaces is not None
+    old, new = _norm(p.replaces), _text_of(p.value)
+    sql = q.sql_holding_text(d.position_fn)
+    best: tuple[int, str, str, dict[str, Any]] | None = None
+    for kind in ("fact", "preference") if p.kind == "fact" else ("preference", "fact"):
+        ns = ".".join(TypedNamespace(scope, kind).namespace())  # type: ignore[arg-type]
+        for _, _, key, value, _, _ in (yield Sql(sql, [ns, old])):
+            value = d.load_json(value) or {}
+            if _elsewhere(p, kind, key, value):
+                continue
+            held = _norm(_text_of(value.get("value")))
+            rank = 0 if held == old else 1 if held and _holds(held, old) else 2 if (
+                kind == "fact" and _holds(_norm(value.get("content")), old)) else 3
+            if rank < 3 and (best is None or rank < best[0]):
+                best = (rank, kind, key, value)
+    if best is not None:
+        _, kind, key, value = best
+        if kind == "preference":
+            update: dict[str, Any] = {"kind": "preference", "key": key}
+        else:
+            content = _swap(str(value.get("content") or ""), p.replaces, new) if new else None
+            update = {"kind": "fact", "subject": value.get("subject"),
+                      "predicate": value.get("predicate"), "content": content or p.content}
+        item.key = key
+        item.typed = TypedNamespace(scope, kind)  # type: ignore[arg-type]
+        return (yield from _revalidate(engine, op, item, p.model_copy(
+            update={**update, "correction": True})))
+    ns = ".".join(TypedNamespace(scope, "episode").namespace())
+    for seq, ident, key, value, run_id, turn in (yield Sql(sql, [ns, old])):
+        value = d.load_json(value) or {}
+        speaker, _, said = str(value.get("summary") or "").partition(": ")
+        if value.get("task_type") != TURN or (run_id, turn) == (op.run_id, op.turn) or (
+                not _holds(_norm(said), old)):
+            continue
+        sentence = next((s for s in _SENTENCE.split(said) if _holds(_norm(s), old)), said)
+        corrected = _swap(sentence, p.replaces, new) if new else None
+        aimed = p.model_copy(update={
+            "kind": "fact", "subject": p.subject or speaker or "user",
+            "predicate": p.predicate or "statement", "correction": True,
+            "content": f"{speaker or 'user'} (updated): {corrected}" if corrected else p.content})
+        item.typed = TypedNamespace(scope, "fact")
+        item.key = record_key(aimed, settings)
+        item.retires = (seq, ident, key)
+        return (yield from _revalidate(engine, op, item, aimed))
+    if p.kind == "preference" or (p.subject and p.predicate):
+        return None  # complete on its own: written as it is
+    return f"corrects {p.replaces!r}, which no current memory in this scope holds"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _elsewhere(p: Proposal, kind: str, key: str, value: dict[str, Any]) -> bool:
+    """Whether a record holding the old value is about something else than a proposal that
+    already says what it is about (a fact's predicate sharing no word with the proposal's, a
+    preference's other key)."""
+    if p.kind == "fact" and p.predicate:  # "main_current_account" may correct "main_bank_account"
+        words = set(_norm(p.predicate).split("_"))
+        return kind != "fact" or not words & set(_norm(value.get("predicate")).split("_"))
+    if p.kind == "preference" and p.key:
+        return kind != "preference" or key != p.key
+    return False
+
+
+def _text_of(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _revalidate(engine: Engine, op: PromoteOp, item: Prepared, aimed: Proposal
+                ) -> Plan[str | None]:
+    """Validate the aimed proposal again and embed its text if it changed."""
+    assert item.typed is not None and item.key is not None
+    item.proposal, item.aimed = aimed, True
+    try:
+        item.record = validate_record(aimed.kind, item.key, _value(aimed, op.run_id, op.turn),
+                                      item.typed.namespace())
+    except TypedMemoryError as exc:
+        return str(exc)
+    text = item.record.embed_text
+    if engine.index is None or not text or (item.vectors and item.vectors[0][0][1] == text):
+        item.vectors = [] if not text else item.vectors
+        return None
+    answer = yield Embed([text])
+    dims = engine.index.dims
+    if isinstance(answer, list) and len(answer) == 1 and len(answer[0]) == dims:
+        item.vectors = [((q.TYPED_FIELD, text), list(answer[0]))]
+    else:  # an embedder failure degrades to lexical retrieval of this record, as elsewhere
+        item.vectors = []
+    return None

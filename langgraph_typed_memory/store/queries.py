@@ -49,9 +49,26 @@ SQL_CURRENT_ROWS = (
 )
 """The current rows of several (ns, key) pairs; `{pairs}` is "(?, ?)" repeated."""
 SQL_CURRENT_FOR_GATE = (
-    "SELECT seq, id, content_hash, confidence, status, evidence, contradicts FROM memories m "
-    f"WHERE ns = ? AND key = ? AND {CURRENT}"
+    "SELECT seq, id, content_hash, confidence, status, evidence, contradicts, source_run_id, "
+    f"source_turn FROM memories m WHERE ns = ? AND key = ? AND {CURRENT}"
 )
+SQL_STATED_IN_TURN = (
+    "SELECT seq, id, key, value FROM memories m "
+    "WHERE ns = ? AND source_run_id = ? AND source_turn = ? AND m.status = 'active'"
+)
+"""The active records of a namespace written from one turn (a run and a turn index)."""
+
+
+def sql_holding_text(position_fn: str) -> str:
+    """The newest active records of a namespace whose indexed text holds a lower-cased
+    string; `position_fn` is the dialect's substring function (a constant)."""
+    return (
+        "SELECT seq, id, key, value, source_run_id, source_turn FROM memories m "
+        f"WHERE ns = ? AND m.status = 'active' AND {position_fn}(lower(m.search_text), ?) > 0 "
+        "ORDER BY m.seq DESC LIMIT 20"
+    )
+
+
 SQL_KEY_FOR_CORRECTION = (
     f"SELECT key FROM memories m WHERE ns = ? AND {CURRENT} AND m.status != 'expired' "
     "AND substr(lower(m.search_text), 1, ?) = ? ORDER BY m.seq DESC LIMIT 1"

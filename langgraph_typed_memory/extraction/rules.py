@@ -1,220 +1,42 @@
-"""Extraction: a user's chat turn becomes candidate memories for the promotion gate (C1, C8).
-
-`prefilter` decides cheaply whether a turn is worth extracting from; `extract_rules` is the
-offline, deterministic extractor (A8); with a chat model, `with_structured_output(
-ExtractionResult)` and `EXTRACTION_PROMPT` do the job and `candidates_from_model_output` checks
-what it returned. Pure functions, no I/O. Candidates are proposals the gate verifies and writes.
-"""
+"""The offline rule extractor: deterministic, English, a rule table over sentences and clauses."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
-from langgraph_typed_memory.schemas import MAX_TEXT_CHARS, check_json_value
+from langgraph_typed_memory.extraction.candidates import (
+    EXPLICIT_CONFIDENCE,
+    HEDGED_CONFIDENCE,
+    SNAKE,
+    Candidate,
+)
+from langgraph_typed_memory.extraction.corrections import Change, find_changes
+from langgraph_typed_memory.extraction.statements import (
+    Draft,
+    named_people,
+    slug,
+    statement_drafts,
+)
+from langgraph_typed_memory.extraction.text import sentences, statement_parts
 
-__all__ = [
-    "Candidate", "ExtractionResult", "EXTRACTION_PROMPT", "FilterDecision", "FilterReason",
-    "prefilter", "extract_rules", "ValidatedCandidates", "candidates_from_model_output",
-]
+__all__ = ["extract_rules"]
 
-_SNAKE = r"^[a-z][a-z0-9_]*$"
-EXPLICIT_CONFIDENCE = 0.9  # a plain first-person statement
-HEDGED_CONFIDENCE = 0.6  # "I think", "maybe": below the gate's default fact threshold (0.7)
-
-
-class Candidate(BaseModel):
-    """A candidate memory from `extract_rules` or a model; field docstrings are what it reads.
-
-    Example:
-        >>> Candidate(kind="fact", subject="user", predicate="home_city", value="Lyon",
-        ...           content="The user lives in Lyon.", confidence=0.9,
-        ...           grounding="I live in Lyon.").correction
-        False
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
-                              json_schema_extra={"description": "A memory the user stated."})
-
-    kind: Literal["preference", "fact", "episode"]
-    """"preference": a standing instruction on how to answer (format, language, tone, name,
-    timezone, units...); "fact": a lasting fact about the user; "episode": work they finished."""
-    key: str | None = Field(default=None, pattern=_SNAKE, max_length=64)
-    """Preferences only (required): snake_case setting key, e.g. output_format, language, tone."""
-    subject: str | None = Field(default=None, min_length=1, max_length=256)
-    """Facts only, required there: the entity the fact is about; "user" for the speaker."""
-    predicate: str | None = Field(default=None, pattern=_SNAKE, max_length=64)
-    """Facts only, required there: snake_case relation (home_city, employer, pet, birthday)."""
-    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
-    """One standalone third-person sentence, e.g. "The user lives in Lyon."."""
-    value: Any = None
-    """The short structured value ("Lyon", "json", "French"); for a correction, the new one."""
-    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
-    """0.9 when the user states it plainly; 0.6 when hedged ("I think", "maybe", "probably")."""
-    grounding: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
-    """The exact words of the user's message this comes from, copied verbatim."""
-    correction: bool = False
-    """true when the user corrects an earlier statement ("actually", "not X anymore")."""
-
-    @model_validator(mode="after")
-    def _fits_kind(self) -> Candidate:
-        check_json_value(self.value, "candidate")  # raises InvalidRecord, a ValueError
-        if self.kind == "preference" and self.key is None:
-            raise ValueError("a preference candidate needs a key, e.g. 'output_format'")
-        if self.kind == "fact" and (self.subject is None or self.predicate is None):
-            raise ValueError("a fact candidate needs a subject and a predicate")
-        return self
-
-
-class ExtractionResult(BaseModel):
-    """The schema to pass to `model.with_structured_output(ExtractionResult)`.
-
-    Example:
-        >>> ExtractionResult().candidates
-        []
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
-                              json_schema_extra={"description": "Memories in the user's message."})
-
-    candidates: list[Candidate] = Field(default_factory=list)
-    """Every durable preference or fact the user stated in this message; [] when none."""
-
-
-EXTRACTION_PROMPT = """\
-Extract from ONE message written by the user what is worth remembering in later conversations.
-- preference: a standing instruction on how to answer; `key` in snake_case (output_format, \
-language, tone, name, timezone, date_format, units) and `value`.
-- fact: a lasting fact about the user or their world; `subject` ("user" for the speaker), \
-`predicate` in snake_case (home_city, employer, occupation, pet, birthday, allergy), `value`.
-- episode: only when the user reports finishing a piece of work, summarized in `content`.
-Never extract greetings, thanks, small talk, questions, one-off requests, hypotheticals, what the \
-user says is NOT true, or what the assistant said. `content`: one standalone third-person \
-sentence ("The user lives in Lyon."); `grounding`: copied verbatim from the message; \
-`confidence`: 0.9 when stated plainly, 0.6 when hedged ("I think", "maybe"); `correction`: true \
-when the user corrects an earlier statement ("actually", "no, I meant", "not X anymore"), with \
-the new `value`. Nothing to remember: {"candidates": []}."""
-"""System prompt for model extraction; pair it with `ExtractionResult`."""
-
-# ----------------------------------------------------------------------------- text helpers
-_TOKEN = re.compile(r"[^\W_]+")
-_SENTENCE_BREAK = re.compile(r"(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
-                             r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|\n+")
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|im|ive)\b", re.I)
-_AUX = (r"(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|isnt|"
-        r"arent|dont|doesnt|didnt|cant|couldnt|wouldnt|wont|shouldnt)")
-_QUESTION_START = re.compile(  # on normalized text: "whats ...", "where is ...", "do i ..."
-    rf"^(?:(?:what|where|when|who|why|how)s|(?:what|where|when|who|why|how|which|whose)\s+{_AUX}"
-    rf"|{_AUX}\s+(?:i|you|we|it|he|she|they|there|this|that|my|your|our|the))\b")
-_REQUEST = re.compile(  # "Could you answer in French?" is a setting, not a question
-    r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:always\s+|from\s+now\s+on\s+)?"
-    r"(?:answer|respond|reply|write|talk|speak|use|call|be|keep|switch|stop|format)\b)", re.I)
-
-
-def _normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
-    return " ".join(_TOKEN.findall(text))
-
-
-def _sentences(text: str) -> list[str]:
-    """Sentences, each an exact substring of `text`."""
-    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
-
-
-def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(_normalize(sentence)))
-
-
-def _statement_parts(sentence: str) -> list[str]:
-    """What a sentence states: all of it, a polite request's body, or a question's lead-ins."""
-    if request := _REQUEST.match(sentence):
-        return [sentence[request.end():]]
-    if not _is_question(sentence):
-        return [sentence]
-    parts = sentence.split(",")[:-1] if sentence.endswith("?") else []  # "I'm in Lyon, tips?"
-    return [p for p in parts if p.strip() and not _is_question(p)]
-
-
-# ----------------------------------------------------------------------------- pre-filter (C8)
-FilterReason = Literal["role", "too_short", "too_long", "chit_chat", "question", "duplicate",
-                       "kept"]
-_CHIT_CHAT = re.compile(r"\b(?:" + "|".join(sorted((  # whole turns made of these are chit-chat
-    "hi|hello|hey|yo|whats up|good morning|good afternoon|good evening|good night|morning|evening|"
-    "how are you|how are you doing|hows it going|how is it going|hope youre well|im good|im fine|"
-    "im ok|im great|not bad|doing well|thanks|thank you|thx|ty|cheers|much appreciated|"
-    "appreciate it|ok|okay|k|yes|yeah|yep|yup|no|nope|nah|sure|cool|great|nice|awesome|perfect|"
-    "excellent|good|fine|alright|all right|got it|understood|sounds good|makes sense|i see|"
-    "fair enough|right|true|exactly|correct|agreed|i agree|of course|no problem|no worries|"
-    "youre welcome|never mind|wow|lol|haha|hehe|hmm|oh|ah|oops|my bad|me too|you too|done|noted|"
-    "will do|bye|goodbye|see you|later|take care|have a nice day|have a good day|love it|"
-    "well done|good job|great job|thats it|thats all|that works|works for me|i dont know|idk|"
-    "absolutely|definitely|youre right").split("|"), key=len, reverse=True)) + r")\b")
-_FILLER = frozenset("so very much thing a lot the there again all everyone guys man dude buddy "
-                    "friend mate for that this it is its thats really too just well then now "
-                    "you your and but super totally help to me".split())
-
-
-@dataclass(frozen=True, slots=True)
-class FilterDecision:
-    """Whether a turn goes on to extraction, and why (a short, stable reason string).
-
-    Example:
-        >>> FilterDecision(keep=False, reason="chit_chat").keep
-        False
-    """
-
-    keep: bool
-    reason: FilterReason
-
-
-def prefilter(text: str, *, role: str, recent: Sequence[tuple[str, float]] = (), now: float,
-              min_words: int = 2, max_words: int = 400, duplicate_window_s: float = 60.0
-              ) -> FilterDecision:
-    """Decide whether a turn is worth extracting from (C8); most turns stop here.
-
-    Gates, in order: `role` (only "human"/"user"), `too_short`/`too_long` (alphanumeric words),
-    `chit_chat` (only greetings, thanks, acknowledgements, emoji), `question` (questions with no
-    first-person statement), `duplicate` (same normalized text as, or token Jaccard >= 0.9 with,
-    a `recent` `(text, timestamp)` at most `duplicate_window_s` before `now`); else `kept`.
-
-    Example:
-        >>> prefilter("Thanks a lot, that's great!", role="human", now=0.0)
-        FilterDecision(keep=False, reason='chit_chat')
-    """
-    normalized = _normalize(text)
-    tokens, n_words = set(normalized.split()), len(normalized.split())
-    if role.lower() not in ("human", "user"):
-        return FilterDecision(False, "role")
-    if n_words < min_words or n_words > max_words:
-        return FilterDecision(False, "too_short" if n_words < min_words else "too_long")
-    if all(w in _FILLER for w in _CHIT_CHAT.sub(" ", normalized).split()):
-        return FilterDecision(False, "chit_chat")
-    sentences = _sentences(text)
-    if any(_is_question(s) for s in sentences) and not any(
-            _REQUEST.match(s) or any(_FIRST_PERSON.search(p) for p in _statement_parts(s))
-            for s in sentences):
-        return FilterDecision(False, "question")
-    for seen, at in recent:  # equal normalized texts have Jaccard 1
-        other = set(_normalize(seen).split())
-        if now - at <= duplicate_window_s and len(tokens & other) >= 0.9 * len(tokens | other) > 0:
-            return FilterDecision(False, "duplicate")
-    return FilterDecision(True, "kept")
-
-
-# ----------------------------------------------------------------------------- rule extractor
-_CLAUSE_BREAK = re.compile(r"\s*;\s*|(?:,?\s+(?:and|but|also|plus)\s+|,\s+)(?=(?:i|my|please|"
+_CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|(?:,?\s+(?:and|but|also|plus)\s+|,\s+)(?=(?:i|my|please|"
                            r"call\s+me|use|be|answer|respond|reply|write|keep|always|never|"
                            r"actually)\b)", re.I)
 _LEAD_IN = re.compile(  # stripped before matching; `standing` marks a lasting instruction
-    r"^(?:(?P<standing>from now on|going forward|in the future|from here on|always)|actually|no|"
-    r"nope|oh|well|also|and|but|so|ok|okay|btw|by the way|fyi|for the record|correction|wait|oops|"
-    r"sorry|yes|yeah|hey|hi|hello|anyway|i mean|please|(?:i think|i guess|i believe|i suppose|"
-    r"maybe|perhaps|probably|possibly)(?:\s+that)?)\b[\s,:;.!-]*", re.I)
+    r"^(?:(?P<standing>from now on|going forward|in the future|from here on(?: out)?|always)|"
+    r"actually|no|nope|oh|well|also|and|but|so|ok|okay|btw|by the way|fyi|for the record|"
+    r"correction|wait|oops|whoops|sorry|yes|yeah|hey|hi|hello|anyway|i mean|please|ugh|hm+|"
+    r"change of plans?|on second thought|(?:i'?ve )?changed my mind|scratch that|update|"
+    r"before i forget|some background|for context|quick context|background|context|fwiw|"
+    r"tbh|honestly|side note|oh and|also fyi|"
+    r"(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly)(?:\s+that)?)"
+    r"\b[\s,:;.!—–-]*", re.I)
 _HEDGE = re.compile(r"\b(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly|"
                     r"not sure|kind of|sort of|might)\b", re.I)
 _CORRECTION = re.compile(
@@ -223,10 +45,13 @@ _CORRECTION = re.compile(
     r"|(?:,\s*|\s(?:and|but)\s+)not\s+\w|\b(?:rather than|instead)\b", re.I)
 _CUT = re.compile(  # "Lyon, not Paris" keeps "Lyon"; "Lyon because ..." keeps "Lyon"
     r"(?:,\s*|\s+(?:and|but)\s+)not\s.*$|\s+(?:rather than|instead of|over|because|since|but|so|"
-    r"which|who|where|while|when|until|though|although|if|whereas|with)\b.*$", re.I)
+    r"which|who|where|while|when|until|though|although|if|whereas|with|instead)\b.*$"
+    r"|\s*(?:,|\s[-—–])\s*(?:we|i|it|they|he|she|you|that|this|my|our|easier|better|"
+    r"since|as)\b.*$", re.I)
 _TAIL = re.compile(  # filler at the end of a value: "Lyon now", "JSON from now on, please"
     r"(?:[\s,]+(?:now|right now|these days|nowadays|at the moment|currently|for now|anymore|"
     r"any more|any longer|please|thanks|thank you|from now on|going forward|in the future|too|"
+    r"from here on(?: out)?|for me|with me|"
     r"if possible|by the way|btw|as well|again|recently|instead|originally|(?:last|this) "
     r"(?:year|month|week)|a while ago|(?:a few|\w+) (?:years|months|weeks|days) ago))+$", re.I)
 _TRIM = " \t\"'`.,;:!?)(\u2026-"
@@ -247,8 +72,17 @@ _ROLES = {r.split("=")[0].replace("_", " "): r.split("=")[-1] for r in (  # fami
 _ROLE_WORDS = "|".join(sorted((w.replace(" ", r"\s+") for w in _ROLES), key=len, reverse=True))
 _ROLE_AT_START = re.compile(rf"^(?:{_ROLE_WORDS})\b", re.I)
 _TONES = ("brief|concise|terse|short|shorter|succinct|formal|informal|casual|friendly|direct|"
-          "detailed|polite|professional|blunt|warm|simple|simpler|technical|serious|playful")
+          "detailed|polite|professional|blunt|warm|simple|simpler|technical|serious|playful|"
+          "long|longer|lengthy|thorough|in-depth|verbose|relaxed|chill|laid-back|funny|jokey|"
+          "gentle|encouraging|strict|neutral")
+_UNITS = ("metric|imperial|si|us customary|miles?|kilometres?|kilometers?|km|celsius|fahrenheit|"
+          "grams?|kilograms?|kilos?|kg|pounds?|lbs?|ounces?|oz|cups?|tablespoons?|teaspoons?|"
+          "litres?|liters?|millilitres?|milliliters?|ml|gallons?|feet|foot|inches|metres?|"
+          "meters?|centimetres?|centimeters?|cm|stones?")
+_UNIT_RUN = re.compile(rf"^(?:(?:{_UNITS})(?:\s*(?:,|and|&|or|/)\s*|\s+)?)+(?:units?)?",
+                       re.I)
 _DATE_FORMAT = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}|iso(?:[ -]?8601)?", re.I)
+_DATE_PATTERN = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}", re.I)
 _SETTING = re.compile(r"\b(?:answers?|responses?|replies|output|everything|always|all)\b", re.I)
 _TEMPLATES = {  # "<kind initial>:<key or predicate>" -> content; "p:" and "f:" are the defaults
     "p:language": "The user wants replies in {v}.", "p:name": "The user wants to be called {v}.",
@@ -295,12 +129,8 @@ _NOT_A_NAME = "|".join((  # capitalized after "I'm" but not a name: "I'm Sorry",
     "christian catholic protestant hindu buddhist sikh atheist agnostic mormon").split())
 _PRONOUNS = {"my": "their", "me": "them", "i": "they"}
 _Kind = Literal["preference", "fact"]
-_Draft = tuple[_Kind, str, str, str]  # kind, key or predicate, value, content
-
-
-def _slug(text: str, words: int = 4) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text.replace("'", "")).encode("ascii", "ignore")
-    return "_".join(re.findall(r"[a-z0-9]+", ascii_text.decode().lower())[:words])
+_Draft = Draft
+_slug = slug
 
 
 def _clean(value: str | None) -> str:
@@ -310,12 +140,14 @@ def _clean(value: str | None) -> str:
     return "" if value.lower().startswith(("not ", "no ", "that ")) else value
 
 
-def _draft(kind: _Kind, name: str, value: str, template: str = "") -> _Draft:
+def _draft(kind: _Kind, name: str, value: str, template: str = "",
+           stateful: bool | None = None) -> _Draft:
     """A draft whose content is `template` (default: by kind and name) in the third person."""
     template = template or _TEMPLATES.get(f"{kind[0]}:{name}", _TEMPLATES[f"{kind[0]}:"])
     third = re.sub(r"\b(?:my|me|I)\b", lambda m: _PRONOUNS[m[0].lower()], value, flags=re.I)
-    return kind, name, value, template.format(v=third, p=name.replace("_", " "),
-                                              a="an" if value[:1].lower() in "aeiou" else "a")
+    return Draft(kind, name, value, template.format(
+        v=third, p=name.replace("_", " "), a="an" if value[:1].lower() in "aeiou" else "a"),
+        stateful)
 
 
 def _classify(value: str) -> tuple[str, str] | None:
@@ -326,14 +158,41 @@ def _classify(value: str) -> tuple[str, str] | None:
         return "language", bare.capitalize()
     if bare in _FORMATS:
         return "output_format", _FORMATS[bare]
-    if bare in ("metric", "imperial", "si", "us customary"):
-        return "units", bare
+    words = re.sub(r"[,;].*$", "", bare).split()
+    for n in (3, 2, 1):  # "bullet points, easier to skim"
+        if " ".join(words[:n]) in _FORMATS and len(words) <= n + 1:
+            return "output_format", _FORMATS[" ".join(words[:n])]
+    if (run := _UNIT_RUN.match(bare)) and run.group().strip(" ,&/"):
+        rest = bare[run.end():].strip()
+        if not rest or re.match(r"(?:for|when|in|please|units?)\b", rest):
+            unit = re.sub(r"\s+units?$", "", run.group().strip(" ,&/"))
+            return "units", unit
     if _DATE_FORMAT.fullmatch(bare):
         return "date_format", value.strip()
+    plain = re.sub(r"\b(?:strictly|super|very|really|extra|more|a\s+(?:bit|little)\s+more|"
+                   r"a|an|the|with\s+me)\b\s*", "", v).strip(" ,")
     tone = re.fullmatch(rf"(less\s+)?({_TONES})(?:\s+(?:answers?|responses?|replies|tone|style))?",
-                        v)
-    comparative = {"shorter": "short", "simpler": "simple"}
-    return ("tone", (tone[1] or "") + comparative.get(tone[2], tone[2])) if tone else None
+                        plain)
+    comparative = {"shorter": "short", "simpler": "simple", "longer": "long"}
+    if tone:
+        return "tone", (tone[1] or "") + comparative.get(tone[2], tone[2])
+    if re.match(rf"(?:{_TONES})\b", plain) and re.search(
+            r"\b(?:answers?|responses?|replies|explanations?|examples?|tone|style)\b", plain):
+        return "tone", value.strip()  # "long, detailed answers with worked examples"
+    pattern = _DATE_PATTERN.search(value) or _DATE_FORMAT.search(value)
+    if pattern and re.search(r"\b(?:format|dates?)\b|iso", bare):
+        return "date_format", value[:pattern.end()].strip(" ,") if pattern.end() <= 40 else (
+            pattern.group())
+    named = re.findall(rf"\b(?:{_FORMAT_WORDS}|paragraphs?)\b", bare)
+    if named and re.search(
+            r"\b(?:answers?|responses?|replies|format\w*|paragraphs?|prose|bullets?|tables?)\b",
+            bare) and len(bare.split()) <= 6:
+        other = re.sub(rf"\b(?:{_FORMAT_WORDS}|all|your|my|the|a|answers?|responses?|replies|"
+                       r"in|as|formatted|format|please)\b", " ", bare).split()
+        if len(named) == 1 and not other and named[0] in _FORMATS:
+            return "output_format", _FORMATS[named[0]]  # "all your answers in JSON"
+        return "output_format", value.strip()  # "plain prose paragraphs"
+    return None
 
 
 def _role(phrase: str) -> str:
@@ -348,7 +207,7 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
     """The drafts of a matched rule; `how` is explained above `_RULES`."""
     kind, _, spec = how.partition(":")
     if kind == "p":
-        value = _clean(m["v"])
+        value = _clean(m["v"] if m["v"] is not None else m.groupdict().get("w"))
         if not value or value.split()[0].lower() in _REJECT.get(spec, ()):
             return []
         if spec == "?setting" and not (standing or _SETTING.search(m.string)):
@@ -356,17 +215,18 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
         found = _classify(value) if spec.startswith("?") else (spec, value)
         if found is None and spec in ("?slug", "?response_style"):
             found = ("prefers_" + _slug(value) if spec == "?slug" else spec[1:], value)
-        return [_draft("preference", *found)] if found and re.match(_SNAKE, found[0]) else []
+        return [_draft("preference", *found)] if found and re.match(SNAKE, found[0]) else []
     if spec.startswith("my"):  # "my X is Y"; "my_name": "my X is named Y"; "my_origin": from Y
         subject, suffix = " ".join(m["x"].lower().split()), spec[2:]
         value = _clean(m["v"])
         predicate = _slug(_role(subject).replace("'s", ""), words=5) + suffix
         if (not value or subject.split()[-1] in _REJECT["my"] or _REJECT["my_clause"] & set(
-                subject.split()) or not re.match(_SNAKE, predicate)):
+                subject.split()) or not re.match(SNAKE, predicate)):
             return []
         verb = f"{m.groupdict().get('be') or 'is'} {_MY_VERBS[suffix]}".lower().rstrip()
         text = "" if f"f:{predicate}" in _TEMPLATES else f"The user's {subject} {verb} {{v}}."
-        return [_draft("fact", predicate, value, text)]
+        single = m.groupdict().get("be") != "are" and not subject.endswith("s")  # one at a time
+        return [_draft("fact", predicate, value, text, stateful=single or None)]
     if spec == "named":  # "I have a cat named Miso": keyed like "my cat's name is Miso"
         owned, value = " ".join(m["n"].lower().split()), _clean(m["v"])
         text = f"The user has {m['a'].lower()} {owned} named {{v}}."
@@ -405,6 +265,16 @@ _MY_VERBS = {"": "", "_name": "named", "_origin": "from"}
 # |from] Y", predicate X[_name|_origin]; "f:named": "I have a <role n> named Y", predicate n_name.
 _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, how in [
     (r"^(?:(?:you\s+can\s+|you\s+may\s+|just\s+)?call\s+me|i\s+go\s+by)\s+(?P<v>.+)", "p:name"),
+    (rf"\b(?:call|address)\s+me\s+(?:as\s+)?(?P<v>{_NAME})|\brefer\s+to\s+me\s+as\s+"
+     rf"(?P<w>{_NAME})", "p:name"),
+    (r"^(?:talk|speak|write|reply|respond)\s+(?:to\s+me\s+)?like\s+(?P<v>.+)", "p:tone"),
+    (rf"\b(?P<v>(?:{_UNITS})(?:\s*(?:,|and|&|or)\s*(?:{_UNITS}))*)\s+(?:for|in|when)\s+"
+     r"(?:recipes|cooking|baking|distances?|measurements?|weights?|temperatures?|"
+     r"(?:the\s+)?weather)\b", "p:units"),
+    (r"^(?P<v>.+?)\s+works?\s+(?:better|best)\s+for\s+me\b", "p:?"),
+    (r"\b(?:(?:they|she|he|my\s+\w+)\s+(?:made|promoted)\s+me|i(?:'ve|\s+have)?\s+"
+     r"(?:just\s+)?(?:been\s+promoted|got\s+promoted)\s+to)\s+(?:an?\s+|the\s+)?(?P<v>.+)",
+     "f:occupation"),
     (r"^(?:use|write|format|show)\s+(?:all\s+)?dates\s+(?:as|like|in)\s+(?P<v>.+)",
      "p:date_format"),
     (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format\s+)?(?:for\s+dates|dates|date\s+format)\b",
@@ -417,6 +287,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
      rf"{_ANSWERS}\s+(?:to\s+be\s+)?(?:in|as|formatted\s+(?:in|as)|written\s+in)\s+(?P<v>.+)",
      "p:?response_style"),
     (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format|formatting)\b", "p:?"),
+    (r"^(?:(?:please\s+)?give\s+me|i\s+(?:want|need)|(?:please\s+)?go)\s+(?P<v>.+)", "p:?"),
     (r"^(?:use|(?:let's\s+)?switch\s+(?:over\s+)?to)\s+(?P<v>.+)", "p:?"),
     (rf"^(?:be|stay|keep\s+it|(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWERS}|things))\s+"
      rf"(?:(?:more|a\s+(?:bit|little)\s+more|very|extra|super|really)\s+)?"
@@ -447,6 +318,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
      r"around|and|but|because)\b)[\w'-]+){0,3})", "f:car"),
     (rf"^(?:i\s+{_ADV}work|{_AM}(?:employed|working))\s+(?:at|for|by)\s+(?P<v>.+?)"
      r"(?:\s+as\s+(?:an?\s+)?(?P<w>.+))?$", "f:employer+occupation"),
+    (rf"^i\s+{_ADV}teach\s+(?P<v>.+?)(?:\s+at\s+(?P<w>.+))?$", "f:teaches+employer"),
     (rf"^(?:i\s+{_ADV}work\s+as\s+(?:an?\s+)?|{_AM}an?\s+)(?P<v>.+?)"
      r"(?:\s+(?:at|for)\s+(?P<w>.+))?$", "f:occupation+employer"),
     (rf"^i(?:'m|\s+am)\s+(?!(?:{_NOT_A_NAME})\b)(?P<v>{_NAME}){_END}", "f:name"),  # "I'm Priya"
@@ -463,14 +335,19 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
 ]]
 
 
-def _clause_drafts(clause: str) -> list[_Draft]:
-    """The drafts of the first rule that matches a clause, after its lead-ins."""
-    body, standing = clause.replace("\u2019", "'").strip(_TRIM), False
+def _clause_drafts(clause: str, standing: bool = False) -> list[_Draft]:
+    """The drafts of the first rule that matches a clause, after its lead-ins (`standing`:
+    the sentence began with "from now on" and the like)."""
+    body = clause.replace("\u2019", "'").strip(_TRIM)
     while (lead := _LEAD_IN.match(body)) and lead.end():
         standing, body = standing or bool(lead["standing"]), body[lead.end():].strip(_TRIM)
+    if people := named_people(body):
+        return people
     for pattern, how in _RULES:
         if (m := pattern.search(body)) and (drafts := _build(m, how, standing)):
             return drafts
+    if found := statement_drafts(body):
+        return found
     standing = standing or bool(re.match(r"(?:never|don't ever|do not ever)\b", body, re.I))
     if standing and len(body.split()) >= 2 and not re.match(r"(?:i|my|we|our)\b", body, re.I):
         key = "instruction_" + (_slug(body) or "general")  # "From now on, cite your sources."
@@ -478,7 +355,8 @@ def _clause_drafts(clause: str) -> list[_Draft]:
     return []
 
 
-def extract_rules(text: str) -> list[Candidate]:
+def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = ()
+                  ) -> list[Candidate]:
     """Extract candidate preferences and facts from a user's turn with deterministic rules.
 
     English only. Each sentence, then each clause ("..., and I work at ...") yields the
@@ -486,8 +364,13 @@ def extract_rules(text: str) -> list[Candidate]:
     the end of a diet or relationship status ("I'm not vegan anymore": diet "no longer vegan",
     so the old value is superseded); hedged statements get confidence 0.6, plain ones 0.9; a
     sentence with a correction marker ("actually", "no,", "sorry,", "not ... anymore", "X, not
-    Y", "instead") marks its candidates `correction=True`.
-    `grounding` is the sentence, an exact substring of `text`. Never raises.
+    Y", "instead") marks its candidates `correction=True`. The turn is then read against the
+    speaker's `earlier` statements, newest first (the thread's previous messages, what memory
+    returned for the turn; see `corrections.find_changes`): a value it replaces, with or without
+    a marker, becomes `replaces` on the candidate that states the new value, or a candidate of
+    its own carrying the earlier statement corrected. `speaker` names the subject of facts
+    ("user" for an app's user, a name in a conversation between people). `grounding` is the
+    sentence, an exact substring of `text`. Never raises.
 
     Example:
         >>> [(c.kind, c.key or c.predicate, c.value) for c in extract_rules(
@@ -497,85 +380,67 @@ def extract_rules(text: str) -> list[Candidate]:
          ('fact', 'occupation', 'nurse')]
         >>> extract_rules("I don't live in Paris. Do I live in Lyon?")
         []
+        >>> [(c.value, c.replaces, c.content) for c in extract_rules(
+        ...     "Small update: my team moved me to the Austin office.",
+        ...     earlier=["I work in the Denver office."])]
+        [('Austin', 'Denver', 'user (updated): I work in the Austin office.')]
     """
     out: list[Candidate] = []
     seen: set[tuple[str, str, str]] = set()
-    for sentence in (s for s in _sentences(text) if len(s) <= 1_000):  # bounds regex work
+    for sentence in (s for s in sentences(text) if len(s) <= 1_000):  # bounds regex work
         correction = bool(_CORRECTION.search(sentence))
-        for clause in (c for p in _statement_parts(sentence) for c in _CLAUSE_BREAK.split(p)):
+        standing = False
+        for clause in (c for p in statement_parts(sentence) for c in _CLAUSE_BREAK.split(p)):
             confidence = HEDGED_CONFIDENCE if _HEDGE.search(clause) else EXPLICIT_CONFIDENCE
-            for kind, name, value, content in _clause_drafts(clause):
-                fact, ident = kind == "fact", (kind, name, value.lower())
+            lead = _LEAD_IN.fullmatch(clause.strip(_TRIM) + " ")
+            if lead and lead["standing"]:  # "Going forward, please cite sources."
+                standing = True
+                continue
+            for draft in _clause_drafts(clause, standing):
+                fact, ident = draft.kind == "fact", (draft.kind, draft.name, draft.value.lower())
                 if ident in seen:
                     continue
                 seen.add(ident)
+                content = draft.content
+                if speaker != "user":
+                    content = content.replace("The user's", f"{speaker}'s").replace(
+                        "The user", speaker)
                 try:
                     out.append(Candidate(
-                        kind=kind, key=None if fact else name, subject="user" if fact else None,
-                        predicate=name if fact else None, content=content, value=value,
-                        confidence=confidence, grounding=sentence, correction=correction))
+                        kind=draft.kind, key=None if fact else draft.name,
+                        subject=(draft.subject or speaker) if fact else None,
+                        predicate=draft.name if fact else None, content=content,
+                        value=draft.value, confidence=confidence, grounding=sentence,
+                        correction=correction, stateful=draft.stateful, scope=draft.scope))
                 except ValidationError:  # e.g. a lone surrogate in the value
                     continue
+    if len(text) <= 4_000:
+        for change in find_changes(text, earlier):
+            out = _apply(change, out, text, speaker)
     return out
 
 
-# ----------------------------------------------------------------------------- model output
-
-
-@dataclass(frozen=True, slots=True)
-class ValidatedCandidates:
-    """What survived validation of a model's output, and how many items were dropped and why.
-
-    Example:
-        >>> ValidatedCandidates(candidates=[], dropped=0).reasons
-        []
-    """
-
-    candidates: list[Candidate]
-    dropped: int
-    reasons: list[str] = field(default_factory=list)
-    """One short reason per dropped item: "item 2: invalid", "item 3: ungrounded"."""
-
-
-def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | None, text: str
-                                 ) -> ValidatedCandidates:
-    """Validate a model's structured output item by item; never raises.
-
-    `result`: an `ExtractionResult`, a dict `{"candidates": [...]}`, or the `include_raw=True`
-    form `{"parsed": ...}`. Invalid items (unknown kind, missing key, NaN or out-of-range
-    confidence: nothing is clamped) and ungrounded ones (grounding not in `text`, ignoring case
-    and whitespace) are dropped and counted; kept groundings become the exact span of `text`.
-
-    Example:
-        >>> fact = {"kind": "fact", "subject": "user", "predicate": "home_city",
-        ...         "value": "Lyon", "content": "The user lives in Lyon.", "confidence": 0.9}
-        >>> out = candidates_from_model_output({"candidates": [
-        ...     {**fact, "grounding": "i LIVE  in lyon"}, {**fact, "grounding": "I live in Paris"},
-        ...     {**fact, "confidence": 1.5, "grounding": "I live in Lyon"}]}, "Hi! I live in Lyon.")
-        >>> [c.grounding for c in out.candidates], out.dropped, out.reasons
-        (['I live in Lyon'], 2, ['item 1: ungrounded', 'item 2: invalid'])
-    """
-    if isinstance(result, Mapping) and "parsed" in result and "candidates" not in result:
-        result = result["parsed"]
-    if result is None:  # the model answered in prose instead of calling the schema's tool
-        return ValidatedCandidates([], 1, ["output: no structured answer"])
-    items: Any = getattr(result, "candidates", None)
-    items = result.get("candidates") if isinstance(result, Mapping) else items
-    if not isinstance(items, (list, tuple)):
-        return ValidatedCandidates([], 1, ["output: no list of candidates"])
-    kept: list[Candidate] = []
-    reasons: list[str] = []
-    for i, item in enumerate(items):
-        try:
-            candidate = Candidate.model_validate(
-                item.model_dump() if isinstance(item, Candidate) else item)
-        except (ValidationError, ValueError, TypeError):
-            reasons.append(f"item {i}: invalid")
-            continue
-        words = candidate.grounding.strip(" \t\n\"'\u201c\u201d").split()
-        span = re.search(r"\s+".join(map(re.escape, words)), text, re.I) if words else None
-        if span is None:
-            reasons.append(f"item {i}: ungrounded")
-        else:
-            kept.append(candidate.model_copy(update={"grounding": span.group()}))
-    return ValidatedCandidates(kept, len(reasons), reasons)
+def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> list[Candidate]:
+    """A change joins the candidate that states its new value (or, for a withdrawal, the
+    turn's first candidate), else becomes a candidate of its own."""
+    new = (change.new or "").lower()
+    for i, c in enumerate(found):
+        value = str(c.value or "").lower()
+        if c.replaces is None and (not new or (value and (new in value or value in new))):
+            found[i] = c.model_copy(update={"replaces": change.old, "correction": True})
+            return found
+    said = next((s for s in sentences(text) if change.new and change.new.lower() in s.lower()),
+                text.strip()[:1_000])
+    if change.corrected:
+        content = f"{speaker} (updated): {change.corrected}"
+    else:  # a withdrawal: what the turn says besides the old value
+        rest = [s for s in sentences(text) if change.old.lower() not in s.lower()]
+        content = f"{speaker}: {' '.join(' '.join(rest or [text]).split())[:2_000]}"
+    try:
+        found.append(Candidate(kind="fact", subject=speaker, content=content,
+                               value=change.new or said, replaces=change.old[:512],
+                               confidence=EXPLICIT_CONFIDENCE, grounding=said,
+                               correction=True))
+    except ValidationError:
+        pass
+    return found

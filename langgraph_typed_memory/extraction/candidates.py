@@ -1,0 +1,152 @@
+"""What extraction proposes: the `Candidate` schema (also the model's structured output) and
+the check of a model's answer before it reaches the promotion gate."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from langgraph_typed_memory.schemas import MAX_TEXT_CHARS, check_json_value
+
+__all__ = ["Candidate", "ExtractionResult", "ValidatedCandidates", "candidates_from_model_output",
+           "EXPLICIT_CONFIDENCE", "HEDGED_CONFIDENCE", "SNAKE"]
+
+SNAKE = r"^[a-z][a-z0-9_]*$"
+EXPLICIT_CONFIDENCE = 0.9  # a plain first-person statement
+HEDGED_CONFIDENCE = 0.6  # "I think", "maybe": below the gate's default fact threshold (0.7)
+
+
+class Candidate(BaseModel):
+    """A candidate memory from `extract_rules` or a model; field docstrings are what it reads.
+
+    Example:
+        >>> Candidate(kind="fact", subject="user", predicate="home_city", value="Lyon",
+        ...           content="The user lives in Lyon.", confidence=0.9,
+        ...           grounding="I live in Lyon.").correction
+        False
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
+                              json_schema_extra={"description": "A memory the user stated."})
+
+    kind: Literal["preference", "fact", "episode"]
+    """"preference": a standing instruction on how to answer (format, language, tone, name,
+    timezone, units...); "fact": a lasting fact about the user; "episode": work they finished."""
+    key: str | None = Field(default=None, pattern=SNAKE, max_length=64)
+    """Preferences only (required): snake_case setting key, e.g. output_format, language, tone."""
+    subject: str | None = Field(default=None, min_length=1, max_length=256)
+    """Facts only, required there: the entity the fact is about; "user" for the speaker."""
+    predicate: str | None = Field(default=None, pattern=SNAKE, max_length=64)
+    """Facts only, required there: snake_case relation (home_city, employer, pet, birthday)."""
+    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    """One standalone third-person sentence, e.g. "The user lives in Lyon."."""
+    value: Any = None
+    """The short structured value ("Lyon", "json", "French"); for a correction, the new one."""
+    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    """0.9 when the user states it plainly; 0.6 when hedged ("I think", "maybe", "probably")."""
+    grounding: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    """The exact words of the user's message this comes from, copied verbatim."""
+    correction: bool = False
+    """true when the user corrects or updates an earlier statement ("actually", "not X
+    anymore", "switched to", or simply a new value for the same thing)."""
+    replaces: str | None = Field(default=None, min_length=1, max_length=512)
+    """For a correction: the old value exactly as the user said it earlier ("green tea" in
+    "I've gone off green tea, it's oolong now"); a fact that names it may omit subject and
+    predicate (they are taken from the memory that holds the old value)."""
+    stateful: bool | None = None
+    """Facts: true when the subject has one value for this predicate at a time (home city,
+    employer, manager, "my favourite X"), so a new value replaces the old."""
+    scope: Literal["user", "tenant"] = "user"
+    """"tenant" for a fact about the user's organisation as a whole ("we host on Azure",
+    "our release ships on Tuesdays"): it waits for a second person to confirm it."""
+
+    @model_validator(mode="after")
+    def _fits_kind(self) -> Candidate:
+        check_json_value(self.value, "candidate")  # raises InvalidRecord, a ValueError
+        if self.kind == "preference" and self.key is None:
+            raise ValueError("a preference candidate needs a key, e.g. 'output_format'")
+        if self.kind == "fact" and (self.subject is None or self.predicate is None) and (
+                self.replaces is None):
+            raise ValueError("a fact candidate needs a subject and a predicate")
+        return self
+
+
+class ExtractionResult(BaseModel):
+    """The schema to pass to `model.with_structured_output(ExtractionResult)`.
+
+    Example:
+        >>> ExtractionResult().candidates
+        []
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
+                              json_schema_extra={"description": "Memories in the user's message."})
+
+    candidates: list[Candidate] = Field(default_factory=list)
+    """Every durable preference or fact the user stated in this message; [] when none."""
+
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedCandidates:
+    """What survived validation of a model's output, and how many items were dropped and why.
+
+    Example:
+        >>> ValidatedCandidates(candidates=[], dropped=0).reasons
+        []
+    """
+
+    candidates: list[Candidate]
+    dropped: int
+    reasons: list[str] = field(default_factory=list)
+    """One short reason per dropped item: "item 2: invalid", "item 3: ungrounded"."""
+
+
+def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | None, text: str
+                                 ) -> ValidatedCandidates:
+    """Validate a model's structured output item by item; never raises.
+
+    `result`: an `ExtractionResult`, a dict `{"candidates": [...]}`, or the `include_raw=True`
+    form `{"parsed": ...}`. Invalid items (unknown kind, missing key, NaN or out-of-range
+    confidence: nothing is clamped) and ungrounded ones (grounding not in `text`, ignoring case
+    and whitespace) are dropped and counted; kept groundings become the exact span of `text`.
+
+    Example:
+        >>> fact = {"kind": "fact", "subject": "user", "predicate": "home_city",
+        ...         "value": "Lyon", "content": "The user lives in Lyon.", "confidence": 0.9}
+        >>> out = candidates_from_model_output({"candidates": [
+        ...     {**fact, "grounding": "i LIVE  in lyon"}, {**fact, "grounding": "I live in Paris"},
+        ...     {**fact, "confidence": 1.5, "grounding": "I live in Lyon"}]}, "Hi! I live in Lyon.")
+        >>> [c.grounding for c in out.candidates], out.dropped, out.reasons
+        (['I live in Lyon'], 2, ['item 1: ungrounded', 'item 2: invalid'])
+    """
+    if isinstance(result, Mapping) and "parsed" in result and "candidates" not in result:
+        result = result["parsed"]
+    if result is None:  # the model answered in prose instead of calling the schema's tool
+        return ValidatedCandidates([], 1, ["output: no structured answer"])
+    items: Any = getattr(result, "candidates", None)
+    items = result.get("candidates") if isinstance(result, Mapping) else items
+    if not isinstance(items, (list, tuple)):
+        return ValidatedCandidates([], 1, ["output: no list of candidates"])
+    kept: list[Candidate] = []
+    reasons: list[str] = []
+    for i, item in enumerate(items):
+        try:
+            candidate = Candidate.model_validate(
+                item.model_dump() if isinstance(item, Candidate) else item)
+        except (ValidationError, ValueError, TypeError):
+            reasons.append(f"item {i}: invalid")
+            continue
+        words = candidate.grounding.strip(" \t\n\"'\u201c\u201d").split()
+        span = re.search(r"\s+".join(map(re.escape, words)), text, re.I) if words else None
+        if span is None:
+            reasons.append(f"item {i}: ungrounded")
+        else:
+            kept.append(candidate.model_copy(update={"grounding": span.group()}))
+    return ValidatedCandidates(kept, len(reasons), reasons)

@@ -1,0 +1,608 @@
+"""Corrections: which earlier value a turn replaces, with or without a marker.
+
+People correct themselves in many ways: with the old value ("not German anymore", "I left
+Deloitte", "a Prius, not a Corolla", "switched from vim to helix"), with only the new one
+("switched to helix", "my team moved me to the Austin office", "the new coach is Ms
+Achterberg", "these days it's rooibos"), or with no marker at all ("My manager is Priya." ...
+"My manager is Tomasz."). `find_changes` reads a turn against the speaker's earlier
+statements (the thread's previous messages, what memory returned for the turn) and returns
+each `Change`: the old value, the new one, and the earlier statement with the old value
+swapped for the new. The gate then supersedes whatever holds the old value. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langgraph_typed_memory.extraction.text import is_question, sentences
+from langgraph_typed_memory.extraction.values import (
+    CONTENT_STOP,
+    STRONG_TYPES,
+    Span,
+    typed_spans,
+)
+
+__all__ = ["Change", "find_changes", "swap"]
+
+# a value: up to the next punctuation (not a separator inside a number or a hyphenated word)
+_V = r"(?P<{}>(?:[^,.;:!?()\n–—]|(?<=\d)[,.](?=\d)|(?<=\w)-(?=\w))+?)"
+_END = (r"(?=\s*(?:[,.](?!\d)|[;:!?()\n–—]|\s-\s|$)|\s(?:now|these\s+days|nowadays|anymore|"
+        r"any\s+more|instead|and|but|because|since|so|as|which|after|before|last|this|next|for\s+good|"
+        r"though|in|on|at|by|from|with|over|from\s+here|going\s+forward|ago|a\s+few|"
+        r"for\s+(?:replies|answers|recipes|code|everything|now))\b)")
+
+
+_SHORT = r"(?P<{}>[\w£$€@'+.:/-]+(?:\s+[\w£$€@'+.:/-]+){{0,3}})"  # at most four words
+
+
+def _p(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.format(
+        old=_V.format("old"), new=_V.format("new"), short_old=_SHORT.format("old"),
+        short_new=_SHORT.format("new")), re.I)
+
+
+_ART = r"(?:(?:a|an|the|my|our|his|her|their)\s+)?"
+_BOTH = tuple(_p(p.replace("ART", _ART)) for p in (  # the old and the new value in one sentence
+    r"\b(?:switched|moved|migrated|changed|went|upgraded|downgraded|converted|transitioned|"
+    r"swapped|shifted|jumped|bumped)\b(?:\s+[\w'-]+){{0,4}}?\s+from\s+ART{old}\s+(?:to|for)\s+"
+    r"ART{new}" + _END,
+    r"\b(?:swapped|traded|exchanged)\s+ART{old}\s+for\s+ART{new}" + _END,
+    r"\breplaced\s+ART{old}\s+with\s+ART{new}" + _END,
+    r"\bnot\s+ART{old},?\s+but\s+ART{new}" + _END,
+    r"\bi\s+(?:said|typed|wrote|put|told\s+you)\s+ART{short_old}\s+but\s+(?:i\s+meant\s+|"
+    r"(?:it'?s|it\s+is|it\s+was|they'?re)\s+(?:actually\s+)?|actually\s+)?ART{short_new}" + _END,
+    r"\b(?:meant|is|are|it's|its|it\s+is|was|use|make\s+that|prefer)\s+ART"
+    r"{short_new},\s+not\s+(?:in\s+|on\s+|at\s+)?ART{short_old}" + _END,
+    r"(?:^|\s){short_new}\s+(?:instead\s+of|rather\s+than)\s+ART{old}" + _END,
+    r"\bnot\s+(?:\w+\s+){{0,3}}?ART{short_old}\s*[,;—–]\s+(?:it'?s|it\s+is|they'?re|that'?s)\s+"
+    r"(?:actually\s+)?ART{short_new}" + _END,
+))
+_OLD = tuple(_p(p.replace("ART", _ART)) for p in (  # the old value only
+    r"(?:\bnot|n['’]t|\bno\s+longer)\s+(?:\w+\s+){{0,2}}(?:using\s+|on\s+|in\s+|at\s+|"
+    r"with\s+|doing\s+)?ART{old}\s+(?:any\s?more|any\s+longer)\b",
+    r"\bno\s+longer\s+(?:using\s+|on\s+|in\s+|at\s+|with\s+)?ART{old}" + _END,
+    r"^\W*(?:(?:no|nope|ugh|sorry|oops|wait|actually)\W+)*not\s+ART{short_old}\s*(?:[,;:—–]|\s-\s)",
+    r"\b(?:gone\s+off|left|quit|ditched|dropped|stopped\s+using|moved\s+(?:away\s+)?"
+    r"(?:from|out\s+of)|gave\s+up(?:\s+on)?|got\s+rid\s+of|cancell?ed|sold|closed|"
+    r"deferred|forget|ignore|scrap|stop(?:\s+with|\s+using|\s+doing|\s+giving\s+me)?|"
+    r"no\s+more|drop|lose|ditch|ripped\s+out)\s+ART{old}" + _END,
+    r"^\W*{short_old}\s+(?:shut\s+down|closed|is\s+gone|went\s+bust|is\s+dead)\b",
+    r"\b{short_old}\s+(?:is|was)\s+(?:wrong|outdated|out\s+of\s+date|old\s+news|no\s+more|"
+    r"dead)\b",
+))
+_NEW = tuple(_p(p.replace("ART", _ART)) for p in (  # the new value only, after a cue
+    r"\b(?:switch(?:ed)?|move[ds]?|migrated|migration|change[ds]?|upgraded|downgraded|bumped|"
+    r"transferred|relocated|promoted|renamed|converted|shifted|pushed|postponed|extended|"
+    r"rescheduled|raised|lowered|increased|reduced|updated|revised|cut\s+down|down|up)\b"
+    r"(?:\s+[\w'-]+){{0,6}}?\s+(?:to|into|onto)\s+ART{new}" + _END,
+    r"\brenamed\s+(?:(?:the|our|my|his|her|their|it)\s+)?(?:[\w-]+\s+)?"
+    r"(?P<new>(?-i:[A-Z][\w-]*))",
+    r"\b(?:replaced|swapped)\s+(?:it|him|her|them|that)\s+(?:with|for)\s+ART{new}" + _END,
+    r"\bnew\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:is|are|will\s+be)\s+|,\s+)ART{new}" + _END,
+    r"\b(?:i\s+meant|make\s+that|(?:it'?s|it\s+is)\s+actually|correction\W+)\s*"
+    r"ART{new}" + _END,
+    r"\b(?:it'?s|its|it\s+is|they'?re|that'?s)\s+(?:mostly\s+|now\s+|actually\s+)?"
+    r"ART{new}\s+(?:these\s+days|nowadays|now)\b",
+    r"\b(?:these\s+days|nowadays|now|from\s+\w+(?:\s+\w+)?)\s*,?\s+(?:it'?s|its|it\s+is|"
+    r"it\s+will\s+be|i\s+use|i'?m\s+on|we\s+use|we'?re\s+on)\s+(?:mostly\s+)?ART{new}"
+    + _END,
+    r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:at|on|in|with|using)\s+{new}\s+now\b",
+    r"\b(?:wrong\s+\w+|typo|mistake|misspoke|mixed\s+(?:it|them)\s+up|my\s+bad)\b[^.!?]*?"
+    r"\b(?:it'?s|it\s+is|is|they'?re|are)\s+(?:actually\s+)?ART{new}" + _END,
+    r"\b(?:qualified\s+as|promoted\s+to|became)\s+ART{new}" + _END,
+))
+_ACQUIRED = tuple(_p(p.replace("ART", _ART)) for p in (  # a new value, when the turn has a cue
+    r"\b(?:entered|joined|picked|chose|went\s+with|settled\s+on|signed\s+up\s+(?:for|with)|"
+    r"got\s+a\s+place\s+(?:at|on|in)|(?:bought|got|picked\s+up)(?=\s+(?:a|an|the|my|our)\s)|"
+    r"opened\s+(?:\w+\s+)?(?:with|at)|"
+    r"started\s+(?:\w+\s+){{0,5}}?at|taking\s+\w+\s+to|made\s+me(?=\s+(?:a|an|the|head|"
+    r"lead|chief|manager|director|senior|principal)\b)|reporting\s+to)\s+"
+    r"ART{new}" + _END,
+))
+_CORRECTIVE = re.compile(  # the user says an earlier statement was wrong
+    r"^\W*(?:actually|correction|scratch\s+that|sorry|oops|whoops|wait|no\s+wait|my\s+bad|"
+    r"ugh\W+no|no,)\b|\b(?:i\s+meant|make\s+that|typo|mistake|misspoke|mixed\s+(?:it|them)\s+up|"
+    r"wrong\s+(?:number|name|date|day|time|address|email|one|person|place|year|month)|"
+    r"(?:got|had)\s+(?:it|that)\s+wrong|was\s+wrong|correction|scratch\s+that|"
+    r"not\s+\w+\s*[,—–]\s)\b", re.I)
+_REPLACING = re.compile(  # the new value takes the place of an old one
+    r"\b(?:switch(?:ed)?\s+(?:\w+\s+){0,3}?to|migrat(?:ed|ion)|replaced|renamed|"
+    r"instead(?=\s*(?:[.,;!]|$))|"
+    r"changed\s+my\s+mind|on\s+second\s+thought|change\s+of\s+plans?|"
+    r"went\s+with|moved\s+(?:everything|it|them|over|all)|fully\s+on|outdated|no\s+longer|"
+    r"any\s?more|changed\s+(?:it\s+)?to|swapped|ditched|dropped|got\s+rid\s+of)\b", re.I)
+_CUE = re.compile(  # something changed, or the user corrects themselves
+    _CORRECTIVE.pattern + "|" + _REPLACING.pattern + r"|\b(?:update:|not\s+anymore|"
+    r"no\s+longer|these\s+days|nowadays|moved\s+(?:me|us|it|to|into|onto)|bumped|revised|"
+    r"pushed\s+(?:back|to)|postponed|rescheduled|deferred|upgraded|downgraded|promoted|"
+    r"changed\s+(?:to|it|the)|got\s+moved|was\s+moved|been\s+moved)\b", re.I)
+_PAST_EVENT = re.compile(
+    r"\b(?:i|we|she|he|they|it)\s+(?:just\s+|finally\s+|also\s+|recently\s+)?(?:went|saw|did|"
+    r"had|made|took|met|visited|watched|read|ate|bought|found|tried|started|finished|"
+    r"[a-z]+ed)\b|\b(?:was|were|yesterday|last\s+(?:week|night|month|year|weekend)|ago)\b",
+    re.I)
+_CAPTION = re.compile(r"\[image:[^\]]*\]", re.I)
+_TOKEN = re.compile(r"[£$€]\s?\d[\d,.]*\w*|[\w'@.+-]*\w|[,;:!?]")
+_VALUE_FILLER = re.compile(
+    r"^(?:a|an|the|my|our|mostly|just|now|actually|really|definitely|some)\s+|"
+    r"\s+(?:now|too|instead|again|then|please|anymore|any more|these days|nowadays|"
+    r"for good|at all|a few \w+ ago|last \w+|this \w+)$", re.I)
+_SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|as|while|since|because|for|before|after)\b",
+                          re.I)
+_ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One value a turn replaces.
+
+    Example:
+        >>> Change("Denver", "Austin", "I work in the Denver office.",
+        ...        "I work in the Austin office.").old
+        'Denver'
+    """
+
+    old: str
+    """The old value, as written where it was said."""
+    new: str | None
+    """The new value, as written in the turn (None: the turn only withdraws the old one,
+    "stop with the tables")."""
+    statement: str | None
+    """The earlier statement that holds the old value (None: not among those given)."""
+    corrected: str | None
+    """That statement with the old value swapped for the new."""
+
+
+def swap(text: str, old: str, new: str) -> str | None:
+    """`text` with every whole-word `old` (any case) made `new`; None if it has none.
+
+    Example:
+        >>> swap("We're on Node 18 across all services.", "18", "22")
+        "We're on Node 22 across all services."
+    """
+    pattern = re.compile(rf"(?<!\w){re.escape(old.strip())}(?!\w)", re.I)
+    return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
+
+
+_PRONOUN = frozenset("it him her them that this those these one something anything".split())
+
+
+def _clean(value: str) -> str:
+    value = value.strip(" \t\"'`-.,;:")
+    for _ in range(3):
+        value = _VALUE_FILLER.sub("", value).strip(" \t\"'`-.,;:")
+    return "" if value.lower() in _PRONOUN or value.lower() in CONTENT_STOP else value
+
+
+def _core(value: str) -> str:
+    """The value a captured phrase names: the typed value it starts with ("Grant Thornton",
+    "£23,500", "6 February"), the single typed value inside it ("the Austin office" ->
+    "Austin"), else the phrase itself when it has at most four words."""
+    phrase = _ARTICLE_LEAD.sub("", value.strip())
+    found = typed_spans(phrase, fragment=True)
+    spans = [s for s in found if s.type != "number" or len(found) == 1]
+    if spans and spans[0].start == 0:
+        counted = re.match(rf"{re.escape(spans[0].text)}\s+([a-z][\w-]+)", phrase)
+        if spans[0].type == "number" and counted and counted.group(1) not in CONTENT_STOP:
+            return counted.group()  # "one cup a day": "one cup"
+        return spans[0].text
+    if len(spans) == 1:
+        return spans[0].text
+    words = phrase.split()
+    return " ".join(words) if 0 < len(words) <= 4 else ""
+
+
+def _words(text: str) -> set[str]:
+    """Content words, lower-cased, a plural 's' dropped: what two statements share on a topic."""
+    out = set()
+    for token in _TOKEN.findall(text.lower()):
+        token = token.strip("'")
+        if token and token[0].isalpha() and token not in CONTENT_STOP:
+            out.add(token[:-1] if len(token) > 3 and token.endswith("s") else token)
+    return out
+
+
+def _holds(text: str, value: str) -> bool:
+    return swap(text, value, value) is not None
+
+
+def _type_of(value: str) -> str:
+    spans = typed_spans(value, fragment=True)
+    return spans[0].type if len(spans) == 1 and spans[0].text == value.strip() else "word"
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [c for c in re.split(r"[,;:]\s+|\s[-–—]\s", sentence) if c.strip()]
+
+
+def _state(text: str) -> bool:
+    """A present-tense statement of how things are (not a past event, not a question)."""
+    return not is_question(text) and not _PAST_EVENT.search(text)
+
+
+def _statements(earlier: Sequence[str]) -> list[str]:
+    """The sentences of the earlier texts, newest text first."""
+    return [s for text in earlier for s in sentences(text)]
+
+
+def _widen(statement: str, old: str) -> str:
+    """A plain-word old value with the modifiers before it ("analyst" in "a junior data
+    analyst" -> "junior data analyst")."""
+    if _type_of(old) != "word":
+        return old
+    m = re.search(rf"\b(?:a|an|the|my|our|his|her|their)\s+((?:[A-Za-z][\w-]*\s+){{1,3}})"
+                  rf"{re.escape(old)}(?!\w)", statement, re.I)
+    if not m or any(w.lower() in CONTENT_STOP for w in m.group(1).split()):
+        return old
+    return f"{' '.join(m.group(1).split())} {statement[m.end() - len(old):m.end()]}"
+
+
+def _refine(statement: str, old: str, want: str | None) -> str:
+    """The whole value the old words belong to in the statement ("outlook" ->
+    "mara.lindqvist@outlook.com"), of type `want` when given."""
+    for span in typed_spans(statement):
+        if (want is None or span.type == want) and span.type != "number" and (
+                old.lower() in span.text.lower()) and span.text.lower() != old.lower():
+            return span.text
+    return _widen(statement, old)
+
+
+def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
+    """The value of `statement` that `new` replaces: one of the same type that the turn does
+    not repeat (the first, or the one after the same word); for a plain word, the last
+    content word of the statement's first clause, only for the statement right before
+    (`near`) or one that shares a topic word with the turn."""
+    want = _kin(_type_of(new))
+    spans = [s for s in _values(statement) if _kin(s.type) == want and not _holds(turn, s.text)]
+    if want == "name":
+        spans = [s for s in spans if not _holds(turn, s.text.split()[-1])]
+    on_topic = bool(_words(statement) & _words(turn))
+    if spans and not on_topic and not near:
+        return None
+    if spans and not on_topic and want == "name":  # the statement right before, for a name:
+        spans = spans if _REPLACING.search(turn) else [  # a swap, or the same place in it
+            v for v in spans if _slot(statement, v.text) == _slot(turn, new)]
+        if not spans:
+            return None
+    if len(spans) == 1:
+        return spans[0].text
+    if len(spans) > 1:
+        return _closest(spans, turn, new, statement).text
+    if want == "word" and (swapped := _modifier_change(new, statement, turn)):
+        return swapped
+    if want != "word" or not (near or on_topic) or not _CUE.search(turn):
+        return None
+    clauses = _clauses(re.split(r"\s(?:and|but|because|since|so|which|who|like)\s",
+                                statement, maxsplit=1)[0])
+    main = [c for c in clauses if not _SUBORDINATE.match(c)] or clauses
+    first = main[0]
+    typed = {w.lower() for v in _values(first) for w in v.text.split()}
+    tokens = [t for t in _TOKEN.findall(first) if t[0].isalpha() and t.lower() not in typed
+              and t.lower() not in CONTENT_STOP and not _holds(turn, t)]
+    return _widen(first, tokens[-1]) if tokens else None
+
+
+_PREPOSITIONS = frozenset("at in on to from into".split())
+_ALL_PREPOSITIONS = frozenset("at in on to from into with by for via under".split())
+_COPULAS = frozenset("is are was were 's 're 'm am called named be".split())
+
+
+def _slot(text: str, value: str) -> str:
+    """Where a value sits: after a preposition ("on Jenkins"), after "is"/"called" ("is
+    Rex"), or elsewhere; articles and possessives before it are skipped."""
+    m = re.search(rf"([\w']+)\W+(?:(?:a|an|the|my|our|his|her|their)\s+)?{re.escape(value)}",
+                  text, re.I)
+    if not m:
+        return "start"
+    word = m.group(1).lower()
+    if word in _ALL_PREPOSITIONS:
+        return "preposition"
+    if word in _COPULAS or word.endswith(("'s", "'re", "'m")) or word in ("it's", "its"):
+        return "copula"
+    return "other"
+
+
+def _closest(spans: Sequence[Span], turn: str, new: str, statement: str) -> Span:
+    """Of several values of an earlier statement, the one in the new value's place: after
+    the same word, attached to the same noun ("colorway Azul Profundo" / "the colorway is
+    Teal Feather"), after a preposition like the new one, else the first."""
+    left, role = _left_word(turn, new), _role_word(turn, new)
+    for same in (lambda v: left is not None and _left_word(statement, v.text) == left,
+                 lambda v: role is not None and _role_word(statement, v.text) == role,
+                 lambda v: _left_word(statement, v.text) in _PREPOSITIONS):
+        found = [v for v in spans if same(v)]
+        if len(found) == 1:
+            return found[0]
+    return spans[0]
+
+
+def _modifier_change(new: str, statement: str, turn: str) -> str | None:
+    """The earlier phrase a new "<modifier> <noun>" replaces: the same noun with other
+    modifiers ("soy milk" for "oat milk", "night shift" for "day shift")."""
+    words = _TOKEN.findall(new)
+    if len(words) < 2 or not words[-1][0].isalpha():
+        return None
+    noun = _stem(words[-1].lower())
+    tokens = _TOKEN.findall(statement)
+    for i, token in enumerate(tokens):
+        if i == 0 or _stem(token.lower()) != noun:
+            continue
+        lead: list[str] = []
+        for word in reversed(tokens[max(0, i - 2):i]):
+            if not word[0].isalnum() or word.lower() in CONTENT_STOP or _holds(new, word):
+                break
+            lead.insert(0, word)
+            if word[0].isdigit():  # "25 days": the count is the whole modifier
+                break
+        if lead:
+            return " ".join([*lead, token])
+    return None
+
+
+def _noun_change(clause: str, statement: str) -> tuple[str, str] | None:
+    """A noun both say, with other modifiers before it ("I'm on night shift" / "I work the
+    day shift"): the (old, new) phrases."""
+    tokens = _TOKEN.findall(clause)
+    for j, token in enumerate(tokens):
+        if j == 0 or not token[0].isalpha() or token.lower() in CONTENT_STOP or len(token) < 3:
+            continue
+        lead: list[str] = []
+        for word in reversed(tokens[max(0, j - 2):j]):
+            if not word[0].isalpha() or word.lower() in CONTENT_STOP:
+                break
+            lead.insert(0, word)
+        if not lead or any(_holds(statement, w) for w in lead):
+            continue
+        new = " ".join([*lead, token])
+        old = _modifier_change(new, statement, clause)
+        if old and not any(_holds(clause, w) for w in old.split()[:-1]):
+            return old, new
+    return None
+
+
+def _left_word(text: str, value: str) -> str | None:
+    m = re.search(rf"(\w+)\W+{re.escape(value)}", text, re.I)
+    return m.group(1).lower() if m else None
+
+
+def _explicit(sentence: str, cued: bool = True
+              ) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """(old, new) pairs, lone old values and lone new values a sentence states; a new value
+    after "joined", "bought", "became"... counts only in a turn with a cue (`cued`)."""
+    pairs: list[tuple[str, str]] = []
+    olds: list[str] = []
+    news: list[str] = []
+    for pattern in _BOTH:
+        for m in pattern.finditer(sentence):
+            old, new = _core(_clean(m["old"])), _core(_clean(m["new"]))
+            if old and new and old.lower() != new.lower():
+                pairs.append((old, new))
+    if pairs:
+        return pairs, olds, news
+    for pattern in _OLD:
+        olds += [v for m in pattern.finditer(sentence) if (v := _core(_clean(m["old"])))]
+    for pattern in (*_NEW, *(_ACQUIRED if cued else ())):
+        news += [v for m in pattern.finditer(sentence) if (v := _core(_clean(m["new"])))]
+    return pairs, olds, news
+
+
+_KIN = {"version": "number", "number": "number", "code": "name"}
+
+
+def _kin(kind: str) -> str:
+    """Types a value may change between ("React 17" -> "18.3": a number becomes a version)."""
+    return _KIN.get(kind, kind)
+
+
+def _values(text: str) -> list[Span]:
+    """The typed values of a text, a name ending in a number also as that number ("Node 18")."""
+    out = []
+    for span in typed_spans(text):
+        out.append(span)
+        if span.type == "name" and (m := re.search(r"\s(v?\d[\w.]*)$", span.text)):
+            at = span.start + m.start(1)
+            out.append(Span(m.group(1), at, at + len(m.group(1)), "number"))
+    return out
+
+
+def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[str, str] | None:
+    """One value of a type in each, different, on a shared topic ("My thesis draft is due on
+    20 February" / "My supervisor wants the thesis draft by 6 February"). A turn with a change
+    or correction cue needs less shared topic than one without."""
+    shared = _words(clause) & _words(statement)
+    mine = [v for v in _values(clause) if not _holds(statement, v.text)]
+    theirs = [v for v in _values(statement) if not _holds(clause, v.text)]
+    for kind in ("email", "url", "phone", "code", "time", "date", "money", "number", "weekday",
+                 "name"):
+        a = [v for v in theirs if _kin(v.type) == kind]
+        b = [v for v in mine if _kin(v.type) == kind]
+        if not a or not b:
+            continue
+        if len(a) > 1 or len(b) > 1:
+            if not cued or len(b) > 1:
+                continue
+            a = [_closest(a, clause, b[0].text, statement)]
+        old, new = a[0].text, b[0].text
+        unit = _right_word(clause, new)
+        same_unit = unit is not None and _stem(unit) == _stem(_right_word(statement, old) or "")
+        role = _role_word(clause, new)
+        same_role = role is not None and role == _role_word(statement, old)
+        if cued and (shared or (near and (kind != "name" or _REPLACING.search(clause) or (
+                _CORRECTIVE.search(clause) and _slot(statement, old) == _slot(clause, new))))):
+            return old, new
+        if kind == "name" and not same_role and len(shared) < 2:
+            continue  # without a cue, a name is swapped for one in its role or on its topic
+        if len(shared) >= 2 or (kind != "name" and len(shared) >= 1 and (
+                same_unit or kind in STRONG_TYPES)):
+            return old, new
+    return None
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+_LINKS = frozenset("is are was were 's called named be".split())
+
+
+def _role_word(text: str, value: str) -> str | None:
+    """The content word a value is attached to ("my manager Tomasz", "my manager is Priya":
+    "manager")."""
+    m = re.search(rf"((?:[\w']+\W+){{1,3}}){re.escape(value)}", text, re.I)
+    if not m:
+        return None
+    for word in reversed(re.findall(r"[\w']+", m.group(1).lower())):
+        if word in _LINKS:
+            continue
+        return None if word in CONTENT_STOP else word
+    return None
+
+
+def _right_word(text: str, value: str) -> str | None:
+    m = re.search(rf"{re.escape(value)}\W+(\w+)", text, re.I)
+    return m.group(1).lower() if m else None
+
+
+_SUBJECT = re.compile(r"^(?:\w+\W+){0,2}?(?:(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,3}?"
+                      r"(?:is|are|'s|'re|runs?|uses?|targets?|lives?|works?|keeps?|sits?|"
+                      r"stays?|ships?|leaves?|starts?|gives?)|(?:i|we)\s+(?:\w+\s+)?(?:keep|use|"
+                      r"live|work|drive|run|target|prefer|take|own|rent|bank|host|deploy))\b",
+                      re.I)
+
+
+def _frame_change(clause: str, statement: str) -> tuple[str, str] | None:
+    """Two statements of one frame with one value swapped at its end ("My favourite food is
+    lasagne" / "honestly my favourite food is ramen"): both start, past any filler, with the
+    same subject and verb (at least three words, "my"/"our"/"the"/"I"...), then differ in
+    one value; the (old, new) pair."""
+    a, b = _frame_words(statement), _frame_words(clause)
+    if a is None or b is None:
+        return None
+    common = 0
+    while common < min(len(a), len(b)) and a[common].lower() == b[common].lower():
+        common += 1
+    rest_a, rest_b = _until_punctuation(a[common:]), _until_punctuation(b[common:])
+    if common < 3 or not rest_a or not rest_b or len(rest_a) > 4 or len(rest_b) > 4:
+        return None
+    old, new = _clean(" ".join(rest_a)), _clean(" ".join(rest_b))
+    if not old or not new or old.lower() == new.lower():
+        return None
+    return old, new
+
+
+def _frame_words(text: str) -> list[str] | None:
+    """A statement's words from its subject on ("honestly my favourite food is ramen" ->
+    my favourite food is ramen); None when it has no subject."""
+    m = _SUBJECT.search(text)
+    if m is None:
+        return None
+    return _TOKEN.findall(text[_subject_start(text, m):])
+
+
+def _subject_start(text: str, m: re.Match[str]) -> int:
+    """Where the subject ("my", "our", "the"...) of a matched statement begins."""
+    found = re.search(r"\b(?:my|our|the|his|her|their|i|we)\b", m.group(), re.I)
+    return m.start() + (found.start() if found else 0)
+
+
+def _until_punctuation(tokens: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for token in tokens:
+        if not token[0].isalnum() and token[0] not in "£$€":
+            break
+        out.append(token)
+    return out
+
+
+def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
+    """The values a turn replaces, read against the speaker's earlier statements (newest
+    first): named old values, new values after a change marker matched to a same-typed value
+    of an earlier statement, and, failing those, a value of the turn that takes the place of
+    one of the same type in an earlier statement on the same topic (needing less shared topic
+    when the turn has a change or correction cue: "typo", "now", "moved", "new").
+
+    Example:
+        >>> [(c.old, c.new, c.corrected) for c in find_changes(
+        ...     "Small update: my team moved me to the Austin office.",
+        ...     ["I work in the Denver office, mostly on the payments team."])]
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('Denver', 'Austin', 'I work in the Austin office, mostly on the payments team.')]
+        >>> [(c.old, c.new) for c in find_changes("honestly my favourite food is ramen",
+        ...                                      ["My favourite food is lasagne, no contest."])]
+        [('lasagne', 'ramen')]
+        >>> [(c.old, c.new) for c in find_changes("ugh, wrong number, it's 555-0199",
+        ...     ["The plumber is Dale, his number is 555-0142."])]
+        [('555-0142', '555-0199')]
+        >>> find_changes("I went to the park today.", ["I went to the beach yesterday."])
+        []
+    """
+    turn = _CAPTION.sub(" ", turn)
+    statements = [s for s in _statements([_CAPTION.sub(" ", t) for t in earlier])
+                  if not is_question(s) and len(s.split()) >= 3]
+    changes: list[Change] = []
+    lone_olds: list[str] = []
+    lone_news: list[str] = []
+    parts = [s for s in sentences(turn) if not is_question(s) or "," in s]
+    cued = bool(_CUE.search(turn))
+    for sentence in parts:
+        pairs, olds, news = _explicit(sentence, cued)
+        for old, new in pairs:
+            changes.append(_change(old, new, statements))
+        lone_olds += olds
+        lone_news += [n for n in news if n not in olds]
+    for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
+        statement = next((s for s in statements if _holds(s, old)), None)
+        if statement is None:
+            continue
+        wide = _refine(statement, old, None)
+        want = _kin(_type_of(wide))
+        mate = next((n for n in lone_news if _kin(_type_of(n)) == want), None) or next(
+            (v.text for v in _values(turn) if _kin(v.type) == want and want != "word"
+             and not _holds(statement, v.text) and v.text.lower() not in wide.lower()), None)
+        if mate is not None:
+            lone_news = [n for n in lone_news if n != mate]
+        changes.append(Change(wide, mate, statement,
+                              swap(statement, wide, mate) if mate else None))
+    for new in lone_news:  # "switched to helix a few weeks ago"
+        if _type_of(new) == "word":  # "I meant the blue one, Marseille": the name
+            after = re.search(rf"{re.escape(new)}\W{{1,3}}((?:\S+\s*){{1,3}})", turn)
+            typed = _values(after.group(1)) if after else []
+            new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
+        for i, statement in enumerate(statements):
+            replaced = _old_like(new, statement, turn, near=i == 0)
+            if replaced:
+                changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
+                break
+    if changes:
+        return _distinct(changes)
+    clauses = [c for s in parts for c in ([s] if cued else _clauses(s)) if cued or _state(c)]
+    for clause in clauses:  # a value in place of one of the same type, on one topic
+        for i, statement in enumerate(s for s in statements if cued or _state(s)):
+            found = _typed_change(clause, statement, near=i < 3, cued=cued) or (
+                _noun_change(clause, statement) if cued else _frame_change(clause, statement))
+            if found and not cued and not _state(statement):
+                found = None
+            if found and not _holds(turn, found[0]):
+                changes.append(Change(*found, statement, swap(statement, *found)))
+                break
+    return _distinct(changes)
+
+
+def _change(old: str, new: str, statements: Sequence[str]) -> Change:
+    statement = next((s for s in statements if _holds(s, old)), None)
+    if statement is None:
+        return Change(old, new, None, None)
+    old = _refine(statement, old, _type_of(new))
+    return Change(old, new, statement, swap(statement, old, new))
+
+
+def _distinct(changes: list[Change]) -> list[Change]:
+    seen: set[str] = set()
+    out = []
+    for change in changes:
+        if change.old.lower() not in seen and change.old.lower() != (change.new or "").lower():
+            seen.add(change.old.lower())
+            out.append(change)
+    return out

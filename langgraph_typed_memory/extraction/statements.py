@@ -1,0 +1,200 @@
+"""Statements the main rule table leaves: standing instructions, the user's organisation,
+named people and pets, identifiers. Each rule reads one clause and gives drafts.
+
+- Instructions: "stop adding emojis", "please never ...", "don't bother with greetings",
+  "I want replies to be under 100 words", "could you always ..." -> a preference
+  `instruction_<slug>` holding the instruction.
+- Organisation ("we use Jenkins for CI", "we host everything on Azure", "our standup is at
+  9:30", "the company's fiscal year starts in April"): a fact about the organisation, proposed
+  for the tenant scope, where it waits for a second person to confirm it (until then the
+  speaker's turn log carries it).
+- People and pets ("my brother Tom is a dentist in Cork", "our cat Pixel is diabetic"): the
+  name in its role (`brother_name`, one at a time) and what is said of them.
+- Identifiers ("the staging db listens on 5433", "my passport expires 14 March 2029"): one
+  current value per thing named.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal, NamedTuple
+
+from langgraph_typed_memory.extraction.values import STRONG_TYPES, typed_spans
+
+__all__ = ["Draft", "named_people", "statement_drafts", "slug"]
+
+_Kind = Literal["preference", "fact"]
+
+
+class Draft(NamedTuple):
+    """What a rule makes of a clause, before it becomes a `Candidate`."""
+
+    kind: _Kind
+    name: str
+    """The preference key or the fact predicate."""
+    value: str
+    content: str
+    stateful: bool | None = None
+    subject: str | None = None
+    """A fact's subject when it is not the speaker ("Tom", "organisation")."""
+    scope: Literal["user", "tenant"] = "user"
+
+
+def slug(text: str, words: int = 4) -> str:
+    """snake_case of the first `words` words, ASCII only.
+
+    Example:
+        >>> slug("Staging DB's port!")
+        'staging_dbs_port'
+    """
+    ascii_text = unicodedata.normalize("NFKD", text.replace("'", "")).encode("ascii", "ignore")
+    return "_".join(re.findall(r"[a-z0-9]+", ascii_text.decode().lower())[:words])
+
+
+_TRIM = " \t\"'`.,;:!?)(\u2026-"
+_STOP_VALUE = re.compile(r"\s+(?:because|since|so|but|which|when|while|as|and\s+(?:i|we|it|"
+                         r"they|he|she)\b).*$", re.I)
+
+
+def _value(text: str) -> str:
+    return _STOP_VALUE.sub("", text).strip(_TRIM)
+
+
+_INSTRUCTION = re.compile(
+    r"^(?:please\s+)?(?:(?:stop|quit|avoid)\s+\w+ing\b|never\b|no\s+more\b|don'?t\s+(?:ever\s+|"
+    r"bother\s+with\b|use\b|add\b|include\b|give\b|write\b|start\b|end\b|mention\b|sign\b)|"
+    r"do\s+not\s+(?:ever\s+)?\w+|always\b|(?:could|can|would)\s+you\s+(?:please\s+)?always\b|"
+    r"i\s+(?:want|need|'d\s+like|would\s+like)\s+(?:your\s+)?(?:replies|answers|responses|"
+    r"you)\s+to\b|keep\s+(?:your\s+)?(?:replies|answers|responses)\b)", re.I)
+
+_ORG = "(?:our|the\\s+company'?s|the\\s+team'?s|my\\s+(?:company|team)'?s)"
+_ORG_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), name) for p, name in (
+        (r"^we(?:'re|\s+are)?\s+(?:\w+\s+)?(?:use|using)\s+(?P<v>[^,;]+?)\s+(?:for|to\s+run|"
+         r"to\s+manage)\s+(?P<x>[^,;.]+)", "uses_for"),
+        (r"^we\s+(?:\w+\s+)?host\s+(?:everything|it\s+all|all\s+of\s+it|(?:our\s+)?\w+)\s+"
+         r"(?:on|in|with)\s+(?P<v>[^,;.]+)", "hosting"),
+        (r"^we\s+(?:\w+\s+)?deploy\s+(?:everything\s+|\w+\s+)?(?:to|on)\s+(?P<v>[^,;.]+)",
+         "deploys_to"),
+        (r"^we(?:'re|\s+are)\s+(?:all\s+|fully\s+|still\s+)?on\s+(?P<v>[^,;.]+)", "runs_on"),
+        (r"^we\s+(?:\w+\s+)?use\s+(?P<v>[^,;.]+)", "uses"),
+        (rf"^{_ORG}\s+(?P<x>[\w' -]{{2,40}}?)\s+(?:is|are|runs?|ships?|starts?|happens?|"
+         r"takes?\s+place|lives?|goes\s+out)\s+(?P<v>[^,;.]+)", "our"),
+    ))
+
+_PEOPLE = ("manager|boss|supervisor|mentor|colleague|coworker|co-worker|teammate|friend|"
+           "best friend|neighbour|neighbor|landlord|landlady|doctor|dentist|therapist|"
+           "physio|coach|trainer|teacher|tutor|lawyer|accountant|partner|wife|husband|"
+           "girlfriend|boyfriend|fiance|fiancee|son|daughter|kid|child|brother|sister|mum|mom|"
+           "mother|dad|father|grandma|grandpa|grandmother|grandfather|aunt|uncle|cousin|niece|"
+           "nephew|dog|cat|puppy|kitten|vet|cofounder|co-founder|roommate|flatmate|housemate|"
+           "stepson|stepdaughter|baby|twin|pet|horse|rabbit|parrot|hamster")
+_CAP = r"(?-i:[A-Z])"
+_NAMED = re.compile(
+    rf"\b(?P<who>my|our)\s+(?P<adj>(?:(?:older|younger|little|big|new|eldest|youngest|oldest|"
+    rf"best|old)\s+)?)(?P<role>{_PEOPLE})\s+(?P<name>{_CAP}[\w'-]+(?:\s+{_CAP}[\w'-]+)?)"
+    r"(?:,)?(?:\s+(?P<rest>(?:is|was|lives|works|has|'s|just|got|goes|plays|studies|teaches|"
+    r"runs)\b[^.;!?]*))?", re.I)
+_NAME_FIRST = re.compile(
+    rf"^(?P<name>{_CAP}[\w'-]+),\s+(?P<who>my|our)\s+(?P<adj>)(?P<role>{_PEOPLE})\s*,?\s*"
+    r"(?P<rest>(?:is|was|lives|works|has|'s)\b[^.;!?]*)?", re.I)
+
+_THING = re.compile(
+    r"^(?:my|our|the)\s+(?P<x>[\w' -]{2,40}?)\s+(?:is|are|'s|listens\s+on|runs\s+on|"
+    r"expires(?:\s+on)?|renews(?:\s+on)?|ends(?:\s+on)?|is\s+due(?:\s+on)?|costs?|"
+    r"lives\s+at|is\s+at|sits\s+at)\s+(?P<v>.+)", re.I)
+
+
+def _instruction(body: str) -> list[Draft]:
+    if not _INSTRUCTION.match(body) or len(body.split()) < 2:
+        return []
+    text = re.sub(r"^(?:could|can|would)\s+you\s+(?:please\s+)?", "", body, flags=re.I)
+    text = text.strip(_TRIM)
+    return [Draft("preference", "instruction_" + (slug(text) or "general"), text,
+                  f"Standing instruction from the user: {text}.")]
+
+
+def _organisation(body: str) -> list[Draft]:
+    for pattern, name in _ORG_RULES:
+        m = pattern.search(body)
+        if not m:
+            continue
+        value = _value(m["v"])
+        if not value or value.lower() in ("it", "that", "this", "them"):
+            continue
+        thing = m.groupdict().get("x")
+        if name == "uses_for" and thing:
+            predicate, text = "uses_for_" + slug(thing, 3), f"uses {value} for {_value(thing)}"
+        elif name == "our" and thing:
+            verb = m.group()[m.end("x"):m.start("v")].strip()
+            predicate, text = slug(thing, 4), f"{_value(thing)} {verb} {value}"
+        else:
+            predicate = name
+            text = {"hosting": f"hosts on {value}", "deploys_to": f"deploys to {value}",
+                    "runs_on": f"runs on {value}", "uses": f"uses {value}"}[name]
+        if not predicate or not re.match(r"^[a-z][a-z0-9_]*$", predicate):
+            continue
+        return [Draft("fact", predicate, value, f"The user's organisation {text}.",
+                      stateful=name != "uses", subject="organisation", scope="tenant")]
+    return []
+
+
+def named_people(body: str) -> list[Draft]:
+    """A person or pet named in their role ("my brother Tom", "Lena, my sister"): the name
+    as `<role>_name`, and what the clause says of them.
+
+    Example:
+        >>> [(d.name, d.value) for d in named_people("My brother Tom is a dentist in Cork")]
+        [('brother_name', 'Tom'), ('about_tom', 'is a dentist in Cork')]
+    """
+    m = _NAMED.search(body) or _NAME_FIRST.search(body)
+    if not m:
+        return []
+    role = " ".join(m["role"].lower().split())
+    adj = (m["adj"] or "").strip().lower()
+    name = m["name"]
+    whose = "The user's" if m["who"].lower() == "my" else "The user's family's"
+    label = f"{adj} {role}".strip()
+    out = [Draft("fact", slug(label, 3) + "_name", name, f"{whose} {label} is {name}.",
+                 stateful=adj not in ("", "new") or role not in ("friend", "colleague",
+                                                                 "coworker", "co-worker",
+                                                                 "teammate", "cousin"))]
+    rest = (m["rest"] or "").strip(_TRIM)
+    if rest:
+        rest = re.sub(r"^'s\b", "is", rest)
+        out.append(Draft("fact", "about_" + slug(name, 2), rest,
+                         f"{name} ({whose[0].lower()}{whose[1:]} {label}) {rest}.",
+                         subject=name))
+    return out
+
+
+def _identifier(body: str) -> list[Draft]:
+    m = _THING.match(body)
+    if not m:
+        return []
+    values = [s for s in typed_spans(m["v"], fragment=True)
+              if s.type in STRONG_TYPES or s.type == "number"]
+    if len(values) != 1:
+        return []
+    thing = " ".join(m["x"].split())
+    predicate = slug(thing, 4)
+    if not predicate or not re.match(r"^[a-z][a-z0-9_]*$", predicate):
+        return []
+    said = body.strip(_TRIM)
+    return [Draft("fact", predicate, values[0].text, f"The user: {said}.", stateful=True)]
+
+
+def statement_drafts(body: str) -> list[Draft]:
+    """Drafts of a clause (its lead-ins stripped) from the instruction, organisation and
+    identifier rules of this module, the first that matches (`named_people` runs before the
+    main rule table, these after it).
+
+    Example:
+        >>> [(d.name, d.value, d.scope) for d in statement_drafts("we use Jenkins for CI")]
+        [('uses_for_ci', 'Jenkins', 'tenant')]
+    """
+    for rule in (_instruction, _organisation, _identifier):
+        if drafts := rule(body):
+            return drafts
+    return []

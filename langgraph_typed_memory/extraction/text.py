@@ -1,0 +1,46 @@
+"""Text helpers extraction shares: normalizing, sentences, questions."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["normalize", "sentences", "is_question", "statement_parts", "FIRST_PERSON", "REQUEST"]
+
+_TOKEN = re.compile(r"[^\W_]+")
+_SENTENCE_BREAK = re.compile(r"(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
+                             r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|\n+")
+FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|im|ive)\b", re.I)
+_AUX = (r"(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|isnt|"
+        r"arent|dont|doesnt|didnt|cant|couldnt|wouldnt|wont|shouldnt)")
+_QUESTION_START = re.compile(  # on normalized text: "whats ...", "where is ...", "do i ..."
+    rf"^(?:(?:what|where|when|who|why|how)s|(?:what|where|when|who|why|how|which|whose)\s+{_AUX}"
+    rf"|{_AUX}\s+(?:i|you|we|it|he|she|they|there|this|that|my|your|our|the))\b")
+REQUEST = re.compile(  # "Could you answer in French?" is a setting, not a question
+    r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?=(?:(?:always|from\s+now\s+on|"
+    r"going\s+forward)\s+(?:\w+)|(?:answer|respond|reply|write|talk|speak|use|call|be|keep|"
+    r"switch|stop|format))\b)", re.I)
+
+
+def normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
+    return " ".join(_TOKEN.findall(text))
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences, each an exact substring of `text`."""
+    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
+
+
+def is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(normalize(sentence)))
+
+
+def statement_parts(sentence: str) -> list[str]:
+    """What a sentence states: all of it, a polite request's body, or a question's lead-ins."""
+    if request := REQUEST.match(sentence):
+        return [sentence[request.end():]]
+    if not is_question(sentence):
+        return [sentence]
+    parts = sentence.split(",")[:-1] if sentence.endswith("?") else []  # "I'm in Lyon, tips?"
+    return [p for p in parts if p.strip() and not is_question(p)]
