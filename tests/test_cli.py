@@ -464,7 +464,7 @@ def _subparsers() -> dict[str, _Parser]:
 def test_every_subcommand_help_describes_every_option(cli: Any) -> None:
     subs = _subparsers()
     assert set(subs) == {"setup", "inspect", "search", "explain", "erase", "check",
-                         "maintain", "export", "import", "bench"}
+                         "maintain", "export", "import", "import-conversation", "bench"}
     for name, sub in subs.items():
         code, out, _ = cli(name, "--help")
         assert code == 0, name

@@ -1,5 +1,6 @@
-"""The `typed-memory` command line (SPEC J1): inspect, search, explain, erase, check, maintain,
-export/import and benchmark a memory store. See docs/cli.md.
+"""The `typed-memory` command line: inspect, search, explain, erase, check, maintain,
+export/import and benchmark a memory store, and import existing conversations into it. See
+docs/cli.md.
 
 Example:
     >>> import contextlib, io, os, tempfile

@@ -1,7 +1,8 @@
 """The `typed-memory` command line: argument parsing, dispatch and error handling.
 
 Exit codes: 0 success, 1 a failure (store error, missing file, failed check, refused
-confirmation), 2 a usage error (bad argument, namespace or scope), 130 interrupted.
+confirmation), 2 a usage error (bad argument, namespace or scope, malformed conversation
+file), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -168,6 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
                 "--passphrase-env).")
     p.add_argument("file", metavar="FILE", help="the export file")
     _passphrase_option(p)
+
+    p = command("import-conversation", "write an existing conversation into memory",
+                "Write a conversation (a JSON file, or a LangGraph thread stored in this "
+                "database) into memory as a live chat would have: each user turn goes through "
+                "the pre-filter, extraction, the promotion gate and the turn log, at its own "
+                "time. A file is checked whole first: a malformed one writes nothing.")
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help="JSON conversation: a list of {role, content, name, timestamp, id} "
+                        "objects, or {\"messages\": [...]}; - reads stdin")
+    p.add_argument("--thread", metavar="THREAD_ID",
+                   help="import this thread of the LangGraph checkpointer in the same "
+                        "database instead of a FILE")
+    _scope_options(p)
+    p.add_argument("--session", metavar="S",
+                   help="session the turns are logged under (default: FILE's name without "
+                        "its extension, or the thread id)")
+    p.add_argument("--model", metavar="MODEL",
+                   help="chat model for extraction, as an init_chat_model string (default: "
+                        "$TYPED_MEMORY_MODEL, else the offline rules)")
 
     p = command("bench", "run a benchmark script of the repository",
                 "Run benchmarks/<script> of a repository checkout with the remaining "

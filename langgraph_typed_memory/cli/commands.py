@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langgraph_typed_memory.cli.conversations import import_summary, read_conversation
 from langgraph_typed_memory.cli.database import (
     CliError,
     OpenedStore,
@@ -255,8 +256,12 @@ def _confirm(label: str) -> bool:
     return answer.strip() == label
 
 
-def _checkpointer(opened: OpenedStore) -> Any:
-    """LangGraph's checkpointer on the same database, when its tables are there."""
+def _checkpointer(opened: OpenedStore, *, otherwise: str = "") -> Any:
+    """LangGraph's checkpointer on the same database, when its tables are there.
+
+    `otherwise` ends the message when the Postgres checkpointer is not installed: what the
+    user can do without it.
+    """
     if not opened.store._run(table_plan(opened.backend, "checkpoints")):
         return None
     if opened.backend == "sqlite":
@@ -270,7 +275,7 @@ def _checkpointer(opened: OpenedStore) -> Any:
     except ImportError:
         raise CliError(
             "the database holds checkpointer threads but langgraph-checkpoint-postgres is not "
-            "installed: install it, or pass --keep-threads to erase the memory only"
+            f"installed: install it{otherwise}"
         ) from None
     conn = Connection.connect(opened.target, autocommit=True, prepare_threshold=0,
                               row_factory=dict_row)  # type: ignore[arg-type]
@@ -285,7 +290,8 @@ def cmd_erase(args: argparse.Namespace) -> int:
         if not args.yes and not _confirm(label):
             raise CliError(f"erasure cancelled: the confirmation did not match {label}; "
                            "nothing was erased")
-        saver = None if args.keep_threads else _checkpointer(opened)
+        saver = None if args.keep_threads else _checkpointer(
+            opened, otherwise=", or pass --keep-threads to erase the memory only")
         try:
             report = opened.store.erase(scope.tenant_id, scope.user_id, checkpointer=saver,
                                         actor="typed-memory erase", reason=args.reason)
@@ -419,6 +425,61 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _thread_messages(opened: OpenedStore, thread_id: str) -> list[Any]:
+    """The messages of a checkpointer thread in the store's database, each with its time."""
+    from langgraph_typed_memory.conversation_import import messages_of_thread
+
+    saver = _checkpointer(opened)
+    if saver is None:
+        raise CliError(f"{redact(opened.target)} has no LangGraph checkpointer tables, so no "
+                       f"thread {thread_id!r} to import: --thread reads the threads a graph "
+                       "compiled with SqliteSaver or PostgresSaver stored in this database")
+    try:
+        messages = messages_of_thread(saver, thread_id)
+    finally:
+        saver.conn.close()
+    if not messages:
+        raise CliError(f"no messages in thread {thread_id!r} of {redact(opened.target)}: "
+                       "check the thread id (the graph's configurable thread_id)")
+    return messages
+
+
+def cmd_import_conversation(args: argparse.Namespace) -> int:
+    """Import a conversation (a JSON file or a checkpointer thread) through the write path."""
+    if args.file is not None and args.thread is not None:
+        raise CliError("give FILE or --thread THREAD_ID, not both", exit_code=2)
+    if args.file is None and args.thread is None:
+        raise CliError("nothing to import: give FILE (a JSON conversation, - for stdin) or "
+                       "--thread THREAD_ID", exit_code=2)
+    scope = _scope(args)
+    conversation = None if args.file is None else read_conversation(args.file, sys.stdin)
+    from langgraph_typed_memory.conversation_import import import_conversation
+    from langgraph_typed_memory.nodes._common import resolve_model
+
+    model = resolve_model(args.model, None)
+    with _opened(args) as opened:
+        if conversation is None:
+            messages = _thread_messages(opened, args.thread)
+            source, session = f"thread {args.thread}", args.session or args.thread
+        else:
+            messages, source = conversation.messages, conversation.source
+            session = args.session or conversation.session_id
+        bar = ProgressBar()
+        try:
+            report = import_conversation(
+                opened.store, messages, tenant_id=scope.tenant_id, user_id=scope.user_id,
+                agent_id=scope.agent_id, session_id=session, model=model,
+                progress=lambda done, total: bar("importing messages", done, total))
+        finally:
+            bar.close()
+    data = report.dict()
+    label = "/".join(scope.labels())
+    _emit(args, {"source": source, "scope": label, "session_id": session,
+                 "messages": len(messages), **data},
+          import_summary(data, source=source, scope=label, session_id=session))
+    return 0
+
+
 def find_benchmark(script: str, start: Path | None = None) -> Path:
     """The repository's `benchmarks/<script>`, searched from `start` (the current directory)
     upwards, then beside the package (an editable install).
@@ -456,5 +517,5 @@ def cmd_bench(args: argparse.Namespace) -> int:
 COMMANDS = {
     "setup": cmd_setup, "inspect": cmd_inspect, "search": cmd_search, "explain": cmd_explain,
     "erase": cmd_erase, "check": cmd_check, "maintain": cmd_maintain, "export": cmd_export,
-    "import": cmd_import, "bench": cmd_bench,
+    "import": cmd_import, "import-conversation": cmd_import_conversation, "bench": cmd_bench,
 }
