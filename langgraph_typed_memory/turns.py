@@ -45,8 +45,9 @@ CHUNK_WORDS = 60
 (a sentence longer alone stays whole): each is found, and fits a prompt, on its own."""
 
 _FAILURE = re.compile(
-    r"\b(?:doesn'?t work|didn'?t work|not working|broke|broken|fail(?:s|ed|ing|ure)?|error|"
-    r"crash(?:es|ed)?|bug|wrong|outage|down again|lost)\b", re.I)
+    r"\b(?:doesn'?t work|didn'?t work|not working|broke|broken|broke down|fail(?:s|ed|ing|ure)?|"
+    r"error|crash(?:es|ed)?|bug|went wrong|went badly|went south|died|outage|down again|lost|"
+    r"missed|cancell?ed|rejected|stuck)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)

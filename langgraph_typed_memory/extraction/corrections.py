@@ -554,7 +554,12 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         lone_news += [n for n in news if n not in olds]
     for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
         statement = next((s for s in statements if _holds(s, old)), None)
-        if statement is None:
+        if statement is None:  # said in another session: the gate finds what holds it
+            mate = next((n for n in lone_news if _kin(_type_of(n)) == _kin(_type_of(old))),
+                        None)
+            if mate is not None:
+                lone_news = [n for n in lone_news if n != mate]
+                changes.append(Change(old, mate, None, None))
             continue
         wide = _refine(statement, old, None)
         want = _kin(_type_of(wide))

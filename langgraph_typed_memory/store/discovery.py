@@ -116,8 +116,8 @@ def _typed_find(
         )
     cells = (scope_where, scope_params)
     if not history:
-        scope = q.ScopeRead(f"{scope_where} AND m.status = 'active'", scope_params, cells, now,
-                            typed.kind)
+        scope = q.ScopeRead(f"{scope_where} AND {_searchable(typed.kind)}", scope_params, cells,
+                            now, typed.kind)
         return (yield from _hybrid(engine, op, typed, scope, query_vector))
     # History mode: active and expired records keep their index entries and go through
     # the cascade; superseded ones have none and are matched on their stored text.
@@ -137,6 +137,13 @@ def _typed_find(
     merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
     return SearchResults(merged[op.offset : op.offset + op.limit],
                          retrieval_mode=found.retrieval_mode, degraded=found.degraded)
+
+
+def _searchable(kind: str) -> str:
+    """The statuses a ranked search reads: active records, and for episodes also the ones
+    compaction folded into a summary (their text stays in the full-text index; their
+    embeddings are gone, so only the words find them): nothing a user said is unreachable."""
+    return "m.status IN ('active', 'compacted')" if kind == "episode" else "m.status = 'active'"
 
 
 def _term_share(typed: TypedNamespace, item: Item, terms: set[str]) -> float:

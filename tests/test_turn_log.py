@@ -1,0 +1,82 @@
+"""The turn log on every backend: what a conversation leaves, imported or live, and what
+compaction does with it (a session summary, and every turn still found by its words)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_typed_memory.conversation_import import TurnWriter, import_conversation
+from tests.conftest import FakeClock, hash_index
+
+EP = ("tenant:acme", "user:alice", "episode")
+FACTS = ("tenant:acme", "user:alice", "fact")
+SESSION = [
+    "Hi!",
+    "Our standup is at 9:30 every weekday.",
+    "The client demo went badly because the projector died halfway through.",
+    "I live in Lisbon.",
+    "Thanks, that's all.",
+]
+
+
+def test_a_session_leaves_one_episode_per_kept_turn(backend_store_factory: Any,
+                                                    clock: FakeClock) -> None:
+    store = backend_store_factory(hash_index(), clock=clock)
+    report = import_conversation(store, [HumanMessage(t) for t in SESSION],
+                                 tenant_id="acme", user_id="alice", session_id="monday")
+    assert report.prefilter == {"too_short": 1, "chit_chat": 1, "kept": 3}
+    turns = sorted(store.search(EP, limit=50), key=lambda i: i.value["summary"])
+    assert [t.value["summary"] for t in turns] == [
+        "user: I live in Lisbon.", "user: Our standup is at 9:30 every weekday.",
+        "user: The client demo went badly because the projector died halfway through."]
+    assert all(t.value["task_type"] == "turn" and t.value["metadata"]["session_id"] == "monday"
+               for t in turns)
+    salience = {t.value["summary"][6:16]: t.value["salience"] for t in turns}
+    assert salience["I live in "] == 0.8  # a stated fact
+    assert salience["The client"] == 0.8  # a failure
+    assert [f.value["content"] for f in store.search(FACTS)] == ["The user lives in Lisbon."]
+    # the one no rule extracts is found by a question that shares a word with it
+    [hit] = [h for h in store.search(EP, query="what went wrong at the client demo?", limit=3)
+             if "projector" in h.value["summary"]]
+    assert hit.memory["provenance"]["source_run_id"] == report.run_id
+
+
+def test_compaction_folds_a_session_and_keeps_every_turn_findable(
+        backend_store_factory: Any, clock: FakeClock) -> None:
+    store = backend_store_factory(hash_index(), clock=clock)
+    writer = TurnWriter(store, tenant_id="acme", user_id="alice", session_id="monday")
+    for text in SESSION:
+        writer.write(HumanMessage(text), reply=AIMessage("Noted."))
+    clock.advance(hours=3)  # the session is over
+    report = store.maintain()
+    assert report.step("compaction").counts == {"session_groups": 1, "episodes_compacted": 3}
+    [summary] = [i for i in store.search(EP, limit=50) if i.key.startswith("compact:")]
+    assert summary.value["task_type"] == "session_summary"
+    assert summary.value["compact_group"] == "session:monday"
+    # each turn the summary folded is still found by its own words, lexically
+    hits = store.search(EP, query="projector died halfway", limit=5)
+    turn = next(h for h in hits
+                if h.value.get("task_type") == "turn" and "projector" in h.value["summary"])
+    assert turn.memory["status"] == "compacted" and "projector" in turn.value["summary"]
+    assert turn.memory["superseded_by"] == summary.memory["id"]
+    clock.advance(days=2)
+    assert store.maintain().changed == 0  # idempotent
+    assert store.check_invariants().ok
+
+
+def test_a_correction_in_a_later_session_retires_the_turn_that_said_the_old_value(
+        backend_store_factory: Any, clock: FakeClock) -> None:
+    store = backend_store_factory(hash_index(), clock=clock)
+    import_conversation(store, [HumanMessage("My favourite tea is green tea.")],
+                        tenant_id="acme", user_id="alice", session_id="s1")
+    clock.advance(days=1)
+    import_conversation(
+        store, [HumanMessage("Actually I've gone off green tea, it's oolong these days.")],
+        tenant_id="acme", user_id="alice", session_id="s2")
+    said = [i.value["summary"] for i in store.search(EP, limit=50)]
+    assert said == ["user: Actually I've gone off green tea, it's oolong these days."]
+    assert [f.value["content"] for f in store.search(FACTS)] == [
+        "The user's favourite tea is oolong."]
+    assert store.check_invariants().ok
