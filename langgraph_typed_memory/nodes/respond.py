@@ -56,9 +56,12 @@ def extractive_reply(context: dict[str, list[dict[str, Any]]], question: str) ->
     if prefs:
         lines.append("Your preferences: " + "; ".join(
             f"{p['value'].get('key', p.get('key'))} = {p['value'].get('value')}" for p in prefs))
-    for title, slot, field in (("Relevant facts:", "facts", "content"),
-                               ("Related past work:", "episodes", "summary")):
-        items = context.get(slot) or []
+    episodes = context.get("episodes") or []
+    turns = [e for e in episodes if e["value"].get("task_type") == "turn"]
+    work = [e for e in episodes if e["value"].get("task_type") != "turn"]
+    for title, items, field in (("Relevant facts:", context.get("facts") or [], "content"),
+                                ("What you told me before:", turns, "summary"),
+                                ("Related past work:", work, "summary")):
         if items:
             lines.append(title)
             lines.extend(f"- {item['value'].get(field)}" for item in items[:5])
