@@ -1,9 +1,9 @@
 """`embed_timeout` times the embedding call, never the model's load, on every backend.
 
 `LocalEmbeddings` loads all-MiniLM-L6-v2 on first use, which takes seconds on a busy machine;
-the stores call an embedder's `load()` before the call and outside the timeout. A fake with a
-slow `load()` stands in for it: the first put and search succeed, and a slow call still times
-out as before.
+the stores call its `load()` before the call and outside the timeout. A fake `LocalEmbeddings`
+with a slow `load()` stands in for it: the first put and search succeed, and a slow call still
+times out as before. Another embedder's own `load` (which may mean anything) is never called.
 """
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ FACTS = ("tenant:acme", "user:alice", "fact")
 LYON = {"subject": "user", "predicate": "home_city", "content": "The user lives in Lyon."}
 
 
-class SlowLoadingEmbeddings(HashEmbeddings):
+class SlowLoadingEmbeddings(LocalEmbeddings):
     """Loads like `LocalEmbeddings` (once, on `load()` or the first call), but slower than
-    the timeout; after loading it answers at once, or hangs while `hang` is set."""
+    the timeout; after loading it answers at once (hashed vectors), or hangs while `hang`
+    is set."""
 
     def __init__(self) -> None:
-        super().__init__(DIMS)
+        super().__init__()
+        self.hashed = HashEmbeddings(DIMS)
         self.loads = 0
         self._lock = threading.Lock()
         self.hang = threading.Event()
@@ -47,7 +49,7 @@ class SlowLoadingEmbeddings(HashEmbeddings):
         self.load()
         if self.hang.is_set():
             self.release.wait()
-        return super().embed_documents(texts)
+        return self.hashed.embed_documents(texts)
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
@@ -89,6 +91,22 @@ def test_a_slow_call_still_times_out(backend_store_factory, embedder):
         store.put(FACTS, "home", LYON)
     embedder.release.set()
     assert store.get(FACTS, "home") is None
+
+
+class CachingEmbeddings(HashEmbeddings):
+    """An embedder with a `load(path)` of its own, unrelated to loading a model."""
+
+    def load(self, path: str) -> None:
+        raise AssertionError("the store called the embedder's own load()")
+
+
+def test_another_embedders_load_method_is_never_called(backend_store_factory):
+    store = backend_store_factory(
+        {"dims": DIMS, "embed": CachingEmbeddings(DIMS), "fields": ["content"]})
+    store.put(FACTS, "home", LYON)
+    found = store.search(FACTS, query="Where does the user live?")
+    assert found.degraded == [] and found.retrieval_mode == "hybrid", found.degraded
+    assert [item.key for item in found] == ["home"]
 
 
 def test_local_embeddings_load_is_public_and_idempotent():

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
+from langgraph_typed_memory.embeddings import LocalEmbeddings
+
 __all__ = ["Sql", "Reads", "Embed", "Wait", "Begin", "Commit", "EmbedError", "Plan",
            "drive_sync", "drive_async", "interleave"]
 
@@ -145,11 +147,11 @@ def _vectors(answer: Any) -> list[list[float]]:
 
 
 def _loader(embeddings: Embeddings) -> Callable[[], Any] | None:
-    """The embedder's `load()` if its model loads separately (`LocalEmbeddings`). The drivers
+    """`LocalEmbeddings.load` (the bundled model loads separately, in seconds). The drivers
     call it before each embedding call and outside `embed_timeout`, which times answering,
-    not loading; after the first call it returns at once."""
-    load = getattr(embeddings, "load", None)
-    return load if callable(load) else None
+    not loading; after the first call it returns at once. Any other embedder loads however
+    it likes: a `load` method of its own is never called (it may mean something else)."""
+    return embeddings.load if isinstance(embeddings, LocalEmbeddings) else None
 
 
 def _embed_sync(embeddings: Embeddings | None, req: Embed, timeout: float | None = None) -> Any:
