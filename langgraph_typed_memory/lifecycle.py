@@ -25,6 +25,8 @@ __all__ = [
     "EXPIRING_KINDS",
     "HISTORY_KEY",
     "HISTORY_STATUSES",
+    "NEWEST_KEY",
+    "split_newest",
     "initial_status",
     "access_boost",
     "decay_freshness",
@@ -63,6 +65,8 @@ Episodes are compacted instead (F3); policies, preferences and procedures are re
 exhaustive lookup and never expire by decay."""
 HISTORY_KEY = "$history"
 """The reserved search-filter key that turns on history mode (D5)."""
+NEWEST_KEY = "$newest"
+"""The reserved search-filter key that lists a namespace's own records newest first."""
 HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
 """What history-mode search returns; normal search returns only ``active`` records."""
 
@@ -224,4 +228,27 @@ def split_history(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any
             f"records (history mode) or False; {HISTORY_KEY} is reserved for this switch."
         )
     rest = {k: v for k, v in filter.items() if k != HISTORY_KEY}
+    return flag, rest or None
+
+
+def split_newest(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any] | None]:
+    """Take the reserved ``$newest`` key out of a typed search's filter: a search without a
+    query then lists the namespace's own current records, newest first.
+
+    Raises:
+        InvalidQuery: ``$newest`` is not a boolean.
+
+    Example:
+        >>> split_newest({"$newest": True})
+        (True, None)
+    """
+    if not filter or NEWEST_KEY not in filter:
+        return False, dict(filter) if filter else None
+    flag = filter[NEWEST_KEY]
+    if not isinstance(flag, bool):
+        raise InvalidQuery(
+            f"filter {NEWEST_KEY}={flag!r:.80}: use True to list the namespace's records "
+            f"newest first, or False; {NEWEST_KEY} is reserved for this switch."
+        )
+    rest = {k: v for k, v in filter.items() if k != NEWEST_KEY}
     return flag, rest or None

@@ -51,6 +51,40 @@ async def test_retrieve_async_path(store):
     assert out["memory_context"]["facts"][0]["key"] == "city"
 
 
+EPISODES = ("tenant:acme", "user:alice", "episode")
+
+
+def said(text: str) -> dict:
+    return {"title": "user", "summary": f"user: {text}", "task_type": "turn"}
+
+
+async def test_without_vectors_a_short_slot_gets_the_newest_records(backend_store_factory):
+    store = backend_store_factory()  # no index: word search only
+    store.put(EPISODES, "old", said("the gearbox on my bike is worn"))
+    for i in range(12):
+        store.put(EPISODES, f"t{i:02d}", said(f"we planted tulip bulbs, row {i}"))
+    store.put(FACTS, "city", {"subject": "user", "predicate": "home_city",
+                              "content": "The user lives in Lyon."})
+    node = create_retrieve_node(store)
+    for out in (node.invoke({"messages": [HumanMessage("gearbox?")]}, ALICE),
+                await node.ainvoke({"messages": [HumanMessage("gearbox?")]}, ALICE)):
+        episodes = [e["key"] for e in out["memory_context"]["episodes"]]
+        # the word match first, then the newest ten, without the match twice
+        assert episodes == ["old", *[f"t{i:02d}" for i in range(11, 1, -1)]]
+        assert [f["key"] for f in out["memory_context"]["facts"]] == ["city"]
+        modes = out["memory_trace"]["retrieval"]["modes"]
+        assert modes["episodes"] == "lexical+newest" and modes["facts"] == "like+newest"
+
+
+def test_with_vectors_no_listing_is_added(store):
+    store.put(EPISODES, "old", said("the gearbox on my bike is worn"))
+    store.put(EPISODES, "new", said("we planted tulip bulbs"))
+    out = create_retrieve_node(store, episodes=1).invoke(
+        {"messages": [HumanMessage("gearbox?")]}, ALICE)
+    assert [e["key"] for e in out["memory_context"]["episodes"]] == ["old"]
+    assert out["memory_trace"]["retrieval"]["modes"]["episodes"] == "hybrid"
+
+
 class BrokenStore:
     def batch(self, ops):
         raise OSError("disk on fire")

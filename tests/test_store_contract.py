@@ -214,6 +214,21 @@ def test_known_scope_lookup_is_exhaustive(store):
     assert len(policies) == 30 and [p.key for p in policies][:2] == ["rule0", "rule1"]
 
 
+def test_newest_lists_the_namespaces_own_current_records_newest_first(store, clock):
+    store.batch([PutOp(ALICE_FACTS, k, fact(f"note {k}", predicate=k)) for k in "abcd"])
+    store.put(ALICE_FACTS, "a", fact("note a, changed", predicate="a"))  # newest now
+    store.delete(ALICE_FACTS, "c")
+    store.put(("tenant:acme", "fact"), "org", fact("tenant-wide", subject="acme"))
+    newest = store.search(ALICE_FACTS, filter={"$newest": True}, limit=2)
+    assert newest.retrieval_mode == "newest"
+    assert [i.key for i in newest] == ["a", "d"] and newest[0].value["content"] == "note a, changed"
+    rest = store.search(ALICE_FACTS, filter={"$newest": True, "predicate": "b"})
+    assert [i.key for i in rest] == ["b"]  # the other filter keys still apply
+    assert [i.key for i in store.search(ALICE_FACTS, filter={"$newest": True}, offset=2)] == ["b"]
+    with pytest.raises(InvalidQuery, match=r"\$newest"):
+        store.search(ALICE_FACTS, filter={"$newest": "yes"})
+
+
 def test_hybrid_ranks_exact_term_the_vector_misses(backend_store_factory):
     blind = {"dims": 32, "embed": HashEmbeddings(32, ignore=frozenset({"zq4471"})),
              "fields": ["text"]}

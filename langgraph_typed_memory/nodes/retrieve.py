@@ -1,13 +1,15 @@
-"""The retrieve node: known-scope lookup (D1) and semantic discovery (D2) in one fan-out."""
+"""The retrieve node: every policy, procedure and preference in scope, and the facts and
+episodes a question finds, in one fan-out."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore, SearchOp
 
+from langgraph_typed_memory.lifecycle import NEWEST_KEY
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
     last_human,
@@ -24,6 +26,10 @@ DEFAULT_FACTS = 16
 """Facts the retrieve node asks for at most: the assemble node shows as many as fit."""
 DEFAULT_EPISODES = 40
 """Episodes (logged turns and summaries) it asks for at most, as for facts."""
+NEWEST_FILL = 10
+"""Without vectors, the most facts (and episodes) of the newest the node adds when the
+question's words found fewer than it asked for."""
+_WORD_MODES = ("lexical", "like")
 
 SLOT_KINDS = {
     "policies": "policy",
@@ -57,6 +63,47 @@ def _ops(scope: Scope, query: str, facts: int, episodes: int) -> list[SearchOp]:
     ]
 
 
+def _fill_ops(
+    scope: Scope, results: list[Any], facts: int, episodes: int
+) -> dict[str, SearchOp]:
+    """Listings of the newest facts and episodes, for the slots a word search came back
+    short on (no vectors: a question sharing no word with a memory finds nothing), so what
+    the user said lately still reaches the prompt.
+
+    Example:
+        >>> from langgraph_typed_memory.results import SearchResults
+        >>> found = [SearchResults([], retrieval_mode=mode)
+        ...          for mode in ("exact", "exact", "exact", "hybrid", "like")]
+        >>> ops = _fill_ops(Scope("acme", "alice"), found, 16, 40)
+        >>> [(slot, op.limit, op.filter) for slot, op in ops.items()]
+        [('episodes', 10, {'$newest': True})]
+    """
+    limits = {"facts": facts, "episodes": episodes}
+    by_slot = dict(zip(SLOT_KINDS, results, strict=True))
+    return {
+        slot: SearchOp((*scope.labels(), SLOT_KINDS[slot]), {NEWEST_KEY: True},
+                       min(NEWEST_FILL, limit - len(by_slot[slot])), 0, None,
+                       refresh_ttl=False)
+        for slot, limit in limits.items()
+        if getattr(by_slot[slot], "retrieval_mode", None) in _WORD_MODES
+        and len(by_slot[slot]) < limit
+    }
+
+
+def _fill(results: list[Any], fills: dict[str, SearchOp], newest: list[Any]) -> set[str]:
+    """Append to each short slot's results the newest records it lacks; the slots that
+    gained any."""
+    extra = dict(zip(fills, newest, strict=True))
+    gained = set()
+    for slot, found in zip(SLOT_KINDS, results, strict=True):
+        seen = {item.key for item in found}
+        added = [item for item in extra.get(slot, ()) if item.key not in seen]
+        if added:
+            found.extend(added)
+            gained.add(slot)
+    return gained
+
+
 def _turn_index(state: Mapping[str, Any], messages_key: str = "messages") -> int:
     """This turn's index in the thread: the state's turn counter (`memory_turns`) plus one.
 
@@ -79,7 +126,7 @@ def _turn_index(state: Mapping[str, Any], messages_key: str = "messages") -> int
 
 def _finish(
     state: dict[str, Any], config: RunnableConfig | None, results: list[Any] | None,
-    error: BaseException | None, messages_key: str,
+    error: BaseException | None, messages_key: str, filled: Collection[str] = (),
 ) -> dict[str, Any]:
     scope = scope_from_config(config)
     turn = _turn_index(state, messages_key)
@@ -98,7 +145,8 @@ def _finish(
         context[slot] = [item.dict() for item in found]
         ids = [(item.dict().get("memory") or {}).get("id", item.key) for item in found]
         retrieval[_TRACE_FIELDS[slot]] = ids
-        retrieval["modes"][slot] = getattr(found, "retrieval_mode", None)
+        mode = getattr(found, "retrieval_mode", None)
+        retrieval["modes"][slot] = f"{mode}+newest" if slot in filled else mode
         trace["degraded"].extend(getattr(found, "degraded", []))
     retrieval["retrieval_mode"] = retrieval["modes"].get("facts")
     return {"memory_context": context, "memory_trace": trace, "memory_turns": turn}
@@ -115,8 +163,11 @@ def create_retrieve_node(
     """Build the retrieve node.
 
     Every turn it loads, for the caller's scope (`configurable` keys `tenant_id`, `user_id`,
-    `agent_id`), every active policy, procedure and preference (exhaustive, D1), and the top
-    facts and episodes for the newest user message (hybrid, D2), in one store batch. It writes
+    `agent_id`), every active policy, procedure and preference (exhaustive), and the top
+    facts and episodes for the newest user message (hybrid search), in one store batch; on a
+    store without vectors, a slot the question's words left short gets the newest facts or
+    episodes too (`NEWEST_FILL`, a second batch; the trace's mode reads e.g.
+    `"lexical+newest"`). It writes
     `memory_context`, starts the turn's `memory_trace` and counts the turn in `memory_turns`
     (the trace's `turn_index`). A failing store degrades the turn (recorded), it never raises.
 
@@ -142,20 +193,29 @@ def create_retrieve_node(
 
     def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         query = message_text(last_human(state.get(messages_key) or []))
-        ops = _ops(scope_from_config(config), query, facts, episodes)
+        scope = scope_from_config(config)
+        ops = _ops(scope, query, facts, episodes)
         try:
             results = resolve_store(store).batch(ops)
-        except Exception as exc:  # D3: no exception reaches the graph
+            filled: set[str] = set()
+            if fills := _fill_ops(scope, results, facts, episodes):
+                filled = _fill(results, fills, resolve_store(store).batch(list(fills.values())))
+        except Exception as exc:  # no exception reaches the graph
             return _finish(state, config, None, exc, messages_key)
-        return _finish(state, config, results, None, messages_key)
+        return _finish(state, config, results, None, messages_key, filled)
 
     async def aretrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         query = message_text(last_human(state.get(messages_key) or []))
-        ops = _ops(scope_from_config(config), query, facts, episodes)
+        scope = scope_from_config(config)
+        ops = _ops(scope, query, facts, episodes)
         try:
             results = await resolve_store(store).abatch(ops)
+            filled: set[str] = set()
+            if fills := _fill_ops(scope, results, facts, episodes):
+                newest = await resolve_store(store).abatch(list(fills.values()))
+                filled = _fill(results, fills, newest)
         except Exception as exc:
             return _finish(state, config, None, exc, messages_key)
-        return _finish(state, config, results, None, messages_key)
+        return _finish(state, config, results, None, messages_key, filled)
 
     return RunnableLambda(retrieve, afunc=aretrieve, name="retrieve")

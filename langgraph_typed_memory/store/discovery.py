@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import Item, SearchOp
 
-from langgraph_typed_memory.lifecycle import HISTORY_STATUSES, split_history
+from langgraph_typed_memory.lifecycle import HISTORY_STATUSES, split_history, split_newest
 from langgraph_typed_memory.namespaces import EXACT_KINDS, Scope, TypedNamespace, parse_namespace
 from langgraph_typed_memory.results import MemoryItem, SearchResults
 from langgraph_typed_memory.schemas import validate_record
@@ -68,7 +68,10 @@ def typed_search(
     """A search on a typed namespace; what it used is recorded for access tracking (D4)."""
     typed = parse_namespace(op.namespace_prefix)
     history, plain = split_history(op.filter)  # D5: filter={"$history": True}
+    newest, plain = split_newest(plain)
     op = op._replace(filter=plain)
+    if newest and not op.query and not history:
+        return (yield from _newest(engine, op, typed))
     results = yield from _typed_find(engine, op, typed, query_vector, history)
     # What a search uses (D4): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
@@ -137,6 +140,17 @@ def _typed_find(
     merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
     return SearchResults(merged[op.offset : op.offset + op.limit],
                          retrieval_mode=found.retrieval_mode, degraded=found.degraded)
+
+
+def _newest(engine: Engine, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
+    """The namespace's own current records, newest first (its index on ns and seq)."""
+    now = engine.clock().timestamp()
+    rows = yield Sql(q.SQL_NEWEST, [".".join(typed.namespace()), now,
+                                    op.offset + op.limit if not op.filter else 10_000])
+    rows = [r for r in rows if matches_filter(engine.dialect.load_json(r[4]), op.filter)]
+    page = rows[op.offset: op.offset + op.limit]
+    return SearchResults([engine.to_item(r, None, retrieval_mode="newest") for r in page],
+                         retrieval_mode="newest")
 
 
 def _searchable(kind: str) -> str:

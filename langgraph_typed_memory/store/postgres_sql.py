@@ -164,6 +164,8 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 _bump_function("memory_row_changed", ROW_CELL, ROW_CHANGE),
             ),
         ),
+        # A namespace's newest records (a search with {"$newest": true}) read in index order.
+        ("0017_newest_by_namespace", ("CREATE INDEX memories_ns_seq ON memories (ns, seq)",)),
     )
     if dims is None:
         return base

@@ -253,6 +253,8 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             END""",
         ),
     ),
+    # A namespace's newest records (a search with {"$newest": true}) read in index order.
+    ("0017_newest_by_namespace", ("CREATE INDEX memories_ns_seq ON memories (ns, seq)",)),
 )
 
 
