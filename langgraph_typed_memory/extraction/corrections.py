@@ -329,8 +329,8 @@ def _modifier_change(new: str, statement: str, turn: str) -> str | None:
     for i, token in enumerate(tokens):
         if i == 0 or _stem(token.lower()) != noun:
             continue
-        lead: list[str] = []
-        for word in reversed(tokens[max(0, i - 2):i]):
+        lead: list[str] = []  # as many modifiers as the new value has ("oat" for "soy")
+        for word in reversed(tokens[max(0, i - (len(words) - 1)):i]):
             if not word[0].isalnum() or word.lower() in CONTENT_STOP or _holds(new, word):
                 break
             lead.insert(0, word)
@@ -415,7 +415,7 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
     mine = [v for v in _values(clause) if not _holds(statement, v.text)]
     theirs = [v for v in _values(statement) if not _holds(clause, v.text)]
     for kind in ("email", "url", "phone", "code", "time", "date", "money", "number", "weekday",
-                 "name"):
+                 "frequency", "name"):
         a = [v for v in theirs if _kin(v.type) == kind]
         b = [v for v in mine if _kin(v.type) == kind]
         if not a or not b:

@@ -54,7 +54,8 @@ def slug(text: str, words: int = 4) -> str:
 
 _TRIM = " \t\"'`.,;:!?)(\u2026-"
 _STOP_VALUE = re.compile(r"\s+(?:because|since|so|but|which|when|while|as|and\s+(?:i|we|it|"
-                         r"they|he|she)\b).*$", re.I)
+                         r"they|he|she)\b).*$|\s+(?:everywhere|across\s+the\s+board|for\s+"
+                         r"everything|now|these\s+days|nowadays|too)$", re.I)
 
 
 def _value(text: str) -> str:
@@ -69,18 +70,19 @@ _INSTRUCTION = re.compile(
     r"you)\s+to\b|keep\s+(?:your\s+)?(?:replies|answers|responses)\b)", re.I)
 
 _ORG = "(?:our|the\\s+company'?s|the\\s+team'?s|my\\s+(?:company|team)'?s)"
+_V = r"(?:[^,;.]|(?<=\d)\.(?=\d))+"  # a value: up to punctuation, "3.12" whole
 _ORG_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, re.I), name) for p, name in (
+    (re.compile(p.replace("{V}", _V), re.I), name) for p, name in (
         (r"^we(?:'re|\s+are)?\s+(?:\w+\s+)?(?:use|using)\s+(?P<v>[^,;]+?)\s+(?:for|to\s+run|"
          r"to\s+manage)\s+(?P<x>[^,;.]+)", "uses_for"),
         (r"^we\s+(?:\w+\s+)?host\s+(?:everything|it\s+all|all\s+of\s+it|(?:our\s+)?\w+)\s+"
-         r"(?:on|in|with)\s+(?P<v>[^,;.]+)", "hosting"),
-        (r"^we\s+(?:\w+\s+)?deploy\s+(?:everything\s+|\w+\s+)?(?:to|on)\s+(?P<v>[^,;.]+)",
+         r"(?:on|in|with)\s+(?P<v>{V})", "hosting"),
+        (r"^we\s+(?:\w+\s+)?deploy\s+(?:everything\s+|\w+\s+)?(?:to|on)\s+(?P<v>{V})",
          "deploys_to"),
-        (r"^we(?:'re|\s+are)\s+(?:all\s+|fully\s+|still\s+)?on\s+(?P<v>[^,;.]+)", "runs_on"),
-        (r"^we\s+(?:\w+\s+)?use\s+(?P<v>[^,;.]+)", "uses"),
+        (r"^we(?:'re|\s+are)\s+(?:all\s+|fully\s+|still\s+)?on\s+(?P<v>{V})", "runs_on"),
+        (r"^we\s+(?:\w+\s+)?use\s+(?P<v>{V})", "uses"),
         (rf"^{_ORG}\s+(?P<x>[\w' -]{{2,40}}?)\s+(?:is|are|runs?|ships?|starts?|happens?|"
-         r"takes?\s+place|lives?|goes\s+out)\s+(?P<v>[^,;.]+)", "our"),
+         r"takes?\s+place|lives?|goes\s+out)\s+(?P<v>{V})", "our"),
     ))
 
 _PEOPLE = ("manager|boss|supervisor|mentor|colleague|coworker|co-worker|teammate|friend|"

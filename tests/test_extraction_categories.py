@@ -1,0 +1,172 @@
+"""The rule extractor by category of phrasing: corrections with and without a marker, the
+user's organisation, standing instructions, named people and pets, identifiers, statements
+buried in a longer message, several statements in one. Pure: no store, no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_typed_memory.extraction import extract_rules
+from langgraph_typed_memory.extraction.corrections import find_changes
+
+
+def found(text: str, earlier: list[str] | None = None) -> list[tuple[str, str, object]]:
+    return [(c.kind, c.key or c.predicate or "", c.value)
+            for c in extract_rules(text, earlier=earlier or [])]
+
+
+# ----------------------------------------------------------------------------- corrections
+
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    # both values in the turn
+    ("I write my scripts in Perl.", "I switched from Perl to Go last spring.", "Perl", "Go"),
+    ("My car is a Fiat Panda.", "Sorry, it's a Fiat Uno, not a Fiat Panda.", "Fiat Panda",
+     "Fiat Uno"),
+    ("The offsite is on 3 June.", "I said 3 June but it's actually 10 June.", "3 June",
+     "10 June"),
+    # the old value named, the new one elsewhere in the turn
+    ("I work at Contoso as a tester.", "Correction: I left Contoso. I'm at Fabrikam now.",
+     "Contoso", "Fabrikam"),
+    ("Please answer me in Dutch.", "ok not Dutch anymore. reply in Polish please.", "Dutch",
+     None),
+    # the new value after a marker, the old one by its type in the statement before
+    ("Our office is in the Leeds building.", "Update: they moved us to the York building.",
+     "Leeds", "York"),
+    ("My dentist is Dr Alvarez.", "whoops, wrong name, it's Dr Okafor.", "Dr Alvarez",
+     "Dr Okafor"),
+    ("The API listens on port 8080.", "typo, it's 8081.", "8080", "8081"),
+    ("We water the garden weekly.", "changed my mind, we water it daily now.", "weekly",
+     "daily"),
+    ("I take oat milk in my tea.", "I meant almond milk, sorry.", "oat milk", "almond milk"),
+])
+def test_corrections_with_a_marker(before: str, turn: str, old: str, new: str | None) -> None:
+    [change] = find_changes(turn, [before])
+    assert change.old == old and (new is None or change.new == new)
+    assert all(c.correction for c in extract_rules(turn, earlier=[before]) if c.replaces)
+    assert any(c.replaces == old for c in extract_rules(turn, earlier=[before]))
+
+
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    ("My favourite film is Alien.", "my favourite film is Arrival", "Alien", "Arrival"),
+    ("The quarterly report is due on 12 March.",
+     "My boss wants the quarterly report by 5 March.", "12 March", "5 March"),
+    ("Our team is 12 people.", "Since the merger our team is 20 people.", "12", "20"),
+    ("My phone number is 555-0100.", "my phone number is 555-0177", "555-0100", "555-0177"),
+])
+def test_corrections_without_a_marker(before: str, turn: str, old: str, new: str) -> None:
+    [change] = find_changes(turn, [before])
+    assert (change.old, change.new) == (old, new)
+
+
+@pytest.mark.parametrize(("before", "turn"), [
+    ("I went to the cinema on Friday.", "I went to the theatre on Saturday."),  # events
+    ("I love the mountains.", "I love the sea."),  # likes add up
+    ("My dog's name is Rex.", "We moved to Paris."),  # another topic, another place
+    ("Thanks, Mel!", "Thanks, Caroline!"),
+    ("My sister lives in York.", "My brother lives in Leeds."),  # another person
+])
+def test_no_correction_is_read_into_unrelated_statements(before: str, turn: str) -> None:
+    assert find_changes(turn, [before]) == []
+    assert not any(c.replaces for c in extract_rules(turn, earlier=[before]))
+
+
+def test_a_correction_keeps_the_earlier_statement_with_the_new_value() -> None:
+    [c] = extract_rules("Small update: my team moved me to the Austin office.",
+                        earlier=["I work in the Denver office, on the payments team."])
+    assert (c.replaces, c.value) == ("Denver", "Austin")
+    assert c.content == "user (updated): I work in the Austin office, on the payments team."
+
+
+# ----------------------------------------------------------------------------- organisation
+
+@pytest.mark.parametrize(("text", "predicate", "value"), [
+    ("We use Grafana for monitoring.", "uses_for_monitoring", "Grafana"),
+    ("We host everything on Hetzner.", "hosting", "Hetzner"),
+    ("We deploy to eu-west-1.", "deploys_to", "eu-west-1"),
+    ("We're on Python 3.12 everywhere.", "runs_on", "Python 3.12"),
+    ("Our release ships every second Tuesday.", "release", "every second Tuesday"),
+    ("The company's fiscal year starts in July.", "fiscal_year", "in July"),
+])
+def test_organisation_statements_are_tenant_facts(text: str, predicate: str,
+                                                  value: str) -> None:
+    [c] = extract_rules(text)
+    assert (c.kind, c.subject, c.predicate, c.value, c.scope) == (
+        "fact", "organisation", predicate, value, "tenant")
+
+
+# ----------------------------------------------------------------------------- instructions
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Stop adding emojis to your replies.", "Stop adding emojis to your replies"),
+    ("Please never use the word synergy.", "never use the word synergy"),
+    ("Don't bother with greetings.", "Don't bother with greetings"),
+    ("Going forward, please cite your sources.", "cite your sources"),
+    ("I want replies to be under 100 words.", "I want replies to be under 100 words"),
+])
+def test_standing_instructions(text: str, value: str) -> None:
+    [c] = extract_rules(text)
+    assert c.kind == "preference" and c.key.startswith("instruction_") and c.value == value
+
+
+@pytest.mark.parametrize(("text", "key", "value"), [
+    ("on second thought give me metric", "units", "metric"),
+    ("Use cups and ounces for recipes, I don't own a scale.", "units", "cups and ounces"),
+    ("Actually, I'd rather you call me Robert.", "name", "Robert"),
+    ("Please address me as Dr Whitcombe.", "name", "Dr Whitcombe"),
+    ("change of plan: reply in Portuguese instead", "language", "Portuguese"),
+    ("Please use a strictly professional tone with me.", "tone", "professional"),
+    ("correction, I want ISO format, YYYY-MM-DD", "date_format", "ISO format, YYYY-MM-DD"),
+])
+def test_settings_phrased_many_ways(text: str, key: str, value: str) -> None:
+    assert ("preference", key, value) in found(text)
+
+
+# ----------------------------------------------------------------------------- people, pets
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My brother Tom is a dentist in Cork.",
+     [("fact", "brother_name", "Tom"), ("fact", "about_tom", "is a dentist in Cork")]),
+    ("Our cat Pixel is diabetic.",
+     [("fact", "cat_name", "Pixel"), ("fact", "about_pixel", "is diabetic")]),
+    ("Had lunch with my manager Priya today.", [("fact", "manager_name", "Priya")]),
+    ("My wife is called Mirela.", [("fact", "wife_name", "Mirela")]),
+])
+def test_named_people_and_pets(text: str, expected: list[tuple[str, str, str]]) -> None:
+    assert found(text) == expected
+
+
+def test_what_is_said_of_a_named_person_is_theirs() -> None:
+    name, about = extract_rules("My sister Lena lives in Vienna.")
+    assert (name.subject, name.stateful) == ("user", True)
+    assert about.subject == "Lena" and "Vienna" in about.content
+
+
+# ----------------------------------------------------------------------------- identifiers
+
+@pytest.mark.parametrize(("text", "predicate", "value"), [
+    ("My email is ana@example.org.", "email", "ana@example.org"),
+    ("The staging db listens on 5433.", "staging_db", "5433"),
+    ("My passport expires 14 March 2029.", "passport", "14 March 2029"),
+    ("My budget is $2,400.", "budget", "$2,400"),
+    ("My phone number is +44 20 7946 0958.", "phone_number", "+44 20 7946 0958"),
+])
+def test_identifiers(text: str, predicate: str, value: str) -> None:
+    [c] = extract_rules(text)
+    assert (c.predicate, c.value) == (predicate, value)
+
+
+# ----------------------------------------------------------------------------- buried, several
+
+def test_a_statement_buried_in_a_longer_message() -> None:
+    text = ("Long week, three launches. Before I forget, some background: I teach chemistry "
+            "at a sixth-form college, which is why I keep asking about titration. Anyway, "
+            "can you explain buffer solutions?")
+    assert ("fact", "teaches", "chemistry") in found(text)
+
+
+def test_several_statements_in_one_message() -> None:
+    text = "I'm Ana, I live in Porto, I work as a nurse and my husband Rui is a chef."
+    assert found(text) == [
+        ("fact", "name", "Ana"), ("fact", "home_city", "Porto"),
+        ("fact", "occupation", "nurse"), ("fact", "husband_name", "Rui"),
+        ("fact", "about_rui", "is a chef")]
