@@ -141,6 +141,46 @@ def test_what_is_said_of_a_named_person_is_theirs() -> None:
     assert about.subject == "Lena" and "Vienna" in about.content
 
 
+@pytest.mark.parametrize(("earlier", "turn", "predicate", "old", "new"), [
+    ("My uncle Bram works as a plumber.", "Bram retrained as an electrician last year.",
+     "occupation", "plumber", "electrician"),
+    ("my daughter Noor lives in Ghent", "Noor moved to Utrecht for her masters.",
+     "home_city", "Ghent", "Utrecht"),
+    ("My friend Keiko works at Rakuten.", "Keiko joined Mercari in the spring!",
+     "employer", "Rakuten", "Mercari"),
+    ("My cousin Alvaro lives in Seville.", "Alvaro got a job in Madrid, he starts Monday.",
+     "home_city", "Seville", "Madrid"),
+])
+def test_a_named_persons_job_home_and_employer_are_one_current_value_each(
+        earlier: str, turn: str, predicate: str, old: str, new: str) -> None:
+    said = [c for c in extract_rules(earlier) if c.predicate == predicate]
+    now = [c for c in extract_rules(turn, earlier=[earlier]) if c.predicate == predicate]
+    assert [(c.value, c.stateful) for c in said] == [(old, True)]
+    assert [c.value for c in now] == [new]
+    assert said[0].subject == now[0].subject != "user"  # the gate supersedes the old value
+
+
+@pytest.mark.parametrize("turn", [
+    "Bram became a grandfather in May.",  # family, not a job
+    "Bram is a great cook.",  # not a job frame the rules read
+    "Bram Stoker moved to London in 1878.",  # a name nobody introduced
+])
+def test_what_is_not_a_persons_job_or_home(turn: str) -> None:
+    earlier = [] if "Stoker" in turn else ["My uncle Bram works as a plumber."]
+    assert not [c for c in extract_rules(turn, earlier=earlier)
+                if c.predicate in ("occupation", "home_city", "employer")]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("I'm renting a studio flat in Leith.", "Leith"),
+    ("We just bought a little house in Frome!", "Frome"),
+    ("we finally got the keys to our new flat in Kreuzberg", "Kreuzberg"),
+    ("I moved into a shared apartment in Porto last month.", "Porto"),
+])
+def test_where_the_user_lives_said_through_their_home(text: str, value: str) -> None:
+    assert ("fact", "home_city", value) in found(text)
+
+
 # ----------------------------------------------------------------------------- identifiers
 
 @pytest.mark.parametrize(("text", "predicate", "value"), [

@@ -18,6 +18,7 @@ from langgraph_typed_memory.extraction.corrections import Change, find_changes
 from langgraph_typed_memory.extraction.statements import (
     Draft,
     named_people,
+    people_named,
     slug,
     statement_drafts,
 )
@@ -309,6 +310,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
     (rf"^(?:{_AM}|i\s+{_ADV}turned\s+)(?P<v>\d{{1,3}})(?:\s+years?\s+old\b|{_END})", "f:age"),
     (rf"^(?:i(?:'ve|\s+have)?\s+{_ADV}(?:live|moved|relocated)\s+(?:in|to)|{_AM}(?:based|living|"
      r"located|staying)\s+in)\s+(?P<v>.+)", "f:home_city"),
+    (rf"^(?:{_AM}|(?:i|{_WE})(?:'re|\s+are|'ve|\s+have)?\s+{_ADV})(?:renting|rent|own|bought|"
+     r"got\s+the\s+keys\s+to|moved\s+into|moving\s+into|living\s+in|live\s+in)\s+"
+     r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:flat|house|apartment|place|home|condo|"
+     r"studio|bungalow|cottage|townhouse|loft)\s+in\s+(?P<v>.+)", "f:home_city"),
     (rf"^(?:{_AM}from|i\s+{_ADV}(?:come\s+from|grew\s+up\s+in))\s+(?P<v>(?:the\s+)?{_CAP}.+)",
      "f:origin"),
     (rf"^(?:i\s+{_ADV}(?:can\s+)?speak|{_AM}fluent\s+in)\s+(?:(?:some|a\s+little|a\s+bit\s+of|"
@@ -335,13 +340,14 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
 ]]
 
 
-def _clause_drafts(clause: str, standing: bool = False) -> list[_Draft]:
+def _clause_drafts(clause: str, standing: bool = False, known: frozenset[str] = frozenset()
+                   ) -> list[_Draft]:
     """The drafts of the first rule that matches a clause, after its lead-ins (`standing`:
-    the sentence began with "from now on" and the like)."""
+    the sentence began with "from now on" and the like; `known`: people named before)."""
     body = clause.replace("\u2019", "'").strip(_TRIM)
     while (lead := _LEAD_IN.match(body)) and lead.end():
         standing, body = standing or bool(lead["standing"]), body[lead.end():].strip(_TRIM)
-    if people := named_people(body):
+    if people := named_people(body, known):
         return people
     for pattern, how in _RULES:
         if (m := pattern.search(body)) and (drafts := _build(m, how, standing)):
@@ -387,6 +393,7 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
     """
     out: list[Candidate] = []
     seen: set[tuple[str, str, str]] = set()
+    known = people_named([*earlier, text])
     for sentence in (s for s in sentences(text) if len(s) <= 1_000):  # bounds regex work
         correction = bool(_CORRECTION.search(sentence))
         standing = False
@@ -396,7 +403,7 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
             if lead and lead["standing"]:  # "Going forward, please cite sources."
                 standing = True
                 continue
-            for draft in _clause_drafts(clause, standing):
+            for draft in _clause_drafts(clause, standing, known):
                 fact, ident = draft.kind == "fact", (draft.kind, draft.name, draft.value.lower())
                 if ident in seen:
                     continue

@@ -9,7 +9,12 @@ named people and pets, identifiers. Each rule reads one clause and gives drafts.
   for the tenant scope, where it waits for a second person to confirm it (until then the
   speaker's turn log carries it).
 - People and pets ("my brother Tom is a dentist in Cork", "our cat Pixel is diabetic"): the
-  name in its role (`brother_name`, one at a time) and what is said of them.
+  name in its role (`brother_name`, one at a time) and what is said of them. What a person
+  does for a living, where they live and who employs them ("works as a paramedic", "moved to
+  Leeds", "got a postdoc in Montreal", "joined Stripe") is one current value each (subject
+  the name, predicate `occupation`, `home_city`, `employer`), also in a later sentence that
+  opens with a name met before ("Saoirse just qualified as a midwife"), so the new value
+  supersedes the old.
 - Identifiers ("the staging db listens on 5433", "my passport expires 14 March 2029"): one
   current value per thing named.
 """
@@ -18,11 +23,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from langgraph_typed_memory.extraction.values import STRONG_TYPES, typed_spans
 
-__all__ = ["Draft", "named_people", "statement_drafts", "slug"]
+__all__ = ["Draft", "named_people", "people_named", "statement_drafts", "slug"]
 
 _Kind = Literal["preference", "fact"]
 
@@ -93,11 +99,13 @@ _PEOPLE = ("manager|boss|supervisor|mentor|colleague|coworker|co-worker|teammate
            "nephew|dog|cat|puppy|kitten|vet|cofounder|co-founder|roommate|flatmate|housemate|"
            "stepson|stepdaughter|baby|twin|pet|horse|rabbit|parrot|hamster")
 _CAP = r"(?-i:[A-Z])"
+_CAP_WORDS = rf"{_CAP}[\w'&.-]*(?:\s+(?:{_CAP}[\w'&.-]*|de|du|la|le|of|on|upon|am))*"
 _NAMED = re.compile(
     rf"\b(?P<who>my|our)\s+(?P<adj>(?:(?:older|younger|little|big|new|eldest|youngest|oldest|"
     rf"best|old)\s+)?)(?P<role>{_PEOPLE})\s+(?P<name>{_CAP}[\w'-]+(?:\s+{_CAP}[\w'-]+)?)"
     r"(?:,)?(?:\s+(?P<rest>(?:is|was|lives|works|has|'s|just|got|goes|plays|studies|teaches|"
-    r"runs)\b[^.;!?]*))?", re.I)
+    r"runs|moved|relocated|emigrated|qualified|became|joined|started|trained|retrained|"
+    r"finally|recently|now)\b[^.;!?]*))?", re.I)
 _NAME_FIRST = re.compile(
     rf"^(?P<name>{_CAP}[\w'-]+),\s+(?P<who>my|our)\s+(?P<adj>)(?P<role>{_PEOPLE})\s*,?\s*"
     r"(?P<rest>(?:is|was|lives|works|has|'s)\b[^.;!?]*)?", re.I)
@@ -142,17 +150,83 @@ def _organisation(body: str) -> list[Draft]:
     return []
 
 
-def named_people(body: str) -> list[Draft]:
+_ADVERBS = r"(?:(?:just|finally|recently|now|also|has|have|had|officially|since)\s+)*"
+_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(_ADVERBS + p, re.I), slot) for p, slot in (
+        (r"(?:works?\s+as|working\s+as|qualified\s+as|(?:re)?trained\s+as|became|become|"
+         r"got\s+a\s+(?:new\s+)?job\s+as|started\s+(?:work(?:ing)?\s+)?as|"
+         r"(?:was\s+|got\s+|been\s+)?promoted\s+to)\s+(?:an?\s+)?"
+         r"(?P<v>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)(?=\s*(?:[,;!?.]|$)|\s+(?:at|for|in|and|"
+         r"but|so|since|after|last|this|now|!))", "occupation"),
+        (r"(?:(?:lives|living|is\s+living|is\s+based|based|settled)\s+in|(?:moved|relocated|"
+         r"emigrated|is\s+moving|moving)\s+(?:back\s+)?to|flew\s+out\s+to|"
+         r"got\s+an?\s+(?:new\s+)?(?:job|postdoc|position|post|place|offer|fellowship|"
+         r"residency)\s+(?:\w+\s+){0,2}?in)\s+(?P<v>" + _CAP_WORDS + ")", "home_city"),
+        (r"(?:(?:works?|working)\s+(?:at|for)|joined|got\s+a\s+(?:new\s+)?job\s+(?:at|with)|"
+         r"started\s+(?:a\s+new\s+job\s+)?at|is\s+now\s+at)\s+(?P<v>" + _CAP_WORDS + ")",
+         "employer"),
+    ))
+_NOT_A_JOB = re.compile(rf"^(?:{_PEOPLE}|parent|grandparent|member|fan|regular|bit|lot|"
+                        r"little|couple|good|great|better|pro|expert|vegan|vegetarian)\b", re.I)
+
+
+def person_drafts(name: str, rest: str, content: str, subject: str) -> list[Draft]:
+    """The one-current-value facts a clause says of a named person (`_FRAMES`): the job,
+    the home city, the employer.
+
+    Example:
+        >>> [(d.name, d.value) for d in person_drafts(
+        ...     "Ines", "got a postdoc in Montreal and flew out on Sunday", "Ines ...", "Ines")]
+        [('home_city', 'Montreal')]
+    """
+    for pattern, slot in _FRAMES:
+        m = pattern.match(rest)
+        if m is None:
+            continue
+        value = _value(m["v"])
+        if not value or (slot == "occupation" and _NOT_A_JOB.match(value)):
+            continue
+        return [Draft("fact", slot, value, content, stateful=True, subject=subject)]
+    return []
+
+
+_KNOWN_FIRST = re.compile(rf"^(?P<name>{_CAP}[\w'-]+)\s+(?P<rest>[^.;!?]+)")
+
+
+def people_named(texts: Iterable[str]) -> frozenset[str]:
+    """The names earlier statements gave people and pets in their role ("my wife Saoirse").
+
+    Example:
+        >>> sorted(people_named(["My wife Saoirse works nights.", "Lena, my sister, is 30."]))
+        ['Lena', 'Saoirse']
+    """
+    found: set[str] = set()
+    for text in texts:
+        for pattern in (_NAMED, _NAME_FIRST):
+            found.update(m["name"] for m in pattern.finditer(text[:4_000]))
+    return frozenset(found)
+
+
+def named_people(body: str, known: frozenset[str] = frozenset()) -> list[Draft]:
     """A person or pet named in their role ("my brother Tom", "Lena, my sister"): the name
-    as `<role>_name`, and what the clause says of them.
+    as `<role>_name`, and what the clause says of them (a job, a home city, an employer as one
+    current value each, see `person_drafts`). A clause opening with a name in `known` (named
+    so before) gives what it says of them.
 
     Example:
         >>> [(d.name, d.value) for d in named_people("My brother Tom is a dentist in Cork")]
         [('brother_name', 'Tom'), ('about_tom', 'is a dentist in Cork')]
+        >>> [(d.subject, d.name, d.value) for d in named_people(
+        ...     "Saoirse just qualified as a midwife", frozenset({"Saoirse"}))]
+        [('Saoirse', 'occupation', 'midwife')]
     """
     m = _NAMED.search(body) or _NAME_FIRST.search(body)
     if not m:
-        return []
+        first = _KNOWN_FIRST.match(body)
+        if first is None or first["name"] not in known:
+            return []
+        rest = first["rest"].strip(_TRIM)
+        return person_drafts(first["name"], rest, f"{first['name']} {rest}.", first["name"])
     role = " ".join(m["role"].lower().split())
     adj = (m["adj"] or "").strip().lower()
     name = m["name"]
@@ -165,9 +239,9 @@ def named_people(body: str) -> list[Draft]:
     rest = (m["rest"] or "").strip(_TRIM)
     if rest:
         rest = re.sub(r"^'s\b", "is", rest)
-        out.append(Draft("fact", "about_" + slug(name, 2), rest,
-                         f"{name} ({whose[0].lower()}{whose[1:]} {label}) {rest}.",
-                         subject=name))
+        content = f"{name} ({whose[0].lower()}{whose[1:]} {label}) {rest}."
+        out.extend(person_drafts(name, rest, content, name)
+                   or [Draft("fact", "about_" + slug(name, 2), rest, content, subject=name)])
     return out
 
 
