@@ -206,7 +206,7 @@ def postgres_backend(
 
 
 # ------------------------------------------------------------------------------ synthetic data
-# Shared by latency.py, ingest.py and the tests of the harnesses (added for SPEC H2/H4).
+# Shared by latency.py, ingest.py and the tests of the harnesses (latency and write benchmarks).
 
 SYNTHETIC_DIMS = 384
 """Vector width of the synthetic data: MiniLM's, so `LocalEmbeddings` can embed the queries."""

@@ -1,8 +1,8 @@
 """LoCoMo conversations as a memory system may see them, and their questions for scoring.
 
-Shared by `locomo_retrieval.py` (H1) and `locomo_loop.py` (through the chat graph). What a
-memory system reads: only `speaker_a`, `speaker_b`, `session_N` and `session_N_date_time`
-(`memory_view`). The answer key (`session_N_observation`, `session_N_summary`,
+Shared by `locomo_retrieval.py` (the store's retrieval alone) and `locomo_loop.py` (through the
+chat graph). What a memory system reads: only `speaker_a`, `speaker_b`, `session_N` and
+`session_N_date_time` (`memory_view`). The answer key (`session_N_observation`, `session_N_summary`,
 `events_session_N`, `qa`) is never passed to what builds memory; `qa` (question, category,
 evidence, answer) is read for scoring only.
 

@@ -1,4 +1,4 @@
-"""Continuity across sessions (SPEC H5): what session 1 taught, seen by session 2's prompt.
+"""Continuity across sessions: what session 1 taught, seen by session 2's prompt.
 
 Scripted two-session scenarios are played through the memory chat graph
 (`create_memory_chat_graph`, offline defaults: rule extractor, extractive responder and
@@ -95,7 +95,7 @@ def _s(name: str, category: str, session1: Sequence[str], question: str,
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    # ---- preferences (D1: loaded exhaustively, whatever the question)
+    # ---- preferences (known-scope lookup: loaded exhaustively, whatever the question)
     _s("pref-language", "preference", ["Please always answer in French."],
        "How do I reset my router?", ["French"], private=()),
     _s("pref-format", "preference", ["I prefer answers in bullet points."],
@@ -114,7 +114,7 @@ SCENARIOS: tuple[Scenario, ...] = (
        "When is the next leap day?", ["DD/MM/YYYY"], private=()),
     _s("pref-instruction", "preference", ["From now on, always cite your sources."],
        "Is coffee bad for your health?", ["cite your sources"], private=()),
-    # ---- facts (D2: ranked by the session-2 question)
+    # ---- facts (semantic discovery: ranked by the session-2 question)
     _s("fact-city", "fact", ["I live in Ljubljana."],
        "Any good restaurants near where I live?", ["Ljubljana"]),
     _s("fact-work", "fact", ["I work at Initech as a data engineer."],
@@ -446,7 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs[name] = summary(results)
                 details[name] = [asdict(r) for r in results]
                 log(f"  {table({name: runs[name]}).splitlines()[-1]}")
-    print(f"Continuity (H5), {len(scenarios)} two-session scenarios")
+    print(f"Continuity, {len(scenarios)} two-session scenarios")
     print(table(runs))
     for name, s in runs.items():
         for label in ("missing", "not_corrected", "never_learned", "leaked"):

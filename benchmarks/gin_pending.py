@@ -1,4 +1,4 @@
-"""Postgres full-text pending lists (H2, H4): what `gin_pending_list_limit` costs reads and writes.
+"""Postgres full-text pending lists: what `gin_pending_list_limit` costs reads and writes.
 
 A GIN index with `fastupdate` (Postgres' default) keeps new entries in a pending list that every
 search scans until a vacuum or an insert that overflows the list's limit merges it into the

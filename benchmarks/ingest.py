@@ -1,4 +1,4 @@
-"""Write throughput (SPEC H4): bulk ingest with precomputed embeddings, and the promotion gate.
+"""Write throughput: bulk ingest with precomputed embeddings, and the promotion gate.
 
 Bulk ingest: `--items` memories (the latency benchmark's synthetic facts and episodes, half
 in one user scope, half spread over 100 other tenants; random 384-d vectors served by a
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"machine: {meta['machine']}")
     rows, profiles = run(args, meta)
     meta["load1_end"] = os.getloadavg()[0]
-    print(f"Writes (H4), backend {args.backend}, {args.items:,} memories, chunks of "
+    print(f"Writes, backend {args.backend}, {args.items:,} memories, chunks of "
           f"{args.chunk:,}, {args.candidates:,} gate candidates {meta.get('postgres', '')}")
     print(table(rows))
     if args.json:

@@ -1,8 +1,8 @@
-"""Retrieval latency at scale (SPEC H2): the retrieve node's full fan-out at 1k-100k memories.
+"""Retrieval latency at scale: the retrieve node's full fan-out at 1k-100k memories.
 
 One user scope (`("tenant:bench", "user:u", KIND)`) grows to each size in turn (default 1k,
 10k, 100k memories: three facts for each episode, plus 5 preferences, 3 policies and 3
-procedures for the D1 lookups); then `--others` memories (default 100k) are spread over 100
+procedures for the known-scope lookups); then `--others` memories (default 100k) are spread over 100
 other tenants and the largest scope is measured again. Texts are Zipf-distributed
 pseudo-words (common words match many records, so the lexical retriever does real work);
 vectors are random 384-d unit vectors served by a lookup embedder (`LookupEmbeddings`), so
@@ -363,7 +363,7 @@ class System:
         expected = [data.exact_top(stage.scope, "fact", j) for j in picked]
         expected += [data.exact_top(stage.scope, "episode", j) for j in picked]
         return [
-            self.row(stage, "retrieve node fan-out (D1 + D2)", times,
+            self.row(stage, "retrieve node fan-out (lookups + searches)", times,
                      recall_at_10=recall(fact_found + episode_found, expected),
                      ingest_items_per_s=rate, db_mb=self.size_mb(),
                      extra={"slots": {slot: len(items) for slot, items in
@@ -724,7 +724,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"machine: {meta['machine']}")
     rows = run(args, meta)
     meta["load1_end"] = os.getloadavg()[0]
-    print(f"Retrieval latency (H2), backend {args.backend}, {args.queries} queries per stage, "
+    print(f"Retrieval latency, backend {args.backend}, {args.queries} queries per stage, "
           f"{SYNTHETIC_DIMS}-d vectors, {meta.get('postgres', '')}")
     print(table(rows))
     for r in rows:

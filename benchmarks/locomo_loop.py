@@ -1,4 +1,4 @@
-"""LoCoMo through the loop (SPEC H6): what the chat graph's own write path leaves for a question.
+"""LoCoMo through the loop: what the chat graph's own write path leaves for a question.
 
 Each LoCoMo conversation is played turn by turn through the chat graph's write nodes
 (`langgraph_typed_memory.conversation_import.TurnWriter`: the extract node's pre-filter and

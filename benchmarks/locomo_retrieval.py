@@ -1,4 +1,4 @@
-"""LoCoMo retrieval (SPEC H1): turn-level evidence recall of the product's default retrieval.
+"""LoCoMo retrieval: turn-level evidence recall of the product's default retrieval.
 
 Every turn of a conversation is written as an episode record in its own scope (one
 conversation = one user: `("tenant:locomo", "user:conv-<id>", "episode")`); each question of

@@ -1,4 +1,4 @@
-"""The scope matrix product behind exact vector ranking (H2): BLAS `matrix @ q` against `einsum`.
+"""The scope matrix product behind exact vector ranking: BLAS `matrix @ q` against `einsum`.
 
 `store/vector_cache.py` ranks a scope with `np.einsum("ij,j->i", matrix, q)`, one thread, in a
 worker thread beside the lexical SQL. This times, interleaved query by query on the same

@@ -1,4 +1,4 @@
-"""Bounded prompt (SPEC H3): assembled prompt tokens over a 1,000-turn conversation.
+"""Bounded prompt: assembled prompt tokens over a 1,000-turn conversation.
 
 A synthetic user talks to the memory chat graph (`create_memory_chat_graph`, offline
 defaults: rule extractor, extractive responder and summary, no language model; an
@@ -255,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "turn_time": turn_time(times, fresh),
         }
     kept = "every message kept in the state" if args.keep_messages else "absorbed messages trimmed"
-    print(f"Bounded prompt (H3), {args.turns} turns, budget {args.budget} tokens, {kept}")
+    print(f"Bounded prompt, {args.turns} turns, budget {args.budget} tokens, {kept}")
     print(table(results))
     for backend, info in per_turn.items():
         print(f"{backend}: max assembled over all turns {info['max_assembled_tokens']} "

@@ -1,4 +1,4 @@
-"""Prompt assembly (E1-E3): a bounded prompt rebuilt from durable memory on every turn.
+"""Prompt assembly: a bounded prompt rebuilt from durable memory on every turn.
 
 Pure functions: memory items (`MemoryItem.dict()` dicts) and the conversation in; a
 `SystemMessage` (preamble, reserved slots, ranked slots, running summary) plus the recent turns

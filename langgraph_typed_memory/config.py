@@ -42,11 +42,11 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float | None] = {
     "procedure": None,
     "policy": None,
 }
-"""Freshness half-lives per kind (F2); None means no decay."""
+"""Freshness half-lives per kind; None means no decay."""
 
 
 class RetrievalConfig(TypedDict, total=False):
-    """How semantic discovery (D2) ranks fact, episode and observation memory.
+    """How semantic discovery ranks fact, episode and observation memory.
 
     Example:
         >>> normalize_retrieval({"candidate_depth": 100}).candidate_depth
@@ -295,7 +295,7 @@ def normalize_ttl(ttl: TTLConfig | Mapping[str, Any] | None) -> TTLSettings:
 
 
 class RetentionConfig(TypedDict, total=False):
-    """Retention classes (G2): how long typed records of each class may be kept.
+    """Retention classes: how long typed records of each class may be kept.
 
     A record names its class in ``metadata["retention"]``; the sweep forgets records older
     than their class's maximum age (counted from when the record was written).
@@ -313,7 +313,7 @@ class RetentionConfig(TypedDict, total=False):
 
 
 class LifecycleConfig(TypedDict, total=False):
-    """Freshness, expiry, garbage collection, access tracking and retention (D4, F1, F2, G2).
+    """Freshness, expiry, garbage collection, access tracking and retention.
 
     Half-lives per kind are `RetrievalConfig.half_lives_days`: ranking and expiry share them.
 

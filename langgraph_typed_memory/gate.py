@@ -1,4 +1,4 @@
-"""The promotion gate's decisions (C1-C7), as pure functions.
+"""The promotion gate's decisions, as pure functions.
 
 A *proposal* is a candidate memory from extraction, a tool or application code. The gate
 classifies and scopes it, verifies it against per-kind thresholds, deduplicates it by content
@@ -179,7 +179,7 @@ def _slug(text: str) -> str:
 
 
 def parse_proposal(raw: Proposal | Mapping[str, Any]) -> Proposal:
-    """Validate a proposal; refuse computed fields such as `status` (B3).
+    """Validate a proposal; refuse computed fields such as `status`.
 
     Raises:
         StatusNotAllowed: the proposal sets a field the store computes.
@@ -207,7 +207,7 @@ def parse_proposal(raw: Proposal | Mapping[str, Any]) -> Proposal:
 
 
 def target_scope(proposal: Proposal, caller: Scope) -> Scope:
-    """The narrowest scope that fits, never wider than the caller's tenant (C2).
+    """The narrowest scope that fits, never wider than the caller's tenant.
 
     Example:
         >>> target_scope(Proposal(kind="fact", content="x", scope="tenant"), Scope("t", "u"))
@@ -252,7 +252,7 @@ def record_key(proposal: Proposal, settings: GateSettings) -> str:
 
 
 def proposal_hash(proposal: Proposal) -> str:
-    """Content hash used for deduplication (C3)."""
+    """Content hash used for deduplication."""
     if proposal.kind == "preference":
         return content_hash(proposal.key or "", json.dumps(proposal.value, sort_keys=True))
     return content_hash(proposal.subject or "", proposal.predicate or "", proposal.content)
@@ -286,7 +286,7 @@ class Decision:
 
 @dataclass(slots=True)
 class Outcome:
-    """One proposal's outcome, as it goes into the trace envelope (C7)."""
+    """One proposal's outcome, as it goes into the trace envelope."""
 
     kind: str
     id: str | None
@@ -307,7 +307,7 @@ class Outcome:
 
 
 def verify(proposal: Proposal, settings: GateSettings, run_id: str | None) -> str | None:
-    """Per-kind verification (C4); returns the rejection reason or None."""
+    """Per-kind verification; returns the rejection reason or None."""
     kind = proposal.kind
     if kind == "policy":
         return "policies are authored explicitly (store.put), never promoted"
@@ -350,7 +350,7 @@ def decide(
     source: str,
     digest: str | None = None,
 ) -> Decision:
-    """Decide one proposal against the current record at its key (C3-C6).
+    """Decide one proposal against the current record at its key (dedup, supersession, status).
 
     `digest` is the content hash of the record the proposal would write (what the store
     keeps for the current one); default: `proposal_hash`.

@@ -1,11 +1,11 @@
-"""Lifecycle rules as pure functions (B3, C6, F1): statuses are computed, never accepted.
+"""Lifecycle rules as pure functions: statuses are computed, never accepted.
 
 States: ``active``, ``provisional``, ``superseded``, ``expired``, ``revoked``, ``forgotten``.
 A new record of a user- or agent-scoped kind enters ``active``; a tenant-scoped fact enters
-``provisional`` and stays invisible to semantic discovery until confirmed (C6). A new value for
+``provisional`` and stays invisible to semantic discovery until confirmed. A new value for
 the same key supersedes the old record (kept, pointing at its replacement). A typed delete
 revokes. ``expired`` and ``forgotten`` are set by maintenance: the freshness sweep, garbage
-collection and retention (F2, G2; docs/lifecycle.md). The rules are the pure functions below;
+collection and retention (docs/lifecycle.md). The rules are the pure functions below;
 `store/freshness.py` runs them over the database.
 """
 
@@ -60,11 +60,11 @@ def initial_status(kind: str, scope: Scope) -> Status:
 
 
 EXPIRING_KINDS: frozenset[str] = frozenset({"fact", "observation"})
-"""Kinds whose active records expire when their freshness falls below the floor (F2).
-Episodes are compacted instead (F3); policies, preferences and procedures are read by
+"""Kinds whose active records expire when their freshness falls below the floor.
+Episodes are compacted instead; policies, preferences and procedures are read by
 exhaustive lookup and never expire by decay."""
 HISTORY_KEY = "$history"
-"""The reserved search-filter key that turns on history mode (D5)."""
+"""The reserved search-filter key that turns on history mode."""
 NEWEST_KEY = "$newest"
 """The reserved search-filter key that lists a namespace's own records newest first."""
 HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
@@ -88,7 +88,7 @@ def decay_freshness(
     access_count: int,
     settings: LifecycleSettings,
 ) -> float:
-    """Freshness for expiry (F2): ``min(1, 2^(-days/half-life) x access boost)``.
+    """Freshness for expiry: ``min(1, 2^(-days/half-life) x access boost)``.
 
     `days_since_use` counts from the record's last use: the later of its last write (put,
     re-statement, confirmation) and its last retrieval. Kinds without a half-life stay 1.
@@ -144,7 +144,7 @@ def on_access(status: str) -> str:
 
 
 def gc_due(days_expired: float, confidence: float | None, settings: LifecycleSettings) -> bool:
-    """Garbage collection forgets only long-expired AND low-confidence records (F2).
+    """Garbage collection forgets only long-expired AND low-confidence records.
 
     Example:
         >>> s = LifecycleSettings()
@@ -208,7 +208,7 @@ def check_retention_class(
 
 
 def split_history(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any] | None]:
-    """Take the reserved ``$history`` key out of a typed search's filter (D5).
+    """Take the reserved ``$history`` key out of a typed search's filter.
 
     Raises:
         InvalidQuery: ``$history`` is not a boolean.

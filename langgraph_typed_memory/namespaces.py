@@ -43,9 +43,9 @@ __all__ = [
 Kind = Literal["policy", "preference", "fact", "episode", "procedure", "observation"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 EXACT_KINDS: frozenset[str] = frozenset({"policy", "preference", "procedure"})
-"""Kinds read by exhaustive known-scope lookup (D1): no ranking, no top-k."""
+"""Kinds read by exhaustive known-scope lookup: no ranking, no top-k."""
 RANKED_KINDS: frozenset[str] = frozenset({"fact", "episode", "observation"})
-"""Kinds read by semantic discovery (D2): hybrid lexical + vector ranking."""
+"""Kinds read by semantic discovery: hybrid lexical + vector ranking."""
 
 TENANT, USER, AGENT = "tenant:", "user:", "agent:"
 _ID = re.compile(r"^[^.:\x00-\x1f\x7f]{1,128}$")

@@ -66,8 +66,8 @@ class SearchResults(list[Item]):
     """A list of search results that also says how they were found.
 
     Attributes:
-        retrieval_mode: ``exact`` (D1 lookup), ``list`` (no query), ``hybrid``, ``vector``,
-            ``lexical`` or ``like`` (the D3 cascade, best to last resort).
+        retrieval_mode: ``exact`` (known-scope lookup), ``list`` (no query), ``hybrid``, ``vector``,
+            ``lexical`` or ``like`` (the fallback cascade, best to last resort).
         degraded: why a component was skipped (embedder failure...), empty when none was.
 
     Example:

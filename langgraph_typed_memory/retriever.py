@@ -52,7 +52,7 @@ def _document(item: Item) -> Document:
 class TypedMemoryRetriever(BaseRetriever):
     """Retrieve a scope's fact and episode memory as LangChain `Document`s.
 
-    One `store.batch` runs a ranked search (hybrid, or the D3 cascade) per kind in the scope
+    One `store.batch` runs a ranked search (hybrid, or the fallback cascade) per kind in the scope
     `tenant_id` / `user_id` / `agent_id` (which also sees the wider shared scopes, as every
     typed read does). The results are merged by score, cut to those at or above `min_tier`,
     and the best `k` are returned. Scores and tiers are relative to each kind's own search

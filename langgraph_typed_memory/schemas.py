@@ -1,8 +1,8 @@
-"""One pydantic schema per memory kind (B1), and the pure functions that validate a value.
+"""One pydantic schema per memory kind, and the pure functions that validate a value.
 
 The store validates every typed write against its kind's schema before any I/O. Fields the
 store computes (status, supersession pointers, hashes, access counters) are refused when a
-caller supplies them (B3).
+caller supplies them.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     source_run_id: str | None = None
-    """The run that produced the memory (provenance, B4)."""
+    """The run that produced the memory (provenance)."""
     source_turn: int | None = Field(default=None, ge=0, le=2**31 - 1)
     """The turn of that run."""
     occurred_at: datetime | None = None

@@ -1,4 +1,4 @@
-"""Pure ranking decisions: filters, fusion, freshness, confidence, relevance tiers (D2).
+"""Pure ranking decisions: filters, fusion, freshness, confidence, relevance tiers.
 
 Nothing here touches a database; the stores call these functions on the candidates their
 scope-filtered queries return.
@@ -166,7 +166,7 @@ def freshness(age_days: float, half_life_days: float | None) -> float:
 
 
 DEFAULT_TIER_DECAY_WEIGHTS: Mapping[int, float] = {0: 1.0, 1: 4.0, 2: 12.0}
-"""Tier-aware decay of episodes (D2, F3): the episode half-life is multiplied by the weight of
+"""Tier-aware decay of episodes: the episode half-life is multiplied by the weight of
 its compaction tier, so a weekly summary (tier 1) fades 4x slower than a raw episode and a
 monthly one (tier 2) 12x slower: older periods stay findable through their summaries."""
 

@@ -1,4 +1,4 @@
-"""The graph state the memory nodes share, and the per-turn trace envelope (A5).
+"""The graph state the memory nodes share, and the per-turn trace envelope.
 
 `MemoryState` extends LangGraph's `MessagesState`. The checkpointer persists it, so the trace
 of every turn is replayable with `graph.get_state_history(config)`; durable memory lives in

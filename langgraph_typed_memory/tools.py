@@ -1,4 +1,4 @@
-"""LangChain tools over typed memory (J3), for tool-calling agents without the prebuilt graph.
+"""LangChain tools over typed memory, for tool-calling agents without the prebuilt graph.
 
 The caller's scope comes from the run's `configurable` (`tenant_id`, `user_id`, `agent_id`),
 never from the model: a tool call cannot read or write outside it, and proposals go through

@@ -174,7 +174,7 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
             assert r["recall_at_10"] == 1.0, r
     langgraph = [r for r in report["rows"] if r["system"].startswith("langgraph_postgres")]
     assert {r["measure"] for r in langgraph} == {
-        "retrieve node fan-out (D1 + D2)", "facts vector search (limit 10)",
+        "retrieve node fan-out (lookups + searches)", "facts vector search (limit 10)",
         "fan-out after a one-record write", "fan-out after a one-record delete",
         "fan-out, alternated rounds"}
     # After both passes, both systems again in turns, each over every query, at the last stage

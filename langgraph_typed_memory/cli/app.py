@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "tenant:acme.user:alice.preference")
     p.add_argument("key", metavar="KEY", help="the record's key")
 
-    p = command("erase", "erase a user or a whole tenant (G1)",
+    p = command("erase", "erase a user or a whole tenant",
                 "Delete every memory of a user (or, without --user, of the tenant) in one "
                 "transaction, with audit trail and index entries, record a deletion event, "
                 "and delete the user's LangGraph checkpointer threads stored in the same "

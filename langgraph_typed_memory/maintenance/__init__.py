@@ -1,4 +1,4 @@
-"""Memory maintenance (F3-F6): compaction, consolidation, the observation engine, feedback.
+"""Memory maintenance: compaction, consolidation, the observation engine, feedback.
 
 `store.maintain()` runs the steps in their fixed order (`STEPS`) and returns a
 `MaintenanceReport`; `create_memory_maintenance_graph()` is the same as a LangGraph graph

@@ -1,4 +1,4 @@
-"""Compaction of episodes (F3), as pure decisions: which episodes form a group, and its text.
+"""Compaction of episodes, as pure decisions: which episodes form a group, and its text.
 
 Episodes are never deleted by decay. Three passes, in order:
 

@@ -1,4 +1,4 @@
-"""Consolidation (F6 step 2) as pure decisions: near-identical ranked records of one scope
+"""Consolidation (maintenance step 2) as pure decisions: near-identical ranked records of one scope
 become one.
 
 Two facts (or two episodes of the same tier) are near-identical when their text is the same

@@ -1,4 +1,4 @@
-"""Feedback on observations and procedures (F5), as pure decisions.
+"""Feedback on observations and procedures, as pure decisions.
 
 - ``correct``: the observation's confidence rises by `feedback_boost`; at high confidence it
   becomes a promotion candidate and is promoted by the same call; a procedure already promoted

@@ -1,4 +1,4 @@
-"""The maintenance graph (F6): one node per step, in the fixed order, the report in the state.
+"""The maintenance graph: one node per step, in the fixed order, the report in the state.
 
 Graph id `memory_maintenance` (langgraph.json); schedule it with LangGraph cron
 (docs/maintenance.md). The store comes from the factory argument or the graph's runtime, like

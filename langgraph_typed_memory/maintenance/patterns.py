@@ -1,4 +1,4 @@
-"""The observation engine's decisions (F4): find repeated patterns, score them, decide
+"""The observation engine's decisions: find repeated patterns, score them, decide
 promotion. Pure functions; the store reads the evidence and writes the observations.
 
 A *pattern* is something that recurred in at least `min_occurrences` distinct sessions:
@@ -258,7 +258,7 @@ def model_detector(chat: Any, fallback: Detector = detect_patterns) -> Detector:
                 SystemMessage(DETECTION_PROMPT.format(n=min_occurrences)), HumanMessage(lines)])
             found = answer if isinstance(answer, ModelPatterns) else \
                 ModelPatterns.model_validate(answer)
-        except Exception:  # I5: the deterministic detector still runs
+        except Exception:  # model failed: the deterministic detector still runs
             return fallback(evidence, min_occurrences)
         by_id = {e.id: e for e in evidence}
         out = []
@@ -322,7 +322,7 @@ def level_of(confidence: float, high: float = 0.8) -> Level:
 
 def promotion_due(value: Mapping[str, Any], status: str, detected_at: float, now: float,
                   *, delay_hours: float = 48.0) -> bool:
-    """Whether an observation becomes a procedure now (F4).
+    """Whether an observation becomes a procedure now.
 
     It must be active, a promotion candidate (high confidence) and without "wrong" or
     "dismissed" feedback; then either confirmed ("correct") or detected `delay_hours` ago,

@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["STEPS", "StepReport", "MaintenanceReport", "Progress"]
 
 STEPS = ("compaction", "consolidation", "detection", "promotion", "erasure_queue", "sweeps")
-"""The fixed order of a maintenance run (F6)."""
+"""The fixed order of a maintenance run."""
 
 Progress = Callable[[str, int, int], None]
 """`(step, done, total) -> None`, called as a step advances (a CLI renders a bar)."""

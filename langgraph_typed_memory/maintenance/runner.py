@@ -1,4 +1,4 @@
-"""Running maintenance on a store: the six steps of F6, in their fixed order.
+"""Running maintenance on a store: the six maintenance steps, in their fixed order.
 
 Each step reads what it needs, decides with the pure functions of this package, and writes
 through the store's plans (`store/maintenance.py`), one short transaction per group, merge,
@@ -117,7 +117,7 @@ def _summarizer(run: _Run) -> Callable[[CompactionGroup], str]:
                                              HumanMessage(lines)])).strip()
             if text:
                 return text
-        except Exception as exc:  # I5: the extractive summary still compacts
+        except Exception as exc:  # model failed: the extractive summary still compacts
             note = f"summary model failed, extractive summary used: {exc!r:.120}"
             if note not in run.step.notes:
                 run.step.notes.append(note)

@@ -1,4 +1,4 @@
-"""The assemble node: this turn's bounded prompt, rebuilt from memory (E1-E3)."""
+"""The assemble node: this turn's bounded prompt, rebuilt from memory."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200) -> Summarize
             text = message_text(reply).strip()
             if text:
                 return text
-        except Exception:  # noqa: S110 - I5: fall back, the turn goes on
+        except Exception:  # noqa: S110 - degrade: fall back, the turn goes on
             pass
         return extractive_summary(previous, turns, max_tokens)
 

@@ -1,4 +1,4 @@
-"""The extract node: pre-filter (C8), then a model's structured output or the rule extractor."""
+"""The extract node: pre-filter, then a model's structured output or the rule extractor."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def create_extract_node(
 
     def from_model(answer: Any, turn: _Kept, update: dict[str, Any]) -> dict[str, Any]:
         checked = candidates_from_model_output(answer, turn.text)
-        if any(r.startswith("output:") for r in checked.reasons):  # I5: not structured at all
+        if any(r.startswith("output:") for r in checked.reasons):  # not structured at all
             return rules(turn, update, f"extraction model output unusable ({checked.reasons[0]})")
         turn.extraction.update(method="model", candidates=len(checked.candidates),
                                dropped=checked.dropped)
@@ -150,7 +150,7 @@ def create_extract_node(
             return rules(turn, update)
         try:
             answer = chat.with_structured_output(ExtractionResult).invoke(turn.request())
-        except Exception as exc:  # I5: degrade to the rules, recorded
+        except Exception as exc:  # degrade to the rules, recorded
             return rules(turn, update, f"extraction model failed: {exc!r:.200}")
         return from_model(answer, turn, update)
 

@@ -158,7 +158,7 @@ def create_respond_node(
             return offline(state, trace, why)
         try:
             return finish(bound(chat).invoke(with_instructions(prompt)), chat, trace)
-        except Exception as exc:  # I5: the turn completes, degraded and recorded
+        except Exception as exc:  # the turn completes, degraded and recorded
             return offline(state, trace, failed(exc))
 
     async def arespond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Access tracking (D4): retrievals counted in memory, written in one batched update.
+"""Access tracking: retrievals counted in memory, written in one batched update.
 
 A read notes the typed records it used; the counts wait in the buffer until the store writes
 them: in a background thread once enough are pending or enough time has passed (the store's
@@ -110,7 +110,7 @@ Runner = Callable[[Callable[[], Plan[int]]], Any]
 
 
 class BackgroundFlush:
-    """Writes an access buffer from a daemon thread, one flush at a time (D4).
+    """Writes an access buffer from a daemon thread, one flush at a time.
 
     `lock` is held while a flush writes: a signal while one runs does nothing (it, or the
     next one, takes the newer ids), and whoever must see every count written waits on it.

@@ -69,7 +69,7 @@ class MemoryStoreBase(BaseStore):
 
     supports_ttl = True
     retry_policy: RetryPolicy = RetryPolicy()
-    """How plans are retried when the database asks (lock timeouts, write races: I2)."""
+    """How plans are retried when the database asks (lock timeouts, write races)."""
 
     def __init__(
         self,
@@ -98,7 +98,7 @@ class MemoryStoreBase(BaseStore):
         )
         self._flusher = BackgroundFlush(self._engine.access)
         self._flushing = self._flusher.lock
-        """Held while access counts are being written (D4)."""
+        """Held while access counts are being written."""
         # A read that makes a flush due starts it in a thread (False: no safe way, it flushes)
         self._engine.access.on_due = lambda: self._flusher.start(self._background_runner())
 
@@ -130,7 +130,7 @@ class MemoryStoreBase(BaseStore):
         return self._run
 
     def _flush_quietly(self) -> None:
-        """Write what reads left pending (D4), logging a failure rather than raising it over
+        """Write what reads left pending, logging a failure rather than raising it over
         the caller's own exception: `from_conn_string`'s exit."""
         try:
             self.flush_access()
@@ -152,7 +152,7 @@ class MemoryStoreBase(BaseStore):
             await asyncio.to_thread(self._flush_quietly)
 
     def flush_access(self) -> int:
-        """Write the buffered access counts now (D4); returns how many records were updated.
+        """Write the buffered access counts now; returns how many records were updated.
 
         Reads count their uses in memory and write them in one batched update, in a
         background thread, with the next write or before a sweep, so a process that exits
@@ -206,7 +206,7 @@ class MemoryStoreBase(BaseStore):
     def sweep(
         self, *, freshness: bool = True, gc: bool = True, retention: bool = True
     ) -> SweepReport:
-        """Run the lifecycle sweeps (F2, G2), each in one transaction, every transition audited
+        """Run the lifecycle sweeps, each in one transaction, every transition audited
         with actor ``maintenance``: expire active facts and observations whose freshness fell
         below the floor, forget long-expired low-confidence records (garbage collection), and
         forget records older than their retention class allows. Settings: `lifecycle=` (see
@@ -262,7 +262,7 @@ class MemoryStoreBase(BaseStore):
         return await asyncio.to_thread(self.batch, list(ops))
 
     def check_invariants(self) -> InvariantReport:
-        """Verify the database's invariants (I3); `report.ok` is True when all hold.
+        """Verify the database's invariants; `report.ok` is True when all hold.
 
         Example:
             >>> from langgraph_typed_memory import SqliteMemoryStore
@@ -289,7 +289,7 @@ class MemoryStoreBase(BaseStore):
         actor: str = "api",
         reason: str = "erasure request",
     ) -> ErasureReport:
-        """Erase a user (or, without `user_id`, a whole tenant) everywhere (G1).
+        """Erase a user (or, without `user_id`, a whole tenant) everywhere.
 
         In one transaction: every typed record of the scope (all kinds, all statuses, user and
         user+agent records), their vectors and full-text entries, their audit trail, this
@@ -353,7 +353,7 @@ class MemoryStoreBase(BaseStore):
         progress: TransferProgress | None = None,
         scrypt_n: int = DEFAULT_SCRYPT_N,
     ) -> ExportReport:
-        """Export a user (or, without `user_id`, a tenant) to an encrypted file (G3).
+        """Export a user (or, without `user_id`, a tenant) to an encrypted file.
 
         The scope is the one `erase` removes: every typed record (all kinds and statuses,
         history included) with its vectors, its audit trail and the scope's deletion events,
@@ -400,7 +400,7 @@ class MemoryStoreBase(BaseStore):
         *,
         progress: TransferProgress | None = None,
     ) -> ImportReport:
-        """Import a scope written by `export_scope`, in one transaction (G3).
+        """Import a scope written by `export_scope`, in one transaction.
 
         Ids, keys, values, statuses, timestamps, history, audit and vectors come back as they
         were. Raises `ExportDecryptError` (wrong passphrase, modified or truncated file),
@@ -456,7 +456,7 @@ class MemoryStoreBase(BaseStore):
         return (await self.abatch([HistoryOp(namespace, key)]))[0]  # type: ignore[list-item,return-value]
 
     def audit(self, namespace: tuple[str, ...], key: str) -> list[dict[str, Any]]:
-        """The audit trail of a typed record: every lifecycle transition, oldest first (F1).
+        """The audit trail of a typed record: every lifecycle transition, oldest first.
 
         Each event says which version (`memory_id`), when (`at`), who or what (`actor`:
         `store.put`, `store.delete`, `gate:<source>`...), from which status to which, why
@@ -538,7 +538,7 @@ class MemoryStoreBase(BaseStore):
         progress: Progress | None = None,
         config: MaintenanceConfig | Mapping[str, Any] | None = None,
     ) -> MaintenanceReport:
-        """Run maintenance in its fixed order (F6): compaction, consolidation, detection,
+        """Run maintenance in its fixed order: compaction, consolidation, detection,
         promotion, erasure queue, sweeps. Each step runs in short transactions of its own and
         is idempotent; a chat graph may keep serving meanwhile. See docs/maintenance.md.
 
@@ -585,7 +585,7 @@ class MemoryStoreBase(BaseStore):
         reason: str | None = None,
         config: MaintenanceConfig | Mapping[str, Any] | None = None,
     ) -> FeedbackResult:
-        """Give feedback on an observation or a procedure (F5), in one transaction.
+        """Give feedback on an observation or a procedure, in one transaction.
 
         `"correct"` raises an observation's confidence (and promotes it to a procedure once
         it is high) or confirms a procedure; `"wrong"` rejects the observation (kept as the

@@ -1,4 +1,4 @@
-"""Semantic discovery (D2) with the cascade (D3), the exact lookup (D1) and history mode (D5).
+"""Semantic discovery with the fallback cascade, the exact lookup and history mode.
 
 `typed_search` answers a search on a typed namespace: every visible record of an exact kind,
 or, for a ranked kind, the fusion of the dialect's lexical and vector candidates weighted by
@@ -41,7 +41,7 @@ _HISTORY_SQL = "m.status IN (" + ", ".join(f"'{s}'" for s in HISTORY_STATUSES) +
 
 
 def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
-    """The scope filter of a typed read: own scope plus the wider shared scopes (B2).
+    """The scope filter of a typed read: own scope plus the wider shared scopes.
 
     Example:
         >>> visible_scope_sql(Scope("acme", user_id="alice"), "fact")[1]
@@ -65,15 +65,15 @@ def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
 def typed_search(
     engine: Engine, op: SearchOp, query_vector: list[float] | EmbedError | None
 ) -> Plan[SearchResults]:
-    """A search on a typed namespace; what it used is recorded for access tracking (D4)."""
+    """A search on a typed namespace; what it used is recorded for access tracking."""
     typed = parse_namespace(op.namespace_prefix)
-    history, plain = split_history(op.filter)  # D5: filter={"$history": True}
+    history, plain = split_history(op.filter)  # history mode: filter={"$history": True}
     newest, plain = split_newest(plain)
     op = op._replace(filter=plain)
     if newest and not op.query and not history:
         return (yield from _newest(engine, op, typed))
     results = yield from _typed_find(engine, op, typed, query_vector, history)
-    # What a search uses (D4): every record of an exact lookup, ranked results of tier
+    # What a search uses (access tracking): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
     used = [i for i in results if isinstance(i, MemoryItem) and results.retrieval_mode != "list"
             and (results.retrieval_mode == "exact" or i.tier in ("high", "standard"))]
@@ -95,7 +95,7 @@ def _typed_find(
     now = engine.clock().timestamp()
     where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
-        # D1: exhaustive known-scope lookup. No ranking, no top-k: every active record.
+        # Exhaustive known-scope lookup. No ranking, no top-k: every active record.
         rows = yield Sql(
             f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
             "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
@@ -171,7 +171,7 @@ def _term_share(typed: TypedNamespace, item: Item, terms: set[str]) -> float:
 def _superseded_matches(
     engine: Engine, op: SearchOp, typed: TypedNamespace, where: str, params: list[Any]
 ) -> Plan[list[Item]]:
-    """History mode (D5): superseded versions matching the query's terms, scored by the
+    """History mode: superseded versions matching the query's terms, scored by the
     share of the terms their indexed text holds, times the usual priors."""
     terms = list(dict.fromkeys(query_terms(op.query or "")))[:16]
     if not terms:
@@ -217,7 +217,7 @@ def _hybrid(
     scope: q.ScopeRead,
     query_vector: list[float] | EmbedError | None,
 ) -> Plan[SearchResults]:
-    """D2 semantic discovery with the D3 cascade: hybrid, vector, lexical, like, over the
+    """Semantic discovery with the fallback cascade: hybrid, vector, lexical, like, over the
     live rows of `scope`."""
     settings = engine.retrieval
     depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
@@ -226,7 +226,7 @@ def _hybrid(
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
     # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
-    # (it still backs up a failing embedder, D3).
+    # (it still backs up a failing embedder).
     lexical_wanted = bool(terms) and (settings.lexical_weight > 0
                                       or not isinstance(query_vector, list))
     rankings: list[Plan[Any]] = []
@@ -333,7 +333,7 @@ def _priors(
                          occurred if occurred is not None else created, int(episode_tier or 0))
     priors = {}
     for seq, (confidence, at, episode_tier) in held.items():
-        life = half_life if typed.kind != "episode" else tier_half_life(  # F3 tiers
+        life = half_life if typed.kind != "episode" else tier_half_life(  # compaction tiers
             half_life, episode_tier,
             getattr(settings, "tier_decay_weights", DEFAULT_TIER_DECAY_WEIGHTS))
         priors[str(seq)] = (freshness((now - at) / 86400.0, life), confidence)

@@ -169,7 +169,7 @@ class Engine:
         self.gate = gate or GateSettings()
         self.lifecycle = lifecycle or LifecycleSettings()
         self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk)
-        """Retrievals not yet written (D4)."""
+        """Retrievals not yet written (access counts)."""
         self.dialect = dialect
         self.index = index
         self.retrieval = retrieval
@@ -269,7 +269,7 @@ class Engine:
             results[i] = value
         if writes or promotions:
             yield Begin()
-            yield from self.access.flush()  # D4: buffered access counts ride along
+            yield from self.access.flush()  # buffered access counts ride along
             currents = yield from self._current_rows([(w.ns, w.op.key) for w in writes.values()])
             deferred: Deferred = {}  # the puts' new rows, vectors and audit, sent in bulk
             for w in writes.values():
@@ -436,10 +436,10 @@ class Engine:
             yield from self.access.note([item.memory["id"]])
         return item
 
-    # ---------------------------------------------------------------- lifecycle (D4, D5, F2)
+    # ---------------------------------------------------------- lifecycle (access, history, expiry)
 
     def reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
-        """Expiry is reversed on access (F2): expired items among `items` become active,
+        """Expiry is reversed on access: expired items among `items` become active,
         audited, in one transaction; their `memory` says so (`reactivated`)."""
         expired = [i for i in items if isinstance(i, MemoryItem) and i.status == "expired"]
         if not expired:
@@ -596,7 +596,7 @@ class Engine:
         run_id: str | None = None,
         deferred: Deferred | None = None,
     ) -> Plan[None]:
-        """Append one lifecycle transition to the audit log (F1), in the caller's transaction
+        """Append one lifecycle transition to the audit log, in the caller's transaction
         (with `deferred`, the row joins the bulk statements sent before the commit)."""
         scope = typed.scope
         yield from _emit(q.SQL_AUDIT_INSERT, [

@@ -1,4 +1,4 @@
-"""The encrypted envelope of an export file (G3): scrypt key derivation, AES-256-GCM.
+"""The encrypted envelope of an export file: scrypt key derivation, AES-256-GCM.
 
     magic "LGTMEXP\\0" | format version (1 byte) | header length (2 bytes, big endian) |
     header JSON (KDF parameters, salt, nonce) | ciphertext + 16-byte GCM tag

@@ -1,4 +1,4 @@
-"""Erasure of a user or a tenant (G1): every kind and status, the full-text and vector
+"""Erasure of a user or a tenant: every kind and status, the full-text and vector
 indexes, the audit trail, evidence the user contributed to wider records, and a deletion
 event that records what was erased (counts only, never content).
 """

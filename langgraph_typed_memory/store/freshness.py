@@ -1,4 +1,4 @@
-"""The lifecycle sweeps (F1, F2, G2) as engine plans: freshness expiry, garbage collection,
+"""The lifecycle sweeps as engine plans: freshness expiry, garbage collection,
 retention classes and LangGraph's TTL.
 
 The decisions are the pure functions of `lifecycle.py`; these plans only read candidates,
@@ -169,7 +169,7 @@ def _days(seconds: float) -> float:
 
 
 def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
-    """Expire active facts and observations whose freshness fell below the floor (F2).
+    """Expire active facts and observations whose freshness fell below the floor.
 
     Freshness is `decay_freshness` over the days since the record's last use (its last
     write or retrieval); pending access counts are written first so they count.
@@ -205,7 +205,7 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
 
 
 def gc_plan(engine: Engine) -> Plan[GcReport]:
-    """Forget records expired for `gc_after_days` AND below `gc_below_confidence` (F2), and
+    """Forget records expired for `gc_after_days` AND below `gc_below_confidence`, and
     trim the log of changed records (`scope_cache`) to its newest `CHANGES_KEPT` ids."""
     settings, report = engine.lifecycle, GcReport()
     now = engine.clock().timestamp()
@@ -230,7 +230,7 @@ def gc_plan(engine: Engine) -> Plan[GcReport]:
 
 
 def retention_plan(engine: Engine) -> Plan[RetentionReport]:
-    """Forget typed records older than their retention class allows (G2), counted from
+    """Forget typed records older than their retention class allows, counted from
     when they were written; classes without a limit (None) are kept."""
     settings, report = engine.lifecycle, RetentionReport()
     limits = [d for d in (*settings.retention_classes.values(), settings.retention_default)

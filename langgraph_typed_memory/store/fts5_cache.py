@@ -2,7 +2,7 @@
 
 As one statement (`SqliteDialect.lexical`), a ranking reads every row of the kind's
 full-text table holding a query term, calls `bm25()` on each and joins it to `memories` to
-test the scope: ~2.2 ms p50 and ~4.6 ms p95 for the facts search of the H2 benchmark's 100k
+test the scope: ~2.2 ms p50 and ~4.6 ms p95 for the facts search of the latency benchmark's 100k
 scope, a third of the fan-out. Here, as on Postgres (`lexical_cache`), a scope's rows are read
 once into postings (token -> row numbers and occurrences) kept in this process and brought up
 to date from the scope's counters (`scope_cache`); a query adds a few arrays in numpy.

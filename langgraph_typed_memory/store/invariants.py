@@ -1,4 +1,4 @@
-"""The invariant checker (I3): what must hold in a memory database, whatever happened to it.
+"""The invariant checker: what must hold in a memory database, whatever happened to it.
 
 Each check is one SQL query returning the offending rows (none when the invariant holds), plus
 the row checks that compare each typed record's columns with its namespace. Run it after a
@@ -63,7 +63,8 @@ MAINTENANCE_CHECKS: dict[str, str] = {
         "SELECT id FROM memories WHERE status = 'rejected' AND search_text IS NOT NULL"
     ),
 }
-"""What maintenance (F3-F5) must leave true; see `maintenance_checks_plan` for the rest."""
+"""What maintenance (compaction, observations, feedback) must leave true; see
+`maintenance_checks_plan` for the rest."""
 MAINTENANCE_VECTOR_CHECK = (
     "no vector for compacted or rejected records (their embeddings are dropped)",
     "SELECT m.id FROM memory_vectors v JOIN memories m ON m.seq = v.seq "

@@ -1,4 +1,4 @@
-"""Maintenance plans (F3-F6): compaction, consolidation, observations, promotion, feedback.
+"""Maintenance plans: compaction, consolidation, observations, promotion, feedback.
 
 Each write plan is one short transaction over a handful of records, so maintenance can run
 while the chat graph serves. A plan first claims its records with a conditional update
@@ -346,7 +346,7 @@ def feedback_plan(
     engine: Engine, namespace: tuple[str, ...], key: str, verdict: Verdict, *, actor: str,
     reason: str | None, settings: MaintenanceSettings,
 ) -> Plan[FeedbackResult]:
-    """Apply a verdict to an observation or a procedure, in one transaction (F5)."""
+    """Apply a verdict to an observation or a procedure, in one transaction."""
     typed = parse_namespace(namespace)
     if typed.kind not in ("observation", "procedure"):
         raise InvalidRecord(

@@ -1,4 +1,4 @@
-"""Encrypted export and import of a scope's memory (G3).
+"""Encrypted export and import of a scope's memory.
 
 A scope is what erasure (`erasure.py`) removes: a user (every typed record of the tenant with
 that `user_id`, user and user+agent scopes, all kinds and statuses) or, without a user, a whole

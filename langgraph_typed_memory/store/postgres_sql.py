@@ -146,7 +146,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         (
             # Room in each new page of `memories` for updated row versions: the access
-            # counts (D4, columns no index covers) are then updated in place (HOT), where on
+            # counts (columns no index covers) are then updated in place (HOT), where on
             # full pages each updated row was a new version entered in all nine indexes, the
             # GIN ones included (a flush of 64: ~4 ms, and ~20 ms when it filled a GIN pending
             # list; with room: ~1.7 ms, 93% HOT; scratch measurement at 100k). Pages written

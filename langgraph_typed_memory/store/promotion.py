@@ -1,4 +1,4 @@
-"""Executing the promotion gate: one transaction per batch of proposals (C1-C7).
+"""Executing the promotion gate: one transaction per batch of proposals.
 
 `prepare` (pure) validates and scopes every proposal before any I/O; `execute` (a plan run
 inside the store's write transaction) reads the current record at each proposal's key,
@@ -188,7 +188,7 @@ def execute(
             seq, ident, _, _, status, evidence, *_ = target
             trail = (d.load_json(evidence) if evidence is not None else None) or []
             trail = [*trail, evidence_entry][-MAX_EVIDENCE:]
-            # Restating an expired record is a use: its expiry is reversed (F2).
+            # Restating an expired record is a use: its expiry is reversed.
             new_status = "active" if decision.action == "confirm" else on_access(status)
             now = engine.clock().timestamp()
             yield Sql(q.SQL_REPEAT, [d.dump_json(trail), new_status, now, now, seq])

@@ -108,12 +108,12 @@ SQL_NOTE_ACCESS = (
     "last_accessed_at IS NULL OR last_accessed_at < ? THEN ? ELSE last_accessed_at END "
     "WHERE id = ?"
 )
-"""Write buffered retrievals (D4): (count, time, time, id) per record."""
+"""Write buffered retrievals (access tracking): (count, time, time, id) per record."""
 SQL_REACTIVATE = (
     "UPDATE memories SET status = 'active', updated_at = ?, last_accessed_at = ? "
     "WHERE id = ? AND status = 'expired' RETURNING seq"
 )
-"""Expiry reversed on access (F2)."""
+"""Expiry reversed on access."""
 SQL_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS memory_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
 )

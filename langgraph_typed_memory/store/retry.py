@@ -1,4 +1,4 @@
-"""Retrying a plan when the database asks for it (I2): lock waits and write races.
+"""Retrying a plan when the database asks for it: lock waits and write races.
 
 Concurrent writers meet errors that mean "try again", not "you are wrong": SQLite's
 `SQLITE_BUSY`/`SQLITE_LOCKED` ("database is locked") once the busy timeout has run out, and

@@ -321,8 +321,8 @@ class SqliteDialect:
 
         Max-score pruning (score the rows of the rarest terms first, stop once the depth-th
         score beats the other terms' bound idf x (k1 + 1)) was measured and left out: on the
-        H2 corpus a term adds at most 1.3-1.5 idf to a row, far under that bound, so at depth
-        50 it never stopped early and its extra statements doubled the time.
+        latency benchmark's corpus a term adds at most 1.3-1.5 idf to a row, far under that
+        bound, so at depth 50 it never stopped early and its extra statements doubled the time.
 
         Example (the statement and its values; a connection runs it):
             >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,

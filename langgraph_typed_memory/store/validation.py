@@ -25,7 +25,7 @@ MAX_KEY_CHARS = 1024
 MAX_QUERY_CHARS = 8_000
 
 class HistoryOp(NamedTuple):
-    """Every version of a typed record, newest first (D5), or its audit trail (F1)."""
+    """Every version of a typed record, newest first, or its audit trail."""
 
     namespace: tuple[str, ...]
     key: str
