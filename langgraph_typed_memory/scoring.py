@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -198,7 +198,7 @@ class Ranked:
     score: float
     """Final score in [0, 1]: normalized fusion x freshness x confidence weights."""
     relevance: float
-    """Normalized fusion score alone, in [0, 1]."""
+    """How well it matches the query, in [0, 1] (see `fuse`): what the tier reads."""
     tier: Tier
     lexical_rank: int | None
     vector_rank: int | None
@@ -212,11 +212,14 @@ def tier_of(relevance: float, high: float, standard: float) -> Tier:
 
 
 def _normalized(hits: Sequence[tuple[str, float]], method: str, rrf_k: float) -> dict[str, float]:
-    """Per-list scores in [0, 1]: min-max of the raw scores (rsf) or of reciprocal ranks (rrf)."""
+    """Per-list scores in [0, 1]: min-max of the raw scores (rsf), of reciprocal ranks
+    (rrf), or each score over the best (best: for non-negative scores)."""
     if method == "rrf":
         return {ident: (rrf_k + 1) / (rrf_k + rank + 1) for rank, (ident, _) in enumerate(hits)}
     scores = [score for _, score in hits]
     low, high = min(scores), max(scores)
+    if method == "best":
+        low = min(low, 0.0)
     span = high - low
     return {ident: (score - low) / span if span > 0 else 1.0 for ident, score in hits}
 
@@ -232,22 +235,29 @@ def fuse(
     freshness_weight: float,
     confidence_weight: float,
     tiers: tuple[float, float],
+    searched: Collection[str] | None = None,
 ) -> list[Ranked]:
     """Fuse two ranked (id, score) lists, then weight by freshness and confidence.
 
     Each list that ran is normalized to [0, 1]: relative score fusion (``rsf``, min-max of
     the raw scores, so a far-ahead BM25 match keeps its lead) or reciprocal rank fusion
-    (``rrf``, k / (k + rank), ranks only). Relevance is the weighted mean over the lists that
-    ran, in [0, 1]. The final score multiplies relevance by
-    ``(1 - w_f + w_f * freshness) * (1 - w_c + w_c * confidence)``, with
-    ``priors[id] = (freshness, confidence)``.
+    (``rrf``, k / (k + rank), ranks only); their weighted mean, times
+    ``(1 - w_f + w_f * freshness) * (1 - w_c + w_c * confidence)`` with
+    ``priors[id] = (freshness, confidence)``, is the score results are ranked by.
+
+    Relevance (what the tier and ``min_relevance`` read) is the same weighted mean, except
+    that with ``rsf`` a full-text score is divided by the best one instead of min-max
+    normalized: min-max gives the weakest full-text match 0, which in a small candidate set
+    labels a record holding the question's words "low" only for matching fewer of them. And
+    its mean is over the lists `searched` (default: those with hits), so when full text ran
+    and matched nothing, the nearest vector is not "high" for want of competition.
 
     Example:
-        >>> r = fuse([("a", 9.0), ("b", 1.0)], [("b", 0.9), ("c", 0.1)],
+        >>> r = fuse([("a", 9.0), ("b", 3.0)], [("b", 0.9), ("c", 0.1)],
         ...          weights={"lexical": 1, "vector": 1}, priors={}, freshness_weight=0,
         ...          confidence_weight=0, tiers=(0.6, 0.3))
-        >>> [(x.id, round(x.relevance, 2), x.tier) for x in r]
-        [('a', 0.5, 'standard'), ('b', 0.5, 'standard'), ('c', 0.0, 'low')]
+        >>> [(x.id, round(x.score, 2), round(x.relevance, 2), x.tier) for x in r]
+        [('a', 0.5, 0.5, 'standard'), ('b', 0.5, 0.67, 'high'), ('c', 0.0, 0.0, 'low')]
     """
     lists = {"lexical": lexical, "vector": vector}
     ran = [name for name, hits in lists.items() if hits and weights[name] > 0]
@@ -258,12 +268,20 @@ def fuse(
         for rank, (ident, _) in enumerate(hits):
             ranks[name].setdefault(ident, rank + 1)
             relevance.setdefault(ident, 0.0)
+    strength = dict(relevance)
+    strength_total = sum(weights[n] for n in lists
+                         if (n in ran or n in (searched or ())) and weights[n] > 0)
     for name in ran:
         for ident, norm in _normalized(lists[name], method, rrf_k).items():
             relevance[ident] += weights[name] * norm / total
+        by_best = name == "lexical" and method == "rsf"
+        for ident, norm in (_normalized(lists[name], "best", rrf_k) if by_best
+                            else _normalized(lists[name], method, rrf_k)).items():
+            strength[ident] += weights[name] * norm / strength_total
     out = []
     for ident, rel in relevance.items():
         rel = min(max(rel, 0.0), 1.0)
+        shown = min(max(strength[ident], 0.0), 1.0)
         fresh, conf = priors.get(ident, (1.0, 1.0))
         score = (
             rel
@@ -274,8 +292,8 @@ def fuse(
             Ranked(
                 id=ident,
                 score=score,
-                relevance=rel,
-                tier=tier_of(rel, *tiers),
+                relevance=shown,
+                tier=tier_of(shown, *tiers),
                 lexical_rank=ranks["lexical"].get(ident),
                 vector_rank=ranks["vector"].get(ident),
             )

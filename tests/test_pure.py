@@ -131,6 +131,24 @@ def test_fusion_rewards_agreement_and_keeps_a_far_ahead_lexical_match():
     assert rrf[0].relevance == pytest.approx(rrf[1].relevance)
 
 
+def test_a_record_holding_the_questions_words_is_not_low_for_matching_fewer():
+    # three facts; the question's words match two, one more strongly: min-max would give
+    # the weaker match 0 on the full-text list
+    lexical, vector = [("dog", 8.0), ("city", 3.0)], [("dog", 0.5), ("city", 0.4), ("job", 0.3)]
+    out = {r.id: r for r in _fuse(lexical, vector, weights={"lexical": 1.5, "vector": 1.0})}
+    assert out["city"].tier != "low" and out["job"].tier == "low"
+    assert out["dog"].score > out["city"].score > out["job"].score  # the ranking is min-max's
+    assert out["city"].score == pytest.approx(1.0 * 0.5 / 2.5)
+
+
+def test_the_nearest_vector_is_not_high_when_full_text_ran_and_matched_nothing():
+    vector = [("job", 0.3), ("city", 0.1)]
+    alone = _fuse([], vector)
+    searched = _fuse([], vector, searched=["lexical", "vector"])
+    assert alone[0].tier == "high" and searched[0].tier != "high"
+    assert [r.id for r in alone] == [r.id for r in searched]
+
+
 def test_priors_lower_stale_and_unsure_memories():
     out = _fuse([("old", 1.0), ("new", 1.0)], [], priors={"old": (0.1, 1.0), "new": (1.0, 1.0)},
                 freshness_weight=0.5)

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langgraph.store.base import Item, SearchOp
 
 from langgraph_typed_memory.lifecycle import HISTORY_STATUSES, split_history, split_newest
-from langgraph_typed_memory.namespaces import EXACT_KINDS, Scope, TypedNamespace, parse_namespace
+from langgraph_typed_memory.namespaces import (
+    EXACT_KINDS,
+    Scope,
+    TypedNamespace,
+    encode_namespace,
+    parse_namespace,
+)
 from langgraph_typed_memory.results import MemoryItem, SearchResults
 from langgraph_typed_memory.schemas import validate_record
 from langgraph_typed_memory.scoring import (
@@ -145,7 +151,7 @@ def _typed_find(
 def _newest(engine: Engine, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
     """The namespace's own current records, newest first (its index on ns and seq)."""
     now = engine.clock().timestamp()
-    rows = yield Sql(q.SQL_NEWEST, [".".join(typed.namespace()), now,
+    rows = yield Sql(q.SQL_NEWEST, [encode_namespace(typed.namespace()), now,
                                     op.offset + op.limit if not op.filter else 10_000])
     rows = [r for r in rows if matches_filter(engine.dialect.load_json(r[4]), op.filter)]
     page = rows[op.offset: op.offset + op.limit]
@@ -271,6 +277,8 @@ def _hybrid(
         freshness_weight=settings.freshness_weight,
         confidence_weight=settings.confidence_weight,
         tiers=settings.tier_thresholds,
+        searched=[name for name, ran in (("lexical", lexical_ran),
+                                         ("vector", isinstance(query_vector, list))) if ran],
     )
     fused = [f for f in fused if f.relevance >= settings.min_relevance]
     page = fused[op.offset : op.offset + op.limit]
