@@ -6,11 +6,12 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: install demo test lint typecheck unit stress bench clean
 
+# torch is pinned: 2.13.0 is the CPU build (from local disk on the project's machines); a plain
+# `torch` requirement pulls the multi-gigabyte CUDA build.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# The CPU build of torch from local disk; a plain `torch` requirement pulls gigabytes of CUDA.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[postgres,local,dev]'
 	touch $(STAMP)

@@ -46,6 +46,18 @@ SESSIONS: list[tuple[str, str, list[str]]] = [
 ]
 
 
+MODES = {
+    "exact": "every record in scope, no ranking",
+    "hybrid": "full text and vectors fused",
+    "vector": "vectors only (the question had no searchable word)",
+    "lexical": "full text only (no embedder)",
+    "like": "substring match, the last resort when full text found nothing and there are "
+            "no vectors",
+    "newest": "the newest records, added when word search came back short",
+}
+"""What each retrieval mode the trace names means."""
+
+
 def _shown(item: dict[str, Any]) -> str:
     value = item["value"]
     text = value.get("content") or value.get("summary") or value.get("value")
@@ -69,9 +81,11 @@ def show_turn(user: str, text: str, state: dict[str, Any]) -> None:
         left = len(found) - len(assembled.get(slot, []))
         if left > 0:
             print(f"  retrieved but not shown: {left} {slot} (budget, or said by a record shown)")
+    modes = retrieval["modes"]
+    used = {part for mode in modes.values() if mode for part in mode.split("+")}
     print(f"  retrieval mode: {retrieval['retrieval_mode']} "
-          f"(per slot: {', '.join(f'{k}={v}' for k, v in retrieval['modes'].items())}; "
-          "hybrid = full text and vectors fused)")
+          f"(per slot: {', '.join(f'{k}={v}' for k, v in modes.items())}; "
+          + "; ".join(f"{mode} = {MODES[mode]}" for mode in MODES if mode in used) + ")")
     slots = ", ".join(f"{k}={tokens.get(k, 0)}" for k in
                       ("policies", "procedures", "preferences", "facts", "episodes", "summary",
                        "recent"))
