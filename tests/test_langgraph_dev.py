@@ -103,3 +103,28 @@ def test_two_sessions_and_another_user_through_the_server(server: str) -> None:
     assert out["memory_trace"]["retrieval"]["preferences_applied"] == []
     assert out["memory_trace"]["retrieval"]["facts_returned"] == []
     assert "Lyon" not in out["memory_prompt"][0]["content"]
+
+
+def test_without_a_user_id_memory_belongs_to_the_thread(server: str) -> None:
+    """What an SDK client sends with only `tenant_id` (the server adds `"user_id": ""`)."""
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=server)
+
+    def say(thread_id: str, text: str) -> dict:
+        return client.runs.wait(
+            thread_id, "memory_chat", input={"messages": [{"role": "user", "content": text}]},
+            config={"configurable": {"tenant_id": "acme"}})
+
+    first = client.threads.create()["thread_id"]
+    out = say(first, "I live in Oslo and my cat's name is Pixel.")
+    assert out["memory_trace"]["degraded"] == []
+    assert {p["outcome"] for p in out["memory_trace"]["promotions"]} == {"written"}
+    assert out["memory_trace"]["user_id"] == f"thread-{first}"
+    out = say(first, "What is my cat called?")
+    assert "Pixel" in out["memory_prompt"][0]["content"]  # kept for this thread
+
+    second = client.threads.create()["thread_id"]
+    out = say(second, "What is my cat called?")
+    assert "Pixel" not in out["memory_prompt"][0]["content"]  # not another thread's
+    assert out["memory_trace"]["retrieval"]["facts_returned"] == []
