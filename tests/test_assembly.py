@@ -1,4 +1,4 @@
-"""Prompt assembly (E1-E3), tested without a database or network: slots, budget, summary."""
+"""Prompt assembly, tested without a database or network: slots, budget, summary, preamble."""
 
 from __future__ import annotations
 
@@ -70,16 +70,17 @@ def words(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)) + "."
 
 
-def check_report(a: Assembly, *, budget: int) -> None:
+def check_report(a: Assembly, *, budget: int, preamble: str = PREAMBLE) -> None:
     """The token report's keys and arithmetic, against an independent count of the output."""
     assert set(a.tokens) == {*SLOTS, "summary", "recent", "overhead", "total", "budget"}
     assert a.tokens["budget"] == budget
     parts = sum(a.tokens[k] for k in (*SLOTS, "summary"))
-    assert count_tokens(a.system_prompt) == count_tokens(PREAMBLE) + parts
-    recent = a.messages[1:]
+    assert count_tokens(a.system_prompt) == count_tokens(preamble) + parts
+    assert count_tokens(a.memory_block) == parts
+    recent = [m for m in a.messages if not isinstance(m, SystemMessage)]
     assert a.tokens["recent"] == sum(count_tokens(str(m.content)) for m in recent)
     framing = MESSAGE_OVERHEAD_TOKENS * len(a.messages)  # the system message and each turn
-    assert a.tokens["overhead"] == count_tokens(PREAMBLE) + framing
+    assert a.tokens["overhead"] == count_tokens(preamble) + framing
     assert a.tokens["total"] == parts + a.tokens["recent"] + a.tokens["overhead"]
     assert a.over_budget or a.tokens["total"] <= budget
 
@@ -444,3 +445,55 @@ def test_the_verbatim_window_never_opens_on_an_orphan_tool_result() -> None:
     assert roles == ["SystemMessage", "AIMessage", "HumanMessage"]
     whole = assemble(messages=messages, config={"recent_turns": 4})
     assert [type(m).__name__ for m in whole.messages][1:3] == ["AIMessage", "ToolMessage"]
+
+
+# The preamble is configurable; the memory block is the system prompt without it.
+
+OWN = "You are Acme's support agent. Answer in French.\n"
+
+
+def test_default_preamble_is_unchanged() -> None:
+    a = assemble(**RESERVED, messages=[HumanMessage("hi")])
+    assert a.system_prompt.startswith(PREAMBLE) and a.system_prompt == PREAMBLE + a.memory_block
+    assert a.messages[0] == SystemMessage(a.system_prompt)
+
+
+def test_a_custom_preamble_replaces_the_default_and_is_counted() -> None:
+    messages = [HumanMessage("Where is order 42?")]
+    ours = assemble(**RESERVED, facts=[fact(1, "Order 42 shipped.")], messages=messages,
+                    preamble=OWN, config={"budget_tokens": 400})
+    default = assemble(**RESERVED, facts=[fact(1, "Order 42 shipped.")], messages=messages,
+                       config={"budget_tokens": 400})
+    assert ours.system_prompt == OWN + ours.memory_block and PREAMBLE not in ours.system_prompt
+    assert ours.memory_block == default.memory_block
+    assert ours.messages[0] == SystemMessage(ours.system_prompt)
+    check_report(ours, budget=400, preamble=OWN)
+    assert ours.tokens["overhead"] - default.tokens["overhead"] == (
+        count_tokens(OWN) - count_tokens(PREAMBLE))
+
+
+def test_a_preamble_gets_its_newline_and_a_long_one_takes_room_from_ranked_slots() -> None:
+    facts = [fact(i, f"Fact number {i} about the account and its region.") for i in range(20)]
+    short = assemble(facts=facts, messages=[HumanMessage("q")], preamble="Be brief.",
+                     config={"budget_tokens": 300})
+    assert short.system_prompt.startswith("Be brief.\n## Relevant facts\n")
+    check_report(short, budget=300, preamble="Be brief.\n")
+    long = assemble(facts=facts, messages=[HumanMessage("q")], preamble="Be brief. " * 60,
+                    config={"budget_tokens": 300})
+    assert len(long.included["facts"]) < len(short.included["facts"])
+    assert long.tokens["total"] <= 300
+
+
+def test_an_empty_preamble_leaves_only_the_memory() -> None:
+    question = [HumanMessage("hi")]
+    a = assemble(**RESERVED, messages=question, preamble="")
+    assert a.system_prompt == a.memory_block and a.memory_block.startswith("## Policies")
+    check_report(a, budget=1500, preamble="")
+    nothing = assemble(messages=question, preamble="")
+    assert nothing.messages == question and nothing.memory_block == ""
+    check_report(nothing, budget=1500, preamble="")
+
+
+def test_a_preamble_that_is_not_text_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="preamble"):
+        assemble(messages=[], preamble=None)  # type: ignore[arg-type]

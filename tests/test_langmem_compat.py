@@ -13,6 +13,10 @@ The tools are run four ways: called directly with `store=` (sync and async), and
 `store=` from a `ToolNode` in a one-node `StateGraph` compiled with `store=our_store`, fed an
 `AIMessage` with the tool call (sync and async), which is how an agent calls them and how
 LangMem finds the store (`get_store()`).
+
+Typed namespaces are another matter: LangMem's `{"content": ...}` values fit no kind's schema,
+and its templates fill whole labels only. The last tests pin down what does and does not work
+there, and the documented recipe (LangMem for untyped notes beside the typed tools).
 """
 
 from __future__ import annotations
@@ -24,13 +28,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel
 
+from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+from langgraph_typed_memory.nodes import create_retrieve_node
+from langgraph_typed_memory.tools import create_memory_tools
 from tests.conftest import hash_index
 
 langmem = pytest.importorskip("langmem")
@@ -260,3 +267,73 @@ def test_the_memories_are_plain_store_items(backend_store_factory):
     assert item is not None and item.value == {"content": "User prefers tea"}
     assert [i.key for i in store.search(("memories",), query="tea")] == [key]
     assert store.list_namespaces(prefix=("memories",)) == [("memories", "u1")]
+
+
+# Typed memory: what LangMem's tools can and cannot do there (docs/memory-loop.md).
+
+ALICE_TYPED = {"configurable": {"langgraph_user_id": "alice", "tenant_id": "acme",
+                                "user_id": "alice", "run_id": "r1"}}
+
+
+def sqlite_store() -> BaseStore:
+    store = SqliteMemoryStore(connect_sqlite(":memory:"))
+    store.setup()
+    return store
+
+
+@pytest.mark.parametrize("namespace", [
+    ("tenant:acme", "user:alice", "fact"),
+    ("tenant:acme", "user:alice", "preference"),
+    ("tenant:acme", "user:alice", "episode"),
+    ("tenant:acme", "user:{langgraph_user_id}", "fact"),
+    ("tenant:acme", "{langgraph_user_id}", "fact"),
+])
+def test_langmem_cannot_write_typed_memory(namespace):
+    store = sqlite_store()
+    manage = langmem.create_manage_memory_tool(namespace=namespace, store=store)
+    with pytest.raises(ValueError, match="schema|not typed|unexpected label"):
+        manage.invoke({"content": "The user lives in Lyon."}, ALICE_TYPED)
+    assert store.list_namespaces() == []
+
+
+def test_langmem_fills_whole_labels_only():
+    store = sqlite_store()
+    for user in ("alice", "bob"):
+        store.put(("tenant:acme", f"user:{user}", "fact"), "city", {
+            "subject": user, "predicate": "home_city", "content": f"{user} lives in Lyon."})
+    literal = ("tenant:acme", "user:{langgraph_user_id}", "fact")
+    assert langmem.utils.NamespaceTemplate(literal)(ALICE_TYPED) == literal  # not filled
+    unfilled = langmem.create_search_memory_tool(namespace=literal, store=store)
+    assert json.loads(unfilled.invoke({"query": "Lyon"}, ALICE_TYPED)) == []
+    whole = langmem.create_search_memory_tool(
+        namespace=("tenant:acme", "{memory_user}", "fact"), store=store)
+    found = json.loads(whole.invoke({"query": "Lyon"}, {"configurable": {
+        "memory_user": "user:alice"}}))
+    assert [(hit["namespace"], hit["value"]["subject"]) for hit in found] == [
+        (["tenant:acme", "user:alice", "fact"], "alice")]
+
+
+def test_langmem_notes_beside_the_typed_tools_in_one_tool_node():
+    """The documented recipe: LangMem for untyped notes, the typed tools for typed memory."""
+    store = sqlite_store()
+    notes = langmem.create_manage_memory_tool(namespace=("memories", "{langgraph_user_id}"))
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([notes, *create_memory_tools()]))
+    builder.add_edge(START, "tools")
+    graph = builder.compile(store=store)
+    calls = [
+        {"name": notes.name, "args": {"content": "Likes dark mode in every editor."}, "id": "c1"},
+        {"name": "propose_fact", "args": {
+            "subject": "user", "predicate": "home_city", "value": "Lyon",
+            "content": "The user lives in Lyon.", "confidence": 0.9}, "id": "c2"},
+    ]
+    out = graph.invoke({"messages": [AIMessage("", tool_calls=calls)]}, ALICE_TYPED)
+    said = [m.content for m in out["messages"][1:]]
+    assert said[0].startswith("created memory") and said[1].startswith("written: fact")
+    assert store.list_namespaces() == [("memories", "alice"), ("tenant:acme", "user:alice", "fact")]
+    # The retrieve node reads typed memory only: the LangMem note never reaches the prompt.
+    context = create_retrieve_node(store).invoke(
+        {"messages": [HumanMessage("dark mode, and where do I live?")]}, ALICE_TYPED)[
+            "memory_context"]
+    shown = [item["value"] for slot in context.values() for item in slot]
+    assert [v.get("content") for v in shown] == ["The user lives in Lyon."]

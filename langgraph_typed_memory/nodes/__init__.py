@@ -4,7 +4,11 @@ Each factory returns a runnable node (sync and async) for any `StateGraph` whose
 `MemoryState` keys; each works alone and can be tested by invoking it with a state dict.
 """
 
-from langgraph_typed_memory.nodes.assemble import create_assemble_node
+from langgraph_typed_memory.nodes.assemble import (
+    create_assemble_node,
+    create_memory_prompt,
+    memory_system_message,
+)
 from langgraph_typed_memory.nodes.extract import create_extract_node
 from langgraph_typed_memory.nodes.promote import create_promote_node
 from langgraph_typed_memory.nodes.respond import (
@@ -20,6 +24,8 @@ __all__ = [
     "create_respond_node",
     "create_extract_node",
     "create_promote_node",
+    "create_memory_prompt",
+    "memory_system_message",
     "ReplyWithMemories",
     "extractive_reply",
 ]

@@ -1,25 +1,44 @@
-"""The assemble node: this turn's bounded prompt, rebuilt from memory."""
+"""The assemble node: this turn's bounded prompt, rebuilt from memory; and the prompt
+function that puts it in front of a tool-calling agent's every model call."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain_core.messages import (
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    convert_to_messages,
+)
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_typed_memory.assembly import (
+    PREAMBLE,
     AssemblyConfig,
     Summarizer,
     assemble,
     extractive_summary,
     normalize_assembly,
 )
+from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.nodes._common import message_text, trace_of, try_resolve_model
 
-__all__ = ["create_assemble_node", "model_summarizer", "absorbed_prefix", "KEPT_USER_TURNS"]
+__all__ = [
+    "create_assemble_node", "create_memory_prompt", "memory_system_message", "model_summarizer",
+    "absorbed_prefix", "KEPT_USER_TURNS", "BLOCK_KEY",
+]  # fmt: skip
+
+logger = logging.getLogger(__name__)
+
+BLOCK_KEY = "memory_block"
+"""The state key where the assemble node writes the memory block: the rendered memory
+without the preamble, a string ("" when there is nothing to show)."""
 
 KEPT_USER_TURNS = 4
 """User turns a trimmed conversation always keeps, the current one included: the extract node
@@ -106,6 +125,7 @@ def create_assemble_node(
     model: BaseChatModel | str | None = None,
     messages_key: str = "messages",
     trim_absorbed: bool = False,
+    preamble: str = PREAMBLE,
 ) -> RunnableLambda:
     """Build the assemble node.
 
@@ -115,6 +135,13 @@ def create_assemble_node(
     model input to `memory_prompt`, the token report to `memory_trace["tokens"]` and the ids
     of the records the prompt shows, per slot, to `memory_trace["assembled"]`. The
     prompt stays within `budget_tokens` however long the conversation runs.
+
+    It also writes the rendered memory alone, without the preamble, to `memory_block` (a
+    string, "" when there is nothing to show), for an app that places it in its own system
+    prompt: `memory_system_message` joins it to the app's prompt, and `create_memory_prompt`
+    gives a prebuilt ReAct agent the app's prompt, the memory and the turn's running messages
+    on every model call. LangGraph keeps only the keys a state declares: declare
+    `memory_block: str` in the graph's state to keep it.
 
     With `trim_absorbed=True` the state's conversation stays short too: the messages the
     running summary absorbed leave `messages` (`RemoveMessage` updates, whole user turns,
@@ -140,6 +167,10 @@ def create_assemble_node(
         trim_absorbed: Remove the messages the running summary absorbed from the state.
             Off by default here, because this node does not know who else reads the
             conversation in your graph; the prebuilt chat graph turns it on.
+        preamble: The opening text of `memory_prompt`'s system message, counted in the
+            budget (default `PREAMBLE`, "You are an assistant with long-term memory..."). Put
+            your app's system prompt here to send one system message, or "" to keep only the
+            memory.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -150,9 +181,15 @@ def create_assemble_node(
         ...                         "memory": {"id": "p1", "scope": {}}}]}})
         >>> out["memory_trace"]["tokens"]["budget"], len(out["memory_prompt"])
         (800, 2)
+        >>> out["memory_block"]
+        '## User preferences\\n- tone: terse\\n'
     """
 
     limits = normalize_assembly(settings)
+    if not isinstance(preamble, str):
+        raise ConfigurationError(
+            f"create_assemble_node: preamble={preamble!r:.80} is not text; pass a str "
+            "(\"\" for none).")
 
     def fold(config: RunnableConfig | None) -> tuple[Summarizer | None, str | None]:
         """The summarizer, and why the configured model could not be built (if so)."""
@@ -176,6 +213,7 @@ def create_assemble_node(
             summarized_count=int(state.get("memory_summarized") or 0),
             summarizer=summarize,
             config=limits,
+            preamble=preamble,
         )
         trace = trace_of(state)
         if why:
@@ -185,6 +223,7 @@ def create_assemble_node(
         trace["assembled"] = {slot: list(ids) for slot, ids in built.included.items()}
         update: dict[str, Any] = {
             "memory_prompt": built.messages,
+            BLOCK_KEY: built.memory_block,
             "memory_summary": built.summary or "",
             "memory_summarized": built.summarized_count,
             "memory_trace": trace,
@@ -202,3 +241,144 @@ def create_assemble_node(
         return await asyncio.to_thread(run, state, config)
 
     return RunnableLambda(run, afunc=arun, name="assemble")
+
+
+def _field(state: Any, key: str) -> Any:
+    """A state value, whether the state is a dict or a pydantic model."""
+    return state.get(key) if isinstance(state, Mapping) else getattr(state, key, None)
+
+
+def _has(state: Any, key: str) -> bool:
+    return key in state if isinstance(state, Mapping) else hasattr(state, key)
+
+
+def memory_system_message(
+    state: Any,
+    system_prompt: str | SystemMessage | None = None,
+    /,
+    *,
+    block_key: str = BLOCK_KEY,
+) -> SystemMessage | None:
+    """The app's system prompt and this turn's memory block as one `SystemMessage`.
+
+    The block is what the assemble node wrote to `memory_block`; the app's prompt comes
+    first, the memory after it. None when both are empty.
+
+    Raises:
+        ConfigurationError: the state has no `memory_block` (the assemble node did not run
+            before, or the state does not declare the key).
+
+    Example:
+        >>> state = {"memory_block": "## User preferences\\n- tone: terse\\n"}
+        >>> print(memory_system_message(state, "You are Acme's support agent.").content, end="")
+        You are Acme's support agent.
+        ## User preferences
+        - tone: terse
+    """
+    if not _has(state, block_key):
+        raise ConfigurationError(
+            f"The state has no {block_key!r}: run the assemble node (create_assemble_node) "
+            f"before the model, and declare `{block_key}: str` in the graph's state schema "
+            "(LangGraph drops the keys a state does not declare)."
+        )
+    block = str(_field(state, block_key) or "")
+    own = system_prompt.content if isinstance(system_prompt, SystemMessage) else system_prompt
+    if own is not None and not isinstance(own, str):
+        raise ConfigurationError(
+            f"memory_system_message: system_prompt={own!r:.80} is not text; pass a str or a "
+            "SystemMessage with text content.")
+    own = own or ""
+    text = own + ("\n" if own and block and not own.endswith("\n") else "") + block
+    return SystemMessage(text) if text else None
+
+
+def _running(window: Sequence[BaseMessage], messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages added after the assembled window: the turn's AI and tool messages.
+
+    The window's last message (the user's current one) is found newest first, by id (in a
+    graph every message has one), else by equality. Raises `LookupError` when it is not in
+    the conversation.
+    """
+    if not window:
+        return list(messages)
+    last = window[-1]
+    for i in range(len(messages) - 1, -1, -1):
+        if (messages[i].id == last.id) if last.id else (messages[i] == last):
+            return list(messages[i + 1:])
+    raise LookupError(last.id or "(no id)")
+
+
+def create_memory_prompt(
+    system_prompt: str | SystemMessage | None = None,
+    /,
+    *,
+    messages_key: str = "messages",
+    prompt_key: str = "memory_prompt",
+    block_key: str = BLOCK_KEY,
+) -> Callable[[Any], list[BaseMessage]]:
+    """A `prompt=` for LangGraph's prebuilt `create_react_agent`: memory on every model call.
+
+    The agent calls it before each model call of its tool loop. It returns one system
+    message (your `system_prompt`, then the memory block the assemble node rendered this
+    turn), the verbatim window the assemble node chose (the budgeted recent turns, the
+    user's current message last), then every message added since: the turn's tool calls,
+    tool results and replies, so the model sees them on its next call. Run the retrieve and
+    assemble nodes before the agent (see docs/memory-loop.md, "A prebuilt ReAct agent").
+
+    With `system_prompt=None` the system message is the assemble node's own (its `preamble`
+    and the memory), so an app that passes its system prompt to the node as `preamble` gets
+    it counted in the budget. With a `system_prompt`, the memory block comes from the state's
+    `memory_block` (declare it in the state schema); the budget then counts the memory and
+    the window, not your prompt. The turn's tool traffic is never counted by the budget: it
+    grows with the tool loop.
+
+    Args:
+        system_prompt: Your app's system prompt; None: the assemble node's system message.
+        messages_key: The state key holding the conversation.
+        prompt_key: The state key holding the assembled prompt.
+        block_key: The state key holding the memory block.
+
+    Raises:
+        ConfigurationError: (when called) the assemble node has not run this turn.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        >>> ask = HumanMessage("Where is order 42?", id="h1")
+        >>> call = AIMessage("", id="a1", tool_calls=[
+        ...     {"name": "order_status", "args": {"order": 42}, "id": "c1"}])
+        >>> state = {"messages": [ask, call, ToolMessage("shipped", tool_call_id="c1", id="t1")],
+        ...          "memory_prompt": [SystemMessage("...memory..."), ask],
+        ...          "memory_block": "## User preferences\\n- tone: terse\\n"}
+        >>> prompt = create_memory_prompt("You are Acme's support agent.")
+        >>> [type(m).__name__ for m in prompt(state)]
+        ['SystemMessage', 'HumanMessage', 'AIMessage', 'ToolMessage']
+        >>> print(prompt(state)[0].content, end="")
+        You are Acme's support agent.
+        ## User preferences
+        - tone: terse
+    """
+
+    def prompt(state: Any) -> list[BaseMessage]:
+        assembled = convert_to_messages(_field(state, prompt_key) or [])  # dicts too
+        if not assembled:
+            raise ConfigurationError(
+                f"The state has no {prompt_key!r}: run the retrieve and assemble nodes "
+                "(create_retrieve_node, create_assemble_node) before the agent, in a graph "
+                "whose state declares the memory keys (MemoryState)."
+            )
+        head = assembled[0] if isinstance(assembled[0], SystemMessage) else None
+        window = assembled[1:] if head is not None else assembled
+        if system_prompt is None:
+            system = head
+        else:
+            system = memory_system_message(state, system_prompt, block_key=block_key)
+        messages = convert_to_messages(_field(state, messages_key) or [])
+        try:
+            turn = [*window, *_running(window, messages)]
+        except LookupError as missing:
+            logger.warning("memory prompt: the current message %s is not in %r; sending the "
+                           "whole conversation after the memory", missing, messages_key)
+            turn = messages
+        return [system, *turn] if system is not None else turn
+
+    return prompt
