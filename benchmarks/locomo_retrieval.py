@@ -293,9 +293,33 @@ class Bm25Baseline:
         return [ids[i] for i in np.argsort(-scores, kind="stable")[:LIMIT]]
 
 
+def write_chunks(ops: Sequence[PutOp], size: int = WRITE_CHUNK) -> list[list[PutOp]]:
+    """`ops` in order, in chunks of at most `size` where no text occurs twice.
+
+    LangGraph's `InMemoryStore.batch` embeds a chunk's distinct texts but expects a vector per
+    item, so a turn said twice in one chunk ("haha", "Thanks!") raises; a repeat starts a new
+    chunk.
+
+    Example:
+        >>> [[op.key for op in chunk] for chunk in write_chunks(
+        ...     [PutOp(("a",), k, {"text": t}) for k, t in zip("123", ["hi", "hi", "yo"])])]
+        [['1'], ['2', '3']]
+    """
+    chunks: list[list[PutOp]] = [[]]
+    texts: set[str] = set()
+    for op in ops:
+        text = str((op.value or {}).get("text"))
+        if len(chunks[-1]) >= size or text in texts:
+            chunks.append([])
+            texts = set()
+        chunks[-1].append(op)
+        texts.add(text)
+    return [chunk for chunk in chunks if chunk]
+
+
 def put_chunks(store: BaseStore, ops: Sequence[PutOp], label: str) -> None:
-    for start in range(0, len(ops), WRITE_CHUNK):
-        store.batch(ops[start : start + WRITE_CHUNK])
+    for chunk in write_chunks(ops):
+        store.batch(chunk)
     log(f"  {label}: wrote {len(ops)} records")
 
 
@@ -380,6 +404,8 @@ class TypedMemorySystem:
         if self.rewrite is not None:
             query = self.rewrite(query)
         found = self.store.search(conversation.scope, query=query, limit=LIMIT)
+        if getattr(found, "degraded", None):  # a degraded search measures the wrong thing
+            raise RuntimeError(f"{self.name}: the search degraded: {found.degraded}")
         return self.db.dia_ids([it.key for it in found])
 
 

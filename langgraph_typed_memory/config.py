@@ -214,6 +214,8 @@ class IndexSettings:
 def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSettings | None:
     """Validate LangGraph's `IndexConfig` (`dims`, `embed`, `fields`) and `embed_timeout`.
 
+    `text_fields`, the name LangGraph's `SqliteStore` reads for `fields`, is taken too.
+
     `embed` may be an `Embeddings`, a callable, an `init_embeddings` string, or
     ``"local:all-MiniLM-L6-v2"`` for the bundled offline model (the `local` extra).
     `embed_timeout` (seconds, default 10, None for no limit) bounds every embedding call: a
@@ -228,14 +230,16 @@ def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSetti
         2.5
 
     Raises:
-        ConfigurationError: missing or wrong `dims`/`embed`/`fields`/`embed_timeout`.
+        ConfigurationError: missing or wrong `dims`/`embed`/`fields`/`embed_timeout`, or
+            `fields` and `text_fields` naming different paths.
     """
     if index is None:
         return None
     index = dict(index)
     reject_unknown_keys(
         "index", index,
-        ("dims", "embed", "fields", "ann_index_config", "distance_type", "embed_timeout"),
+        ("dims", "embed", "fields", "text_fields", "ann_index_config", "distance_type",
+         "embed_timeout"),
     )
     timeout = index.get("embed_timeout", DEFAULT_EMBED_TIMEOUT)
     if timeout is not None and (
@@ -258,9 +262,7 @@ def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSetti
         from langgraph_typed_memory.embeddings import LocalEmbeddings
 
         embed = LocalEmbeddings(embed.removeprefix("local:"))
-    fields = index.get("fields") or ["$"]
-    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
-        raise ConfigurationError(f"index config fields={fields!r}: give a list of paths.")
+    fields = _index_fields(index)
     return IndexSettings(
         dims=dims,
         embeddings=ensure_embeddings(embed),
@@ -268,6 +270,35 @@ def normalize_index(index: IndexConfig | Mapping[str, Any] | None) -> IndexSetti
         paths=tuple((f, f if f == "$" else tokenize_path(f)) for f in fields),
         embed_timeout=None if timeout is None else float(timeout),
     )
+
+
+def _index_fields(index: Mapping[str, Any]) -> list[str]:
+    """The paths to embed: `fields`, as LangGraph's `PostgresStore` and `InMemoryStore` read
+    them, or `text_fields`, the name LangGraph's `SqliteStore` reads; either a list of paths
+    or one path. Both may be given if they name the same paths.
+
+    Example:
+        >>> _index_fields({"text_fields": "text"}), _index_fields({})
+        (['text'], ['$'])
+    """
+    given = {name: index[name] for name in ("fields", "text_fields") if index.get(name)}
+    normalized = {
+        name: [paths] if isinstance(paths, str) else paths for name, paths in given.items()
+    }
+    for name, paths in normalized.items():
+        if not isinstance(paths, (list, tuple)) or not all(
+            isinstance(p, str) and p for p in paths
+        ):
+            raise ConfigurationError(
+                f"index config {name}={given[name]!r}: give a list of paths, e.g. ['text']."
+            )
+    if len(normalized) == 2 and list(normalized["fields"]) != list(normalized["text_fields"]):
+        raise ConfigurationError(
+            f"index config fields={given['fields']!r} and text_fields={given['text_fields']!r} "
+            "name different paths; give one of them (text_fields is the name LangGraph's "
+            "SqliteStore reads, fields the name of its other stores)."
+        )
+    return list(next(iter(normalized.values()), ["$"]))
 
 
 @dataclass(frozen=True, slots=True)

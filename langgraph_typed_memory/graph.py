@@ -19,6 +19,7 @@ from langgraph_typed_memory.nodes import (
     create_respond_node,
     create_retrieve_node,
 )
+from langgraph_typed_memory.nodes._common import check_gate_store
 from langgraph_typed_memory.state import MemoryState
 
 __all__ = ["build_memory_chat_graph", "create_memory_chat_graph"]
@@ -35,8 +36,11 @@ def build_memory_chat_graph(
 ) -> StateGraph:
     """The uncompiled chat graph, for adding nodes or compiling it your way.
 
-    Nodes read the store from the graph's runtime (`graph.compile(store=...)`). Arguments as
-    for `create_memory_chat_graph`.
+    Nodes read the store from the graph's runtime (`graph.compile(store=...)`): compiled
+    without one (and not run by a LangGraph server that supplies one), the first turn raises
+    `ConfigurationError`, as it does with a store that has no promotion gate. To add your own
+    keys to the state, extend `MemoryState`: a state without its keys fails the same way.
+    Arguments as for `create_memory_chat_graph`.
 
     Example:
         >>> from langgraph.checkpoint.memory import InMemorySaver
@@ -89,13 +93,19 @@ def create_memory_chat_graph(
     Args:
         model: A chat model or `init_chat_model` string; None: configuration, environment
             (`TYPED_MEMORY_MODEL`) or the offline extractive responder.
-        store: The memory store (a `SqliteMemoryStore` or `PostgresMemoryStore`).
+        store: The memory store (a `SqliteMemoryStore` or `PostgresMemoryStore`, sync or
+            async); None: the runtime's (a LangGraph server's). Without either, the first
+            turn raises `ConfigurationError`.
         checkpointer: LangGraph checkpointer, ideally on the same database.
         combined: One structured model call for the reply and the extraction candidates.
         assembly: Prompt budget settings (`AssemblyConfig`).
         summarizer: Running-summary function (default extractive).
         trim_absorbed: Remove the messages the running summary absorbed from the state
             (default True; see `create_assemble_node`).
+
+    Raises:
+        ConfigurationError: `store` has no promotion gate (LangGraph's `InMemoryStore`, for
+            instance): the graph would store nothing.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -110,6 +120,8 @@ def create_memory_chat_graph(
         >>> {p["outcome"] for p in out["memory_trace"]["promotions"]}
         {'written'}
     """
+    if store is not None:
+        check_gate_store(store)
     builder = build_memory_chat_graph(
         model, combined=combined, assembly=assembly, summarizer=summarizer,
         trim_absorbed=trim_absorbed,

@@ -1,14 +1,15 @@
 """The namespace grammar: how a LangGraph namespace tuple maps to (scope, kind).
 
 A namespace whose first label starts with ``tenant:`` is *typed*; every other namespace is
-*untyped* and behaves exactly like LangGraph's own stores.
+*untyped* and behaves exactly like LangGraph's own stores, unless it looks like a typed one that
+breaks the grammar (see `check_untyped`): that is an error, not an untyped namespace.
 
     typed     := tenant [user] [agent] kind
     tenant    := "tenant:" ID
     user      := "user:" ID
     agent     := "agent:" ID
     kind      := "policy" | "preference" | "fact" | "episode" | "procedure" | "observation"
-    ID        := 1-128 characters, none of them "." or ":" or control characters
+    ID        := 1-128 characters, none of them ":" or a control character
 
 Examples:
     ``("tenant:acme", "policy")`` tenant-wide policies;
@@ -16,8 +17,9 @@ Examples:
     ``("tenant:acme", "agent:support", "procedure")`` the support agent's procedures;
     ``("tenant:acme", "user:alice", "agent:support", "fact")`` facts Alice's support agent learned.
 
-A write lands in exactly the scope its namespace names. A read sees that scope and the wider
-shared scopes it contains: tenant-wide records, the user's records, the agent's records.
+Ids may hold ``.`` and ``@`` (``alice@example.com``, ``acme.io``) and round-trip exactly. A write
+lands in exactly the scope its namespace names. A read sees that scope and the wider shared
+scopes it contains: tenant-wide records, the user's records, the agent's records.
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ __all__ = [
     "TypedNamespace",
     "memory_namespace",
     "parse_namespace",
+    "parse_scope",
     "is_typed",
+    "is_valid_id",
+    "check_untyped",
+    "misspelt_kind",
+    "encode_namespace",
+    "decode_namespace",
 ]
 
 Kind = Literal["policy", "preference", "fact", "episode", "procedure", "observation"]
@@ -48,7 +56,9 @@ RANKED_KINDS: frozenset[str] = frozenset({"fact", "episode", "observation"})
 """Kinds read by semantic discovery: hybrid lexical + vector ranking."""
 
 TENANT, USER, AGENT = "tenant:", "user:", "agent:"
-_ID = re.compile(r"^[^.:\x00-\x1f\x7f]{1,128}$")
+SCOPE_PREFIXES = (TENANT, USER, AGENT)
+_ID = re.compile(r"[^:\x00-\x1f\x7f]{1,128}")
+_ID_RULE = "1-128 characters without ':', control characters or lone surrogates"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,15 +121,174 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
+def is_valid_id(ident: str) -> bool:
+    """Whether `ident` can be a tenant, user or agent id: 1-128 characters, no ":", no
+    control characters (".", "@", "/" and spaces are fine).
+
+    Example:
+        >>> is_valid_id("alice@example.com"), is_valid_id("acme.io"), is_valid_id("a:b")
+        (True, True, False)
+    """
+    return bool(_ID.fullmatch(ident)) and not _has_surrogate(ident)
+
+
 def _check_id(namespace: tuple[str, ...], label: str, prefix: str) -> str:
     ident = label[len(prefix) :]
-    if not _ID.match(ident) or _has_surrogate(ident):
+    if not is_valid_id(ident):
         raise InvalidNamespace(
             f"Namespace {namespace!r}: label {label!r} has an invalid id {ident!r}. Ids are "
-            "1-128 characters without '.', ':', control characters or lone surrogates, "
-            "e.g. 'tenant:acme'."
+            f"{_ID_RULE}, e.g. 'tenant:acme' or 'user:alice@example.com'."
         )
     return ident
+
+
+def _scope_prefix(label: str) -> str | None:
+    """The scope prefix a label starts with, ignoring case and surrounding blanks."""
+    folded = label.strip().lower()
+    return next((p for p in SCOPE_PREFIXES if folded.startswith(p)), None)
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance (insertions, deletions, substitutions, adjacent transpositions)."""
+    rows = [list(range(len(b) + 1))]
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            row.append(min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (x != y)))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def misspelt_kind(label: str) -> Kind | None:
+    """The memory kind `label` names or misspells, else None.
+
+    Case, surrounding blanks and a plural are ignored; beyond that a label may be one edit
+    away from "fact" and two from the longer kinds. Only used where a namespace already claims
+    the typed grammar, so an untyped label that happens to be close stays untyped.
+
+    Example:
+        >>> misspelt_kind("facts"), misspelt_kind("Policies"), misspelt_kind("prefrence")
+        ('fact', 'policy', 'preference')
+        >>> misspelt_kind("memories") is None, misspelt_kind("prefs") is None
+        (True, True)
+    """
+    word = label.strip().lower()
+    forms = {word, word.removesuffix("s")}
+    if word.endswith("ies"):
+        forms.add(word[:-3] + "y")
+    best = min((_edits(form, kind), kind) for form in forms for kind in KINDS)
+    distance, kind = best
+    return kind if distance <= (1 if len(kind) <= 4 else 2) else None
+
+
+def check_untyped(namespace: tuple[str, ...]) -> None:
+    """Refuse an untyped namespace that looks like a typed one breaking the grammar.
+
+    A namespace that does not start with "tenant:" is untyped and works as in LangGraph,
+    unless it *claims* the typed grammar, which would otherwise make it silently untyped and
+    invisible to typed search. It claims it when:
+
+    - a label starts with "tenant:" in another case or after blanks ("Tenant:acme"), or
+      "tenant:" is not the first label;
+    - or a label starts with "user:" or "agent:" (any case) and the last label is a memory
+      kind or close to one (`misspelt_kind`): ("acme", "user:alice", "fact").
+
+    So ("memories", "alice"), ("users", "123", "prefs"), ("docs",) and even
+    ("memories", "user:123") stay untyped.
+
+    Example:
+        >>> check_untyped(("memories", "user:123"))
+        >>> check_untyped(("acme", "user:alice", "fact"))
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.InvalidNamespace: Namespace ('acme', 'user:alice', 'fact') ...
+
+    Raises:
+        InvalidNamespace: the namespace looks typed but is not; the message says what to fix.
+    """
+    prefixes = [_scope_prefix(label) for label in namespace]
+    if TENANT in prefixes:
+        at = prefixes.index(TENANT)
+        label = namespace[at]
+        if at == 0:
+            fixed = TENANT + label.strip()[len(TENANT) :]
+            raise InvalidNamespace(
+                f"Namespace {namespace!r} looks typed but its first label {label!r} is not "
+                f"'tenant:' in lower case: write {fixed!r}, e.g. "
+                f"{(fixed, *namespace[1:])!r}. A namespace is typed only when its first "
+                "label starts with exactly 'tenant:'."
+            )
+        rest = namespace[:at] + namespace[at + 1 :]
+        raise InvalidNamespace(
+            f"Namespace {namespace!r} looks typed but {label!r} is not its first label: a "
+            "typed namespace is ('tenant:ID', ['user:ID'], ['agent:ID'], KIND), e.g. "
+            f"{(label, *rest)!r}."
+        )
+    if not (USER in prefixes or AGENT in prefixes) or len(namespace) < 2:
+        return
+    kind = misspelt_kind(namespace[-1])
+    if kind is None:
+        return
+    scope = [p + label.strip()[len(p) :]
+             for label, p in zip(namespace, prefixes, strict=True) if p is not None]
+    first = namespace[0].strip()
+    tenant = "tenant:ID" if prefixes[0] or ":" in first or first.lower() == "tenant" \
+        else TENANT + first
+    raise InvalidNamespace(
+        f"Namespace {namespace!r} looks typed (scope labels and the kind {kind!r}) but does "
+        "not start with a 'tenant:' label, so it would be untyped and invisible to typed "
+        f"search. Write it as {(tenant, *scope, kind)!r}: ('tenant:ID', ['user:ID'], "
+        "['agent:ID'], KIND)."
+    )
+
+
+def encode_namespace(namespace: tuple[str, ...]) -> str:
+    """The text a namespace (or prefix) is stored and matched under: its labels joined by ".".
+
+    Labels of untyped namespaces never hold "." (LangGraph forbids it). Ids of typed ones may,
+    so in a typed namespace each "." of an id is stored as ":", which ids cannot hold: the
+    text stays one label per "."-separated part, and one scope's text is never a prefix of
+    another's (`tenant:a` does not prefix `tenant:a.b`, stored `tenant:a:b`). Stored texts
+    written before ids could hold "." are unchanged.
+
+    Example:
+        >>> encode_namespace(("tenant:acme.io", "user:alice@example.com", "fact"))
+        'tenant:acme:io.user:alice@example:com.fact'
+        >>> encode_namespace(("memories", "alice"))
+        'memories.alice'
+    """
+    if not is_typed(namespace):
+        return ".".join(namespace)
+    return ".".join(_encode_label(label) for label in namespace)
+
+
+def _encode_label(label: str) -> str:
+    for prefix in SCOPE_PREFIXES:
+        if label.startswith(prefix):
+            return prefix + label[len(prefix) :].replace(".", ":")
+    return label
+
+
+def decode_namespace(text: str) -> tuple[str, ...]:
+    """The namespace a stored text stands for (the inverse of `encode_namespace`).
+
+    Example:
+        >>> decode_namespace("tenant:acme:io.user:alice@example:com.fact")
+        ('tenant:acme.io', 'user:alice@example.com', 'fact')
+    """
+    labels = text.split(".")
+    if not labels[0].startswith(TENANT):
+        return tuple(labels)
+    return tuple(_decode_label(label) for label in labels)
+
+
+def _decode_label(label: str) -> str:
+    head, colon, ident = label.partition(":")
+    if colon and head + colon in SCOPE_PREFIXES:
+        return head + colon + ident.replace(":", ".")
+    return label
 
 
 def parse_scope(labels: tuple[str, ...], *, namespace: tuple[str, ...] | None = None) -> Scope:
@@ -146,11 +315,25 @@ def parse_scope(labels: tuple[str, ...], *, namespace: tuple[str, ...] | None = 
             agent = _check_id(namespace, label, AGENT)
         else:
             raise InvalidNamespace(
-                f"Namespace {namespace!r}: unexpected label {label!r}. The grammar is "
-                "('tenant:ID', ['user:ID'], ['agent:ID'], KIND), e.g. "
+                f"Namespace {namespace!r}: unexpected label {label!r}{_why_unexpected(label)}. "
+                "The grammar is ('tenant:ID', ['user:ID'], ['agent:ID'], KIND), e.g. "
                 "('tenant:acme', 'user:alice', 'preference')."
             )
     return Scope(tenant, user, agent)
+
+
+def _why_unexpected(label: str) -> str:
+    """What is wrong with a label where a scope label was expected."""
+    prefix = _scope_prefix(label)
+    if prefix is not None and not label.startswith(prefix):
+        return f" (write {prefix + label.strip()[len(prefix):]!r}: scope labels are lower case)"
+    if prefix == TENANT:
+        return " (a namespace has one tenant label, the first)"
+    if prefix is not None:
+        return " (each scope label once, 'user:' before 'agent:')"
+    if (kind := misspelt_kind(label)) is not None:
+        return f" (the kind, {kind!r}, is the last label)"
+    return ""
 
 
 def parse_namespace(namespace: tuple[str, ...]) -> TypedNamespace:
@@ -179,6 +362,8 @@ def parse_namespace(namespace: tuple[str, ...]) -> TypedNamespace:
             hint = f"it ends in the scope label {kind!r}; add a kind after it"
         else:
             hint = f"{kind!r} is not one of {', '.join(KINDS)}"
+            if (near := misspelt_kind(kind)) is not None:
+                hint += f" (did you mean {near!r}?)"
         raise UnknownKind(f"Namespace {namespace!r} names no valid memory kind: {hint}.")
     return TypedNamespace(parse_scope(namespace[:-1], namespace=namespace), kind)  # type: ignore[arg-type]
 

@@ -102,15 +102,32 @@ def _apply(value: Any, op: str, operand: Any) -> bool:
 
 
 def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
-    """LangGraph's filter semantics: top-level keys, nested dict equality, `$` operators.
+    """LangGraph's filter semantics: top-level keys, nested dict equality, `$` operators. A
+    dotted key (`"user.level"`) names the top-level key of that name when the value has one
+    (as LangGraph's in-memory and Postgres stores read it), else the nested field (as its
+    SQLite store reads it).
 
     Example:
         >>> matches_filter({"n": 3, "m": {"a": 1}}, {"n": {"$gte": 2}, "m": {"a": 1}})
         True
+        >>> matches_filter({"user": {"access-level": "public"}}, {"user.access-level": "public"})
+        True
     """
     if not filter:
         return True
-    return all(_compare(value.get(k), v) for k, v in filter.items())
+    return all(_compare(_field(value, k), v) for k, v in filter.items())
+
+
+def _field(value: Mapping[str, Any], key: str) -> Any:
+    """A filter key's field: the top-level key, else the dotted path through nested objects."""
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, Mapping) or part not in found:
+            return None
+        found = found[part]
+    return found
 
 
 STOP_WORDS = frozenset("""

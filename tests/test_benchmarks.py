@@ -1,4 +1,4 @@
-"""The LoCoMo retrieval harness (SPEC H1): its answer-key firewall, metrics, and a quick run."""
+"""The LoCoMo retrieval harness: its answer-key firewall, metrics, and a quick run."""
 
 from __future__ import annotations
 
@@ -152,6 +152,21 @@ def test_quick_run_writes_the_report(tmp_path: Path) -> None:
         assert 0.0 < row["p50_ms"] <= row["p95_ms"], name
 
 
+def test_a_text_said_twice_in_one_write_chunk_loads_every_baseline() -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from tests.fake_embeddings import HashEmbeddings
+
+    raw = {**CONVERSATION, "session_1": [
+        *CONVERSATION["session_1"],
+        {"speaker": "Ann", "dia_id": "D1:3", "text": "I adopted a dog named Rex."}]}
+    conversation = locomo.conversation_from_raw("c", raw, locomo.EvidenceStats())
+    index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
+    baseline = harness.LangGraphBaseline("langgraph_inmemory", InMemoryStore(index=index))
+    baseline.load(conversation)  # LangGraph's batch raises on a repeated text in one chunk
+    assert {"D1:1", "D1:3"} <= set(baseline.search(conversation, "Rex the dog"))
+
+
 def _load_loop() -> Any:
     spec = importlib.util.spec_from_file_location("locomo_loop",
                                                   REPO / "benchmarks" / "locomo_loop.py")
@@ -186,3 +201,61 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
     timing = report["write_path"]
     assert timing["turns"] > 0
     assert 0 < timing["excluding_embedding"]["p50_ms"] <= timing["including_embedding"]["p95_ms"]
+
+
+# ------------------------------------------------------------------------------ many users
+
+
+def _load_many_users() -> Any:
+    """Import benchmarks/many_users.py as `python benchmarks/many_users.py` runs it."""
+    folder = str(REPO / "benchmarks")
+    if folder not in sys.path:
+        sys.path.append(folder)
+    if "many_users" in sys.modules:
+        return sys.modules["many_users"]
+    spec = importlib.util.spec_from_file_location("many_users",
+                                                  REPO / "benchmarks" / "many_users.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) -> None:
+    """Every system answers both traffic patterns; the product's fan-outs see the tenant-wide
+    facts (LangGraph's PostgresStore, matching namespace prefixes, the user's own only)."""
+    import os
+
+    if backend == "postgres" and os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"):
+        pytest.skip("TYPED_MEMORY_SKIP_POSTGRES is set")
+    many_users = _load_many_users()
+    out = tmp_path / "many_users.json"
+    assert many_users.main(["--backend", backend, "--quick", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    meta = report["meta"]
+    assert meta["date"] and meta["machine"] and meta["command"].endswith(str(out))
+    assert (meta["users"], meta["memories_per_user"], meta["tenant_facts"]) == (200, 10, 500)
+    assert meta["mix"] == {"preference": 1, "fact": 6, "episode": 3}
+    expected = ({many_users.SQLITE} if backend == "sqlite"
+                else {many_users.POSTGRES, many_users.LANGGRAPH})
+    assert set(report["systems"]) == expected
+    for name, rows in report["systems"].items():
+        assert set(rows) == {"uniform", "zipf"}, name
+        for pattern, r in rows.items():
+            assert r["requests"] == 100, (name, pattern)
+            assert 0 < r["p50_ms"] <= r["p95_ms"] <= r["max_ms"], (name, pattern)
+            assert 0 < r["distinct_users"] <= 100 and r["db_mb"] > 0, (name, pattern)
+            assert r["ingest_items_per_s"] > 0
+            assert all(v > 0 for v in r["rss_mb"].values()), (name, pattern)
+            typed = name != many_users.LANGGRAPH
+            # the product: 6 own facts + 500 tenant-wide ones, top 16; LangGraph: its own 6
+            assert (r["mean_facts"], r["mean_episodes"]) == ((16.0 if typed else 6.0), 3.0)
+            if typed:
+                assert r["cache"]["cache_scopes"] > 0 and r["cache"]["vector_full_loads"] > 0
+        # Zipf's law puts most requests on a few users
+        assert rows["zipf"]["distinct_users"] < rows["uniform"]["distinct_users"], name
+    for name, verdict in report["acceptance"].items():
+        assert name in expected and verdict["uniform_p95_ms"] > 0
+        assert (backend == "postgres") == ("no_slower_than_langgraph" in verdict)

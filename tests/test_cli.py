@@ -1,4 +1,4 @@
-"""The `typed-memory` CLI (SPEC J1) on SQLite and Postgres: every subcommand in-process through
+"""The `typed-memory` CLI on SQLite and Postgres: every subcommand in-process through
 `main(argv)`, the installed console script once, `--help` completeness, and the error paths
 (one line on stderr, exit code 2 for usage and 1 for failures, never a traceback)."""
 
@@ -371,7 +371,7 @@ def test_export_import_round_trip_with_prompted_passphrases(
 def test_export_refuses_bad_passphrases_and_existing_files(
     seeded: str, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    answers = iter(["one", "two"])
+    answers = iter(["first passphrase", "second passphrase"])
     monkeypatch.setattr(cli_commands.getpass, "getpass", lambda prompt="": next(answers))
     target = tmp_path / "x.lgtm"
     code, _, err = cli("--db", seeded, "export", "--tenant", "acme", "--out", str(target))

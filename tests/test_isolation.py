@@ -53,8 +53,8 @@ PROMOTE_EXAMPLES = 100
 STRESS = 10
 """The slow variants (`make stress`: `pytest -m slow --run-slow`) run 10x the examples."""
 
-TENANTS = ["acme", "acme2", "ac%", "ac_e", "Acme"]  # prefixes, wildcards, case
-USERS = ["alice", "alice2", "al%", "_", "bob"]
+TENANTS = ["acme", "acme2", "ac%", "ac_e", "Acme", "acme.io"]  # prefixes, wildcards, case, dots
+USERS = ["alice", "alice2", "al%", "_", "bob", "alice.bob", "alice@example.com"]
 AGENTS = ["bot", "bot2", "b*t"]
 KEYS = ["k0", "k1", "%", "_", "k'0"]
 SENTENCES = [
@@ -255,9 +255,14 @@ def untyped_namespace(tag: str, tenant: str, place: int) -> tuple[str, ...]:
         ("docs", tag),
         ("docs", tag, "x%"),
         ("docs", f"{tag}_0"),  # its string starts with the first one's (no tag has a _)
-        (f"Tenant:{tenant}", "user:alice", "fact"),  # upper-case T: untyped
-        ("tenant", tenant, "fact"),  # no colon: untyped
+        ("docs", tag, "user:alice"),  # a scope label but no kind: untyped
+        ("tenant", untyped_label(tenant), "fact"),  # no colon: untyped
     ][place]
+
+
+def untyped_label(ident: str) -> str:
+    """An id as an untyped label, which cannot hold "." (a typed id can: `acme.io`)."""
+    return ident.replace(".", "-")
 
 
 def tagged(scope: Scope, tag: str) -> Scope:
@@ -452,8 +457,8 @@ def check_list_namespaces(u: Universe, read: Read, caller: Scope) -> None:
 
 
 def check_untyped(u: Universe, read: Read, caller: Scope) -> None:
-    prefix = [(), ("docs",), ("docs", u.tag), ("tenant", caller.tenant_id),
-              (f"Tenant:{caller.tenant_id}",), ("docs", u.tag)][read.extra]  # 2 twice as often
+    prefix = [(), ("docs",), ("docs", u.tag), ("tenant", untyped_label(caller.tenant_id)),
+              ("docs", u.tag, "user:alice"), ("docs", u.tag)][read.extra]  # 2 twice as often
     found = u.store.search(prefix, query=read.query, limit=read.limit)
     assert not any(isinstance(i, MemoryItem) or is_typed(tuple(i.namespace)) for i in found)
     if read.extra >= 2:  # prefixes inside this universe: compare with the model

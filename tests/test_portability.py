@@ -344,7 +344,7 @@ def test_collisions_are_refused_and_named(source, backend_store_factory, clock, 
     source.export_scope(path, PASS, tenant_id="acme", user_id="alice",
                         untyped_prefixes=ALICE_PREFIXES, scrypt_n=N)
     before = dump(source, "acme", prefixes=ALL_PREFIXES)
-    with pytest.raises(ImportCollision, match="tenant 'acme' user 'alice'.*typed record"):
+    with pytest.raises(ImportCollision, match="tenant:acme/user:alice: .*typed record"):
         source.import_scope(path, PASS)
     assert dump(source, "acme", prefixes=ALL_PREFIXES) == before
 
@@ -354,8 +354,8 @@ def test_collisions_are_refused_and_named(source, backend_store_factory, clock, 
     rows = total_rows(target)
     with pytest.raises(ImportCollision) as err:
         target.import_scope(path, PASS)
-    assert "tenant:acme.user:alice.preference/other" in str(err.value)
-    assert "memories.alice/m" in str(err.value) and "store.erase('acme', 'alice'" in str(
+    assert "tenant:acme/user:alice/preference other" in str(err.value)
+    assert "memories/alice m" in str(err.value) and "store.erase('acme', 'alice'" in str(
         err.value)
     assert total_rows(target) == rows
 

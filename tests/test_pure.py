@@ -182,8 +182,11 @@ def test_index_config_uses_langgraph_keys():
     assert settings is not None and settings.fields == ("a.b", "$")
     with pytest.raises(ConfigurationError, match="dims"):
         normalize_index({"embed": HashEmbeddings(8)})
-    with pytest.raises(ConfigurationError, match="text_fields"):
-        normalize_index({"dims": 8, "embed": HashEmbeddings(8), "text_fields": ["x"]})
+    with pytest.raises(ConfigurationError, match="text_field"):
+        normalize_index({"dims": 8, "embed": HashEmbeddings(8), "text_field": ["x"]})
+    langgraph_sqlite = normalize_index({"dims": 8, "embed": HashEmbeddings(8),
+                                        "text_fields": ["x"]})
+    assert langgraph_sqlite is not None and langgraph_sqlite.fields == ("x",)
 
 
 def _drive(plan, fail=(), groups=None):

@@ -180,5 +180,5 @@ def test_rejects_unranked_kinds_and_bad_scopes(store):
         retriever(store, kinds=("fact", "fact"))
     with pytest.raises(ValidationError, match="k=0"):
         retriever(store, k=0)
-    with pytest.raises(ValidationError, match="invalid id 'a.b'"):
-        retriever(store, user_id="a.b")
+    with pytest.raises(ValidationError, match="invalid id 'a:b'"):
+        retriever(store, user_id="a:b")

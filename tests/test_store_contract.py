@@ -229,6 +229,19 @@ def test_newest_lists_the_namespaces_own_current_records_newest_first(store, clo
         store.search(ALICE_FACTS, filter={"$newest": "yes"})
 
 
+def test_a_filtered_newest_listing_reads_past_its_first_page(store, monkeypatch):
+    from langgraph_typed_memory.store import discovery
+
+    monkeypatch.setattr(discovery, "NEWEST_PAGE", 4)
+    store.batch([PutOp(ALICE_FACTS, f"k{i:02d}", fact(f"note {i}", predicate=f"p{i % 5}"))
+                 for i in range(23)])
+    found = store.search(ALICE_FACTS, filter={"$newest": True, "predicate": "p0"}, limit=10)
+    assert [i.key for i in found] == ["k20", "k15", "k10", "k05", "k00"]
+    two = store.search(ALICE_FACTS, filter={"$newest": True, "predicate": "p0"}, limit=2,
+                       offset=1)
+    assert [i.key for i in two] == ["k15", "k10"]
+
+
 def test_hybrid_ranks_exact_term_the_vector_misses(backend_store_factory):
     blind = {"dims": 32, "embed": HashEmbeddings(32, ignore=frozenset({"zq4471"})),
              "fields": ["text"]}
@@ -314,7 +327,7 @@ def test_failing_embedder_on_write_writes_nothing(backend_store_factory):
     ("kwargs", "error"),
     [
         ({"limit": -1}, InvalidQuery),
-        ({"limit": 10**9}, InvalidQuery),
+        ({"limit": 10**18 + 1}, InvalidQuery),
         ({"offset": -5}, InvalidQuery),
         ({"filter": {"n": {"$regex": ".*"}}}, InvalidQuery),
         ({"filter": "n = 1; DROP TABLE memories"}, InvalidQuery),

@@ -2,26 +2,50 @@
 
 Exit codes: 0 success, 1 a failure (store error, missing file, failed check, refused
 confirmation), 2 a usage error (bad argument, namespace or scope, malformed conversation
-file), 130 interrupted.
+file, an erasure with nobody to confirm it), 130 interrupted, 141 the reader of the output
+went away (``typed-memory ... | head``), as for any Unix tool killed by SIGPIPE.
+
+Parsing needs only this module and the kind and status names: the commands, the stores and
+the embedder are imported once a command runs, so `--help` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from langgraph_typed_memory.cli.commands import BENCHMARKS, COMMANDS
 from langgraph_typed_memory.cli.database import DB_ENV, DEFAULT_DB, CliError
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.lifecycle import STATUSES
 from langgraph_typed_memory.namespaces import KINDS
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "BENCHMARKS", "MIN_EXPORT_PASSPHRASE"]
 
 PROG = "typed-memory"
+
+BENCHMARKS: dict[str, str] = {
+    "locomo": "locomo_retrieval.py",
+    "latency": "latency.py",
+    "ingest": "ingest.py",
+    "prompt": "prompt_budget.py",
+    "continuity": "continuity.py",
+    "vectors": "vector_scan.py",
+    "gin": "gin_pending.py",
+    "matvec": "matvec.py",
+}
+"""`typed-memory bench NAME` runs `benchmarks/<script>` of the repository."""
+
+MIN_EXPORT_PASSPHRASE = 8
+"""The shortest passphrase `export` accepts: it is the only secret protecting the file.
+`import` takes any passphrase, since files may come from `store.export_scope`."""
+
+EXIT_BROKEN_PIPE = 128 + 13
+"""The exit status of a process killed by SIGPIPE (signal 13), what a shell reports for
+`cat big | head`."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,11 +89,12 @@ def _scope_options(parser: argparse.ArgumentParser, *, agent: bool = True,
         parser.add_argument("--agent", metavar="A", help="narrow the scope to this agent id")
 
 
-def _passphrase_option(parser: argparse.ArgumentParser) -> None:
+def _passphrase_option(parser: argparse.ArgumentParser, *, minimum: int | None = None) -> None:
+    length = f" (at least {minimum} characters)" if minimum else ""
     parser.add_argument(
         "--passphrase-env", metavar="VAR",
-        help="read the passphrase from this environment variable instead of a prompt "
-             "(never pass a passphrase as an argument)")
+        help=f"read the passphrase{length} from this environment variable instead of a "
+             "prompt (never pass a passphrase as an argument)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=KINDS, help="only this memory kind")
     p.add_argument("--status", choices=("current", "all", *STATUSES), default="current",
                    help="only this status; 'current' (default) is every status but "
-                        "superseded and revoked, 'all' includes them")
+                        "superseded and revoked, 'all' is every status")
     p.add_argument("--limit", type=_positive, default=50, metavar="N",
                    help="show at most N records (default 50)")
 
@@ -138,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "database.")
     _scope_options(p, agent=False)
     p.add_argument("--yes", action="store_true",
-                   help="do not ask to type the scope back to confirm")
+                   help="do not ask to type the scope back to confirm (needed when stdin is "
+                        "not a terminal, e.g. in scripts)")
     p.add_argument("--reason", default="erasure request via typed-memory",
                    help="why, stored in the deletion event (default: %(default)s)")
     p.add_argument("--keep-threads", action="store_true",
@@ -149,20 +175,27 @@ def build_parser() -> argparse.ArgumentParser:
             "supersession pointers, index entries, scope columns, audit log).")
 
     p = command("maintain", "run the maintenance jobs, with a progress bar",
-                "Expiry, compaction, retention sweeps and the other maintenance jobs "
-                "(store.maintain).")
-    p.add_argument("--tenant", metavar="T", help="only this tenant (default: every tenant)")
+                "Run the maintenance steps in order: compaction, consolidation, pattern "
+                "detection and promotion, which --tenant restricts to one tenant, then the "
+                "lifecycle sweeps (freshness expiry, garbage collection of forgotten records, "
+                "retention classes, LangGraph's TTL), which always cover every tenant of the "
+                "database.")
+    p.add_argument("--tenant", metavar="T",
+                   help="run compaction, consolidation, detection and promotion for this "
+                        "tenant only (default: every tenant); the sweeps still cover every "
+                        "tenant")
     p.add_argument("--model", metavar="MODEL",
                    help="chat model for the jobs that summarize, as an init_chat_model "
                         "string (default: the offline rules)")
 
     p = command("export", "export a scope to an encrypted file",
                 "Write a user's (or a tenant's) memory to a passphrase-encrypted file. The "
-                "passphrase is asked twice, or read from --passphrase-env.")
+                "passphrase is asked twice, or read from --passphrase-env; it needs at "
+                f"least {MIN_EXPORT_PASSPHRASE} characters.")
     _scope_options(p, agent=False)
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
-    _passphrase_option(p)
+    _passphrase_option(p, minimum=MIN_EXPORT_PASSPHRASE)
 
     p = command("import", "import a file written by export",
                 "Load an encrypted export into this database (passphrase from a prompt or "
@@ -208,6 +241,30 @@ def _driver_error(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("psycopg")
 
 
+def _silence_output() -> None:
+    """Point stdout and stderr at /dev/null: the reader is gone, and the interpreter's own
+    flush at exit must not fail again (that would print "Exception ignored ...")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (AttributeError, OSError, ValueError):
+                pass  # not a real file (tests capture output in memory)
+    finally:
+        os.close(devnull)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help
+        return done.code if isinstance(done.code, int) else 0
+    from langgraph_typed_memory.cli.commands import COMMANDS
+
+    return int(COMMANDS[args.command](args) or 0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `typed-memory` with `argv` (default: the process arguments); returns the exit code.
 
@@ -216,10 +273,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         1
     """
     try:
-        args = build_parser().parse_args(argv)
-        return int(COMMANDS[args.command](args) or 0)
-    except SystemExit as done:  # --help, or a benchmark's own exit
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that went away fails here, not at interpreter exit
+        return code
+    except SystemExit as done:  # a benchmark's own exit
         return done.code if isinstance(done.code, int) else 0
+    except BrokenPipeError:  # `typed-memory ... | head`: stop quietly, as Unix tools do
+        _silence_output()
+        return EXIT_BROKEN_PIPE
     except CliError as exc:
         _error(str(exc))
         return exc.exit_code

@@ -1,8 +1,12 @@
-"""What each `typed-memory` subcommand does; `app.py` parses the arguments."""
+"""What each `typed-memory` subcommand does; `app.py` parses the arguments.
+
+The stores, their plans and the importer are imported inside the commands that use them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import getpass
 import json
 import os
@@ -15,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langgraph_typed_memory.cli.app import BENCHMARKS, MIN_EXPORT_PASSPHRASE
 from langgraph_typed_memory.cli.conversations import import_summary, read_conversation
 from langgraph_typed_memory.cli.database import (
     CliError,
@@ -22,12 +27,6 @@ from langgraph_typed_memory.cli.database import (
     open_store,
     redact,
     resolve_database,
-)
-from langgraph_typed_memory.cli.inspection import (
-    ScopeFilter,
-    records_plan,
-    schema_plan,
-    table_plan,
 )
 from langgraph_typed_memory.cli.progress import ProgressBar
 from langgraph_typed_memory.cli.render import (
@@ -43,6 +42,7 @@ from langgraph_typed_memory.namespaces import (
     KINDS,
     RANKED_KINDS,
     Scope,
+    is_typed,
     parse_namespace,
     parse_scope,
 )
@@ -50,26 +50,13 @@ from langgraph_typed_memory.namespaces import (
 __all__ = [
     "BENCHMARKS",
     "parse_namespace_arg",
+    "nearest_kind",
     "find_benchmark",
     "COMMANDS",
 ]
 
-BENCHMARKS: dict[str, str] = {
-    "locomo": "locomo_retrieval.py",
-    "latency": "latency.py",
-    "ingest": "ingest.py",
-    "prompt": "prompt_budget.py",
-    "continuity": "continuity.py",
-    "vectors": "vector_scan.py",
-    "gin": "gin_pending.py",
-    "matvec": "matvec.py",
-}
-"""`typed-memory bench NAME` runs `benchmarks/<script>` of the repository."""
-
 PACKAGE_ROOT: Path | None = Path(__file__).resolve().parents[2]
 """Where an editable install's repository is (searched after the current directory)."""
-
-_SEPARATOR_BEFORE = "|".join(["user:", "agent:", *(f"(?:{k})$" for k in KINDS)])
 
 
 def _say(text: str = "") -> None:
@@ -80,11 +67,38 @@ def _note(text: str) -> None:
     print(f"typed-memory: note: {text}", file=sys.stderr)
 
 
+def nearest_kind(word: str) -> str | None:
+    """The memory kind `word` most likely meant, or None when none is close.
+
+    Example:
+        >>> nearest_kind("facts"), nearest_kind("prefs"), nearest_kind("obs"), nearest_kind("x")
+        ('fact', 'preference', 'observation', None)
+    """
+    word = word.strip().lower()
+    close = difflib.get_close_matches(word, KINDS, n=1, cutoff=0.5)
+    if close:
+        return close[0]
+    starting = [k for k in KINDS if len(word) >= 3 and k.startswith(word)]
+    return starting[0] if len(starting) == 1 else None
+
+
+def _split_labels(text: str, separator: str) -> tuple[str, ...]:
+    """The labels of a namespace written with `separator` between them: the last label is the
+    kind (a kind never holds the separator or ``:``) and the scope labels start at ``user:``
+    and ``agent:``, so an id may hold the separator."""
+    scope = re.compile(rf"{re.escape(separator)}(?=user:|agent:)")
+    head, sep, last = text.rpartition(separator)
+    if sep and ":" not in last:
+        return (*scope.split(head), last)
+    return tuple(scope.split(text))  # no kind: parse_namespace says so
+
+
 def parse_namespace_arg(text: str) -> tuple[str, ...]:
     """A typed namespace written ``tenant:acme/user:alice/preference`` or dotted.
 
-    Ids may not contain ``.`` or ``:``; with ``/`` as the separator, only a ``/`` followed by
-    ``user:``, ``agent:`` or the final kind separates labels, so ids may contain ``/``.
+    Only the last separator (before the kind) and a separator followed by ``user:`` or
+    ``agent:`` separate labels, so an id may contain the separator (``/``, or ``.`` where
+    the grammar allows it in ids).
 
     Example:
         >>> parse_namespace_arg("tenant:acme/user:alice/preference")
@@ -93,20 +107,25 @@ def parse_namespace_arg(text: str) -> tuple[str, ...]:
         ('tenant:acme', 'agent:support', 'procedure')
 
     Raises:
-        CliError: (exit code 2) the text is not a typed namespace; the message says why.
+        CliError: (exit code 2) the text is not a typed namespace; the message says why, and
+            for a misspelt kind which kind it probably meant.
     """
     text = text.strip()
-    if "/" in text:
-        labels = tuple(re.split(rf"/(?={_SEPARATOR_BEFORE})", text))
-    else:
-        labels = tuple(text.split("."))
+    labels = _split_labels(text, "/" if "/" in text else ".")
+    grammar = "Write it as tenant:ID[/user:ID][/agent:ID]/KIND."
+    kind = labels[-1]
+    if len(labels) > 1 and is_typed(labels) and ":" not in kind and kind not in KINDS:
+        nearest = nearest_kind(kind)
+        guess = f" (did you mean {nearest!r}?)" if nearest else ""
+        raise CliError(
+            f"bad namespace {text!r}: unknown kind {kind!r}{guess}; the kinds are "
+            f"{', '.join(KINDS)}. {grammar}",
+            exit_code=2,
+        )
     try:
         parse_namespace(labels)
     except InvalidNamespace as exc:
-        raise CliError(
-            f"bad namespace {text!r}: {exc} Write it as tenant:ID[/user:ID][/agent:ID]/KIND.",
-            exit_code=2,
-        ) from None
+        raise CliError(f"bad namespace {text!r}: {exc} {grammar}", exit_code=2) from None
     return labels
 
 
@@ -136,6 +155,8 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def cmd_setup(args: argparse.Namespace) -> int:
     """Create or migrate the schema."""
+    from langgraph_typed_memory.cli.inspection import schema_plan
+
     with _opened(args, create=True, dims=args.dims) as opened:
         before = opened.schema.applied or frozenset()
         opened.store.setup()
@@ -154,6 +175,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     """List the typed records stored in a scope."""
+    from langgraph_typed_memory.cli.inspection import ScopeFilter, records_plan
+
     scope = _scope(args)
     flt = ScopeFilter(scope.tenant_id, scope.user_id, scope.agent_id, args.kind, args.status)
     with _opened(args) as opened:
@@ -163,8 +186,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _say(to_json({"total": total, "records": rows}))
         return 0
     if not rows:
-        _say(f"no {args.status} records in {'/'.join(scope.labels())}"
-             + (f" of kind {args.kind}" if args.kind else ""))
+        status = "" if args.status == "all" else f"{args.status} "
+        _say(f"no {status}records in {'/'.join(scope.labels())}"
+             + (f" of kind {args.kind}" if args.kind else "")
+             + (" (any status)" if args.status == "all" else ""))
         return 0
     _say(table(
         ["key", "kind", "status", "scope", "updated", "value"],
@@ -245,14 +270,30 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_confirmation(label: str, why: str) -> CliError:
+    return CliError(f"erasing {label} needs a confirmation, but {why}: nothing was erased; "
+                    "pass --yes to erase without asking (scripts, cron)", exit_code=2)
+
+
 def _confirm(label: str) -> bool:
+    """Ask to type `label` back on stdin: True when it was.
+
+    Raises:
+        CliError: (exit code 2) stdin is closed or ends without a line: nobody can confirm.
+    """
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:
+        raise _no_confirmation(label, "stdin is closed")
     print(
         f"This permanently erases every memory of {label}: all kinds and statuses, their "
         "audit trail and, unless --keep-threads, its checkpointer threads in this database.\n"
         f"Type {label} to confirm: ",
         end="", file=sys.stderr, flush=True,
     )
-    answer = sys.stdin.readline()
+    answer = stdin.readline()
+    if not answer:  # end of input: /dev/null, an empty pipe, Ctrl-D
+        print(file=sys.stderr)
+        raise _no_confirmation(label, "stdin gave no input (it is not a terminal, or ended)")
     return answer.strip() == label
 
 
@@ -262,6 +303,8 @@ def _checkpointer(opened: OpenedStore, *, otherwise: str = "") -> Any:
     `otherwise` ends the message when the Postgres checkpointer is not installed: what the
     user can do without it.
     """
+    from langgraph_typed_memory.cli.inspection import table_plan
+
     if not opened.store._run(table_plan(opened.backend, "checkpoints")):
         return None
     if opened.backend == "sqlite":
@@ -286,6 +329,8 @@ def cmd_erase(args: argparse.Namespace) -> int:
     """Erase a user or a whole tenant."""
     scope = _scope(args)
     label = "/".join(scope.labels())
+    if not args.yes and (sys.stdin is None or sys.stdin.closed):
+        raise _no_confirmation(label, "stdin is closed")
     with _opened(args) as opened:
         if not args.yes and not _confirm(label):
             raise CliError(f"erasure cancelled: the confirmation did not match {label}; "
@@ -360,7 +405,7 @@ def cmd_maintain(args: argparse.Namespace) -> int:
             bar.close()
     data = jsonable(report)
     if args.json or not isinstance(data, dict) or "steps" not in data:
-        _report(args, "maintenance done:", report)
+        _report(args, "maintenance done:", data)
         return 0
     _say(table(
         ["step", "changes", "notes", "seconds"],
@@ -372,18 +417,32 @@ def cmd_maintain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _passphrase(args: argparse.Namespace, *, twice: bool) -> str:
+def _check_export_passphrase(passphrase: str, source: str) -> None:
+    if len(passphrase) < MIN_EXPORT_PASSPHRASE:
+        raise CliError(
+            f"{source} is {len(passphrase)} character(s) long: an export passphrase needs at "
+            f"least {MIN_EXPORT_PASSPHRASE} characters (it is the only secret protecting the "
+            "file; a few words are easy to remember); nothing was exported", exit_code=2)
+
+
+def _passphrase(args: argparse.Namespace, *, export: bool) -> str:
+    """The passphrase from --passphrase-env or a prompt (asked twice for an export, which
+    also needs `MIN_EXPORT_PASSPHRASE` characters)."""
     if args.passphrase_env:
         value = os.environ.get(args.passphrase_env)
         if not value:
             raise CliError(f"--passphrase-env {args.passphrase_env}: that environment variable "
                            "is not set or empty", exit_code=2)
+        if export:
+            _check_export_passphrase(value, f"the passphrase in ${args.passphrase_env}")
         return value
     first = getpass.getpass("Passphrase: ")
     if not first:
         raise CliError("an empty passphrase is not allowed", exit_code=2)
-    if twice and getpass.getpass("Passphrase again: ") != first:
-        raise CliError("the two passphrases differ; nothing was exported", exit_code=2)
+    if export:
+        _check_export_passphrase(first, "the passphrase")
+        if getpass.getpass("Passphrase again: ") != first:
+            raise CliError("the two passphrases differ; nothing was exported", exit_code=2)
     return first
 
 
@@ -397,7 +456,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write {out}: the directory {out.parent} does not exist")
     with _opened(args) as opened:
         export = _method(opened, "export_scope", "export")
-        passphrase = _passphrase(args, twice=True)
+        passphrase = _passphrase(args, export=True)
         bar = ProgressBar()
         try:
             report = export(str(out), passphrase, tenant_id=scope.tenant_id,
@@ -415,7 +474,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CliError(f"no export file at {source}")
     with _opened(args) as opened:
         import_scope = _method(opened, "import_scope", "import")
-        passphrase = _passphrase(args, twice=False)
+        passphrase = _passphrase(args, export=False)
         bar = ProgressBar()
         try:
             report = import_scope(str(source), passphrase, progress=bar)

@@ -3,6 +3,9 @@
 `TYPED_MEMORY_DB` (or `--db`) is a SQLite file path or a ``postgresql://`` URL; without
 either, the SQLite file `.typed-memory/memory.db`. Every command except `setup` refuses a
 database that does not exist or has not been set up, instead of creating one by accident.
+
+The stores and the database drivers are imported when a database is opened, not with this
+module: `typed-memory --help` imports it.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from langgraph_typed_memory.cli.inspection import SchemaState, schema_plan
 from langgraph_typed_memory.errors import TypedMemoryError
-from langgraph_typed_memory.store.base import MemoryStoreBase
+
+if TYPE_CHECKING:
+    from langgraph_typed_memory.cli.inspection import SchemaState
+    from langgraph_typed_memory.store.base import MemoryStoreBase
 
 __all__ = [
     "DB_ENV",
@@ -235,6 +240,8 @@ def open_store(
         ...     print(opened.backend, opened.store.check_invariants().ok)
         sqlite True
     """
+    from langgraph_typed_memory.cli.inspection import schema_plan
+
     if not is_postgres_url(target):
         _check_sqlite_path(target, create)
     conn, backend = _connect(target)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from langgraph_typed_memory.namespaces import decode_namespace
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
 __all__ = ["SchemaState", "ScopeFilter", "RecordRow", "schema_plan", "records_plan", "table_plan"]
@@ -105,7 +106,7 @@ def records_plan(
     )
     return int(total), [
         RecordRow(
-            id=r[0], namespace=tuple(r[1].split(".")), key=r[2], kind=r[3], status=r[4],
+            id=r[0], namespace=decode_namespace(r[1]), key=r[2], kind=r[3], status=r[4],
             scope={"tenant_id": r[5], "user_id": r[6], "agent_id": r[7]},
             updated_at=datetime.fromtimestamp(r[8], tz=UTC), value=load_json(r[9]),
         )

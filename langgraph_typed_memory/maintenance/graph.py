@@ -68,7 +68,7 @@ def create_memory_maintenance_graph(
     config: MaintenanceConfig | Mapping[str, Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The compiled maintenance graph: compaction -> consolidation -> detection ->
-    promotion -> erasure_queue -> sweeps, each step in its own transactions.
+    promotion -> sweeps, each step in its own transactions.
 
     Args:
         store: The memory store; default: the graph's runtime store.
@@ -83,7 +83,7 @@ def create_memory_maintenance_graph(
         >>> store.setup()
         >>> out = create_memory_maintenance_graph(store).invoke({"tenant_id": "acme"})
         >>> [step["name"] for step in out["report"]["steps"]]
-        ['compaction', 'consolidation', 'detection', 'promotion', 'erasure_queue', 'sweeps']
+        ['compaction', 'consolidation', 'detection', 'promotion', 'sweeps']
     """
     settings = normalize_maintenance(config)
     builder = StateGraph(MaintenanceState)

@@ -8,7 +8,7 @@ from typing import Any
 
 __all__ = ["STEPS", "StepReport", "MaintenanceReport", "Progress"]
 
-STEPS = ("compaction", "consolidation", "detection", "promotion", "erasure_queue", "sweeps")
+STEPS = ("compaction", "consolidation", "detection", "promotion", "sweeps")
 """The fixed order of a maintenance run."""
 
 Progress = Callable[[str, int, int], None]

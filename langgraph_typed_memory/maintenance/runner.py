@@ -215,12 +215,6 @@ def _promotion(run: _Run) -> None:
         run.tick(i, len(due))
 
 
-def _erasure_queue(run: _Run) -> None:
-    run.step.notes.append("no erasure queue: store.erase() erases synchronously, so nothing "
-                          "is ever pending here")
-    run.tick(0, 0)
-
-
 def _sweeps(run: _Run) -> None:
     from langgraph_typed_memory.store import freshness
 
@@ -247,7 +241,6 @@ _STEP_FUNCTIONS: Mapping[str, Callable[[_Run], None]] = {
     "consolidation": _consolidation,
     "detection": _detection,
     "promotion": _promotion,
-    "erasure_queue": _erasure_queue,
     "sweeps": _sweeps,
 }
 

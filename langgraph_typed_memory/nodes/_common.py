@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.namespaces import Scope, is_valid_id
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +24,7 @@ MODEL_KEY = "memory_model"
 `model`, which templates and apps use for their own model)."""
 AUTH_USER_KEY = "langgraph_auth_user_id"
 """The `configurable` key where the LangGraph server puts the authenticated user's identity."""
+_ID_RULE = "1-128 characters without ':' or control characters"
 
 
 def _given(configurable: Mapping[str, Any], key: str) -> str | None:
@@ -43,17 +44,45 @@ def scope_from_config(config: RunnableConfig | None) -> Scope:
     client cannot name another user; else `user_id`; else memory is scoped to the thread
     (`thread-<thread_id>`), so anonymous callers never share memory.
 
+    Ids are taken exactly as given: emails (`alice@example.com`), domains (`acme.io`), UUIDs.
+
     Example:
         >>> scope_from_config({"configurable": {"tenant_id": "acme", "user_id": "",
         ...                                     "thread_id": "t1"}})
         Scope(tenant_id='acme', user_id='thread-t1', agent_id=None)
+        >>> scope_from_config({"configurable": {"user_id": "alice@example.com"}}).user_id
+        'alice@example.com'
+
+    Raises:
+        ConfigurationError: an id that cannot name a scope (over 128 characters, a ':' or a
+            control character); the message names the `configurable` key.
     """
     configurable = (config or {}).get("configurable", {}) or {}
-    user = _given(configurable, AUTH_USER_KEY) or _given(configurable, "user_id")
-    if user is None and _given(configurable, "thread_id"):
-        user = f"thread-{configurable['thread_id']}"
-    return Scope(_given(configurable, "tenant_id") or "default", user,
-                 _given(configurable, "agent_id"))
+    tenant = _checked(configurable, "tenant_id", "tenant")
+    agent = _checked(configurable, "agent_id", "agent")
+    user = _checked(configurable, AUTH_USER_KEY, "user") or _checked(
+        configurable, "user_id", "user")
+    if user is None and (thread := _given(configurable, "thread_id")):
+        user = f"thread-{thread}"
+        if not is_valid_id(user):
+            raise ConfigurationError(
+                f"No user_id, so memory is scoped to the thread, but configurable['thread_id']"
+                f"={thread!r:.80} does not make a valid user id ({user!r:.80}): ids are "
+                f"{_ID_RULE}. Send a user_id, or use thread ids without ':'."
+            )
+    return Scope(tenant or "default", user, agent)
+
+
+def _checked(configurable: Mapping[str, Any], key: str, what: str) -> str | None:
+    """A `configurable` id (None when absent), refused when it cannot name a scope."""
+    value = _given(configurable, key)
+    if value is not None and not is_valid_id(value):
+        raise ConfigurationError(
+            f"configurable[{key!r}]={value!r:.80} is not a valid {what} id: ids are "
+            f"{_ID_RULE} (emails, domains and UUIDs are fine). Send another id, or map yours "
+            "to one (a hash of it, for instance)."
+        )
+    return value
 
 
 def run_id_from_config(config: RunnableConfig | None) -> str:
@@ -65,21 +94,92 @@ def run_id_from_config(config: RunnableConfig | None) -> str:
 
 
 def resolve_store(store: BaseStore | None) -> BaseStore:
-    """The store given to the factory, else the graph's runtime store."""
+    """The store given to the factory, else the graph's runtime store.
+
+    Raises:
+        ConfigurationError: there is neither (a graph compiled without `store=`).
+    """
     if store is not None:
         return store
     from langgraph.config import get_store
 
     try:
         found = get_store()
-    except RuntimeError:
+    except (RuntimeError, KeyError):  # outside a graph run, or a runnable outside a graph
         found = None
     if found is None:
         raise ConfigurationError(
-            "No store: pass store= to the node factory, or compile the graph with "
-            "graph.compile(store=SqliteMemoryStore(...))."
+            "No store: pass store= to the node factory (or to create_memory_chat_graph), or "
+            "compile the graph with graph.compile(store=SqliteMemoryStore(...)); under "
+            "`langgraph dev`, name a function yielding one in langgraph.json's store.path."
         )
     return found
+
+
+_GATE_METHODS = ("promote", "apromote")
+
+
+def check_gate_store(store: BaseStore, method: str | None = None) -> BaseStore:
+    """`store`, refused unless it has the promotion gate (`promote`; `apromote` when
+    `method` says so; either when `method` is None).
+
+    LangGraph's own stores (`InMemoryStore`, `PostgresStore`...) have no gate: the promote
+    node would store nothing, so that is a configuration error, not a degraded turn.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> check_gate_store(InMemoryStore())
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: The memory nodes need ...
+
+    Raises:
+        ConfigurationError: the store has no promotion gate.
+    """
+    methods = _GATE_METHODS if method is None else (method,)
+    if not any(callable(getattr(store, m, None)) for m in methods):
+        raise ConfigurationError(
+            f"The memory nodes need this package's store, which has the promotion gate "
+            f"(`{methods[0]}`); got {type(store).__name__}, which has none, so nothing would "
+            "be stored. Use SqliteMemoryStore, AsyncSqliteMemoryStore, PostgresMemoryStore or "
+            "AsyncPostgresMemoryStore (from langgraph_typed_memory): pass it as store= or to "
+            "graph.compile(store=...); under `langgraph dev`, name a function yielding one in "
+            "langgraph.json's store.path."
+        )
+    return store
+
+
+def check_memory_state(state: Mapping[str, Any], config: RunnableConfig | None, *,
+                       node: str, keys: tuple[str, ...]) -> None:
+    """Refuse to run inside a graph whose state schema drops the memory keys.
+
+    LangGraph keeps only the keys of the graph's state schema: in a
+    `StateGraph(MessagesState)` every `memory_*` key the nodes write is dropped without an
+    error, so nothing reaches the store and even the trace vanishes. A node that runs in a
+    graph (LangGraph's `langgraph_node` run metadata) after the nodes that write `keys`
+    finds none of them then. Invoked alone (`node.invoke(state)`) it is not checked.
+
+    Example:
+        >>> check_memory_state({"messages": []}, {"metadata": {"langgraph_node": "promote"}},
+        ...                    node="promote", keys=("memory_trace",))
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: The promote node ...
+
+    Raises:
+        ConfigurationError: in a graph, the state holds none of `keys`.
+    """
+    metadata = (config or {}).get("metadata") or {}
+    if "langgraph_node" not in metadata or any(key in state for key in keys):
+        return
+    raise ConfigurationError(
+        f"The {node} node found none of {', '.join(keys)} in the graph state: the graph's "
+        "state schema lacks the memory keys, so LangGraph drops what the memory nodes write "
+        "(no candidates, no trace, nothing stored). Build the graph with "
+        "StateGraph(MemoryState) (from langgraph_typed_memory.state import MemoryState; it "
+        "extends MessagesState), or a state class that extends it, or add MemoryState's keys "
+        "to your state."
+    )
 
 
 def last_human(messages: list[AnyMessage]) -> HumanMessage | None:

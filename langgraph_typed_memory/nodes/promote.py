@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,10 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.extraction import prefilter
+from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
+    check_gate_store,
+    check_memory_state,
     message_text,
     resolve_store,
     run_id_from_config,
@@ -21,6 +25,8 @@ from langgraph_typed_memory.nodes._common import (
 from langgraph_typed_memory.turns import Turn, turn_proposals
 
 __all__ = ["create_promote_node", "turn_from_messages", "LOGGED_TURNS"]
+
+logger = logging.getLogger(__name__)
 
 LOGGED_TURNS = frozenset({"kept", "too_long"})
 """Pre-filter outcomes whose turn the turn log keeps (a long turn is not chit-chat)."""
@@ -41,12 +47,17 @@ def create_promote_node(
     `langgraph_typed_memory.turns`) to the store's promotion gate (`store.promote`) in one
     transaction, for the caller's scope, with the run id and turn as provenance, and records
     each outcome (written, deduplicated, superseded, contradicted, rejected with the reason)
-    in `memory_trace["promotions"]`. A failing store degrades the turn, recorded. The turn is
-    logged when the extract node's pre-filter kept it (or, without an extract node, when the
-    pre-filter keeps it here). An episode candidate gets the two messages before the newest
-    user message as its `context` (indexed for full-text search, so a later question that
-    echoes them finds the episode), and the thread id (`configurable["thread_id"]`) as its
-    `session_id` (compaction groups by it).
+    in `memory_trace["promotions"]`. A store that fails at run time degrades the turn: the
+    reason goes to `memory_trace["degraded"]` and the log. A misconfiguration raises
+    `ConfigurationError` instead, at the factory or on the first call: no store, a store
+    without the promotion gate (LangGraph's `InMemoryStore`), a scope id that cannot be one
+    (see `scope_from_config`), or, inside a graph, a state without the memory keys (a
+    `StateGraph(MessagesState)`: LangGraph would drop the candidates; use `MemoryState`).
+    The turn is logged when the extract node's pre-filter kept it (or, without an extract
+    node, when the pre-filter keeps it here). An episode candidate gets the two messages
+    before the newest user message as its `context` (indexed for full-text search, so a later
+    question that echoes them finds the episode), and the thread id
+    (`configurable["thread_id"]`) as its `session_id` (compaction groups by it).
 
     Args:
         store: The memory store; default: the graph's runtime store.
@@ -54,6 +65,10 @@ def create_promote_node(
         messages_key: The state key holding the conversation.
         log_turns: Set False to write only the extracted candidates (no turn log).
         clock: When the turn happened; default: the store's clock (`store.clock`).
+
+    Raises:
+        ConfigurationError: `store` has no promotion gate (at once), or one of the
+            misconfigurations above (on the call).
 
     Example:
         >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
@@ -70,9 +85,19 @@ def create_promote_node(
         [('preference', 'written')]
     """
 
+    if store is not None:
+        check_gate_store(store)
+
+    def checked(state: dict[str, Any], config: RunnableConfig | None,
+                method: str) -> tuple[BaseStore, Scope]:
+        """The store and scope, once the configuration is known to be sound."""
+        target = check_gate_store(resolve_store(store), method)
+        check_memory_state(state, config, node="promote",
+                           keys=("memory_trace", candidates_key))
+        return target, scope_from_config(config)
+
     def prepare(state: dict[str, Any], config: RunnableConfig | None,
-                target: BaseStore) -> dict[str, Any]:
-        scope = scope_from_config(config)
+                target: BaseStore, scope: Scope) -> dict[str, Any]:
         trace = trace_of(state)
         messages = state.get(messages_key) or []
         episode: dict[str, Any] = {"context": _preceding_turns(messages)}
@@ -101,7 +126,9 @@ def create_promote_node(
     def finish(trace: dict[str, Any], outcomes: list[Any] | None,
                error: BaseException | None) -> dict[str, Any]:
         if error is not None:
-            trace["degraded"].append(f"promotion failed: {error!r:.200}")
+            why = f"promotion failed: {error!r:.200}"
+            trace["degraded"].append(why)
+            logger.warning("promote: %s", why)
             trace["promotions"] = []
         else:
             trace["promotions"] = [o.dict() for o in outcomes or []]
@@ -123,9 +150,9 @@ def create_promote_node(
                                   session_id=str(thread) if thread else None)
 
     def promote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        target, scope = checked(state, config, "promote")
         try:
-            target = resolve_store(store)
-            args = prepare(state, config, target)
+            args = prepare(state, config, target, scope)
         except Exception as exc:
             return finish(trace_of(state), None, exc)
         trace = args.pop("trace")
@@ -137,9 +164,9 @@ def create_promote_node(
             return finish(trace, None, exc)
 
     async def apromote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        target, scope = checked(state, config, "apromote")
         try:
-            target = resolve_store(store)
-            args = prepare(state, config, target)
+            args = prepare(state, config, target, scope)
         except Exception as exc:
             return finish(trace_of(state), None, exc)
         trace = args.pop("trace")

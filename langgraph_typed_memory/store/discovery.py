@@ -149,14 +149,26 @@ def _typed_find(
 
 
 def _newest(engine: Engine, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
-    """The namespace's own current records, newest first (its index on ns and seq)."""
-    now = engine.clock().timestamp()
-    rows = yield Sql(q.SQL_NEWEST, [encode_namespace(typed.namespace()), now,
-                                    op.offset + op.limit if not op.filter else 10_000])
-    rows = [r for r in rows if matches_filter(engine.dialect.load_json(r[4]), op.filter)]
+    """The namespace's own current records, newest first (its index on ns and seq), read in
+    pages until the window is full when a filter leaves some out."""
+    now, want = engine.clock().timestamp(), op.offset + op.limit
+    ns = encode_namespace(typed.namespace())
+    size = want if not op.filter else max(want, NEWEST_PAGE)
+    rows: list[Any] = []
+    before = 2**62  # above any sequence number
+    while len(rows) < want:
+        read = yield Sql(q.SQL_NEWEST, [ns, now, before, size])
+        rows.extend(r for r in read if matches_filter(engine.dialect.load_json(r[4]), op.filter))
+        if len(read) < size:
+            break
+        before = read[-1][0]
     page = rows[op.offset: op.offset + op.limit]
     return SearchResults([engine.to_item(r, None, retrieval_mode="newest") for r in page],
                          retrieval_mode="newest")
+
+
+NEWEST_PAGE = 500
+"""Rows a filtered newest-first listing reads at a time."""
 
 
 def _searchable(kind: str) -> str:

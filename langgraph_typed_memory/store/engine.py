@@ -48,6 +48,8 @@ from langgraph_typed_memory.lifecycle import (
 )
 from langgraph_typed_memory.namespaces import (
     TypedNamespace,
+    decode_namespace,
+    encode_namespace,
     is_typed,
     parse_namespace,
 )
@@ -148,7 +150,7 @@ class _Write:
 
 
 def _prefix_sql(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
-    joined = ".".join(prefix)
+    joined = encode_namespace(prefix)
     return q.NS_PREFIX, [joined, len(joined) + 1, joined + "."]
 
 
@@ -298,7 +300,7 @@ class Engine:
         if isinstance(op, ListNamespacesOp):
             return (yield from self._list_namespaces(op))
         if isinstance(op, HistoryOp):
-            ns = ".".join(op.namespace)
+            ns = encode_namespace(op.namespace)
             if op.audit:
                 return [_audit_event(r) for r in (yield Sql(q.SQL_AUDIT_FOR_KEY, [ns, op.key]))]
             return [self.to_item(r) for r in (yield Sql(q.SQL_HISTORY, [ns, op.key]))]
@@ -324,7 +326,7 @@ class Engine:
     # ---------------------------------------------------------------- validation
 
     def _prepare_write(self, op: PutOp) -> _Write:
-        ns = ".".join(op.namespace)
+        ns = encode_namespace(op.namespace)
         if not is_typed(op.namespace):
             if op.value is None:
                 return _Write(op, ns, None, None, [])
@@ -380,7 +382,7 @@ class Engine:
     def to_item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
         (seq, ident, ns, key, value, kind, tenant, user, agent, status, confidence,
          superseded_by, occurred_at, created_at, updated_at, *_rest) = row
-        namespace = tuple(ns.split("."))
+        namespace = decode_namespace(ns)
         value = self.dialect.load_json(value)
         if kind is None:
             cls = SearchItem if memory.get("search") else None
@@ -426,7 +428,8 @@ class Engine:
         yield Sql(q.SQL_REFRESH_TTL.format(clause=clause), [_ts(self.clock()), *params])
 
     def _get(self, op: GetOp) -> Plan[Item | None]:
-        rows = yield Sql(q.SQL_GET, [".".join(op.namespace), op.key, _ts(self.clock())])
+        rows = yield Sql(q.SQL_GET, [encode_namespace(op.namespace), op.key,
+                                     _ts(self.clock())])
         if not rows:
             return None
         yield from self._refresh([rows[0][0]], op.refresh_ttl)
@@ -464,7 +467,7 @@ class Engine:
                 clause, extra = _prefix_sql(cond.path)
                 sql, params = f"{sql} AND {clause}", [*params, *extra]
         rows = yield Sql(sql, params)
-        namespaces = [tuple(r[0].split(".")) for r in rows]
+        namespaces = [decode_namespace(r[0]) for r in rows]
         for cond in op.match_conditions or ():
             namespaces = [ns for ns in namespaces if _matches(cond.match_type, cond.path, ns)]
         if op.max_depth is not None:
@@ -600,7 +603,7 @@ class Engine:
         (with `deferred`, the row joins the bulk statements sent before the commit)."""
         scope = typed.scope
         yield from _emit(q.SQL_AUDIT_INSERT, [
-            memory_id, ".".join(typed.namespace()), key, typed.kind, scope.tenant_id,
+            memory_id, encode_namespace(typed.namespace()), key, typed.kind, scope.tenant_id,
             scope.user_id, scope.agent_id, _ts(self.clock()), actor, before, after, reason,
             run_id,
         ], deferred)
@@ -628,7 +631,7 @@ class Engine:
         scope, value, d = typed.scope, record.value, self.dialect
         occurred = _ts(record.occurred_at) if record.occurred_at else None
         yield from _emit(q.SQL_INSERT_ROW, [
-            new_id, ".".join(typed.namespace()), key, d.dump_json(value), typed.kind,
+            new_id, encode_namespace(typed.namespace()), key, d.dump_json(value), typed.kind,
             scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
             record.content_hash, record.search_text, occurred, now, now, expires, ttl,
             value.get("source_run_id"), value.get("source_turn"), policy_version,

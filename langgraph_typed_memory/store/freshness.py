@@ -24,7 +24,7 @@ from langgraph_typed_memory.lifecycle import (
     next_status,
     retention_of,
 )
-from langgraph_typed_memory.namespaces import parse_namespace
+from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
 from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
 
@@ -192,7 +192,7 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
                 continue
             if not (yield Sql(SQL_EXPIRE, [now, seq])):
                 continue  # changed since it was read
-            typed = parse_namespace(tuple(ns.split(".")))
+            typed = parse_namespace(decode_namespace(ns))
             yield from engine.transition(
                 ident, typed, key, "active", "expired",
                 f"freshness {fresh:.4f} < floor {settings.expiry_floor:g} ({kind} half-life "
@@ -320,7 +320,7 @@ def forget_plan(
     if not rows:
         return 0
     for _seq, ident, ns, key, status in rows.values():
-        yield from engine.transition(ident, parse_namespace(tuple(ns.split("."))), key, status,
+        yield from engine.transition(ident, parse_namespace(decode_namespace(ns)), key, status,
                                      "forgotten", why.get(ident, "forgotten"), actor=actor)
     seqs = [r[0] for r in rows.values()]
     clause, params = engine.dialect.in_list("seq", seqs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_typed_memory.errors import TypedMemoryError
-from langgraph_typed_memory.namespaces import parse_namespace
+from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
 from langgraph_typed_memory.store.protocol import Plan, Sql
 
 __all__ = ["InvariantReport", "check_plan", "CHECKS", "MAINTENANCE_CHECKS",
@@ -111,7 +111,7 @@ def check_plan(has_vectors: bool) -> Plan[InvariantReport]:
     bad = []
     for ident, ns, kind, tenant, user, agent in (yield Sql(SCOPE_ROWS)):
         try:
-            parsed = parse_namespace(tuple(ns.split(".")))
+            parsed = parse_namespace(decode_namespace(ns))
         except TypedMemoryError:
             bad.append((ident, ns))
             continue

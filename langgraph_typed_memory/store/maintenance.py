@@ -30,7 +30,13 @@ from langgraph_typed_memory.maintenance.patterns import (
 )
 from langgraph_typed_memory.maintenance.records import MemoryRow
 from langgraph_typed_memory.maintenance.settings import MaintenanceSettings
-from langgraph_typed_memory.namespaces import Scope, TypedNamespace, parse_namespace
+from langgraph_typed_memory.namespaces import (
+    Scope,
+    TypedNamespace,
+    decode_namespace,
+    encode_namespace,
+    parse_namespace,
+)
 from langgraph_typed_memory.schemas import validate_record
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
@@ -109,7 +115,7 @@ def _now(engine: Engine) -> float:
 
 
 def _typed(ns: str) -> TypedNamespace:
-    return parse_namespace(tuple(ns.split(".")))
+    return parse_namespace(decode_namespace(ns))
 
 
 def _claim(engine: Engine, seqs: Sequence[int], status: str, pointer: str | None) -> Plan[None]:
@@ -226,7 +232,7 @@ def observe_plan(
     vectors, note = yield from _embed(engine, record.embed_text)
     new_id = uuid.uuid4().hex
     yield Begin()
-    if (yield Sql(q.SQL_CURRENT_ROW, [".".join(typed.namespace()), pattern.key])):
+    if (yield Sql(q.SQL_CURRENT_ROW, [encode_namespace(typed.namespace()), pattern.key])):
         yield Commit()
         return None, None
     yield from engine.insert_typed(new_id, typed, pattern.key, record, status="active",
@@ -282,7 +288,7 @@ def _promote(engine: Engine, obs: MemoryRow, value: dict[str, Any], why: str,
     scope = _typed(obs.ns).scope
     typed = TypedNamespace(scope, "procedure")
     key = procedure_key(obs.key)
-    if (yield Sql(q.SQL_CURRENT_ROW, [".".join(typed.namespace()), key])):
+    if (yield Sql(q.SQL_CURRENT_ROW, [encode_namespace(typed.namespace()), key])):
         return None
     record = validate_record("procedure", key, {
         "rule": procedure_rule(value), "source_observation": obs.id,
@@ -352,7 +358,7 @@ def feedback_plan(
         raise InvalidRecord(
             f"feedback applies to observation and procedure records; {namespace!r} holds "
             f"{typed.kind} records.")
-    ns, why = ".".join(typed.namespace()), f"feedback {verdict}" + (f": {reason}" if reason
+    ns, why = encode_namespace(typed.namespace()), f"feedback {verdict}" + (f": {reason}" if reason
                                                                      else "")
     yield Begin()
     yield Sql(f"UPDATE memories SET updated_at = updated_at WHERE ns = ? AND key = ? "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shlex
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from langgraph_typed_memory.errors import (
     InvalidQuery,
     TypedMemoryError,
 )
-from langgraph_typed_memory.namespaces import parse_namespace
+from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.envelope import (
     DEFAULT_SCRYPT_N,
@@ -338,14 +339,14 @@ def check_payload(payload: Any) -> tuple[str, str | None, list[tuple[str, ...]]]
             raise _bad(f"memory id {m['id']!r} appears twice")
         seen.add(m["id"])
         if m["kind"] is None:
-            ns = tuple(m["ns"].split("."))
+            ns = decode_namespace(m["ns"])
             if (m["tenant_id"], m["user_id"], m["agent_id"]) != (None, None, None) or not any(
                     ns[:len(p)] == p for p in prefixes):
                 raise _bad(f"untyped record {m['ns']}/{m['key']} is outside the export's "
                            "untyped prefixes")
             continue
         try:
-            typed = parse_namespace(tuple(m["ns"].split(".")))
+            typed = parse_namespace(decode_namespace(m["ns"]))
         except TypedMemoryError:
             raise _bad(f"record {m['id']} has a malformed namespace {m['ns']!r}") from None
         s = typed.scope
@@ -384,7 +385,19 @@ def _vector_array(v: dict[str, Any]) -> np.ndarray:
 
 def _describe(scope: tuple[str, str | None]) -> str:
     tenant, user = scope
-    return f"tenant {tenant!r}" + ("" if user is None else f" user {user!r}")
+    return f"tenant:{tenant}" + ("" if user is None else f"/user:{user}")
+
+
+def _record_paths(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Each stored (namespace, key) once, written as `typed-memory explain` takes it."""
+    return list(dict.fromkeys(f"{'/'.join(decode_namespace(ns))} {key}" for ns, key in rows))
+
+
+def _erase_hint(tenant_id: str, user_id: str | None) -> str:
+    command = f"typed-memory erase --tenant {shlex.quote(tenant_id)}" + (
+        "" if user_id is None else f" --user {shlex.quote(user_id)}")
+    call = f"store.erase({tenant_id!r}" + ("" if user_id is None else f", {user_id!r}") + ")"
+    return f"`{command}`, or {call} in Python"
 
 
 def _collisions(engine: Engine, payload: dict[str, Any], tenant_id: str, user_id: str | None
@@ -394,9 +407,9 @@ def _collisions(engine: Engine, payload: dict[str, Any], tenant_id: str, user_id
     where, params = _typed_where(tenant_id, user_id)
     rows = yield Sql(f"SELECT m.ns, m.key FROM memories m WHERE {where} ORDER BY m.seq", params)
     if rows:
-        sample = ", ".join(f"{ns}/{key}" for ns, key in rows[:5])
-        found.append(f"{len(rows)} typed record(s) of {_describe((tenant_id, user_id))} "
-                     f"(e.g. {sample})")
+        records = _record_paths(rows)
+        found.append(f"{len(records)} typed record(s) of {_describe((tenant_id, user_id))}, "
+                     f"{len(rows)} version(s) in all (e.g. {', '.join(records[:5])})")
     audit_where, audit_params = scope_filter(tenant_id, user_id)
     count = (yield Sql(f"SELECT count(*) FROM memory_audit WHERE {audit_where}", audit_params))
     if count[0][0]:
@@ -414,7 +427,7 @@ def _collisions(engine: Engine, payload: dict[str, Any], tenant_id: str, user_id
         clash = sorted(set(map(tuple, rows)) & untyped)
         if clash:
             found.append(f"{len(clash)} untyped item(s) already exist (e.g. "
-                         + ", ".join(f"{ns}/{key}" for ns, key in clash[:5]) + ")")
+                         + ", ".join(_record_paths(clash)[:5]) + ")")
     events = [e["id"] for e in payload["deletions"]]
     if events:
         clause, extra = d.in_list("id", events)
@@ -462,9 +475,9 @@ def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
     if found:
         raise ImportCollision(
             f"Cannot import {_describe((tenant_id, user_id))}: this store already holds "
-            + "; ".join(found) + ". Import never merges: erase the scope here first "
-            f"(store.erase({tenant_id!r}{'' if user_id is None else f', {user_id!r}'}, ...)) "
-            "or import into another store. Nothing was written."
+            + "; ".join(found) + ". Import never merges: erase "
+            f"{_describe((tenant_id, user_id))} here first ({_erase_hint(tenant_id, user_id)}) "
+            "or import into another database. Nothing was written."
         )
     insert = (f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
               f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)})")

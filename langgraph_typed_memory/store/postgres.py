@@ -29,6 +29,7 @@ from langgraph_typed_memory.store.retry import Attempt, run_async, run_sync
 try:
     import psycopg
     from psycopg import pq
+    from psycopg.rows import tuple_row
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -198,7 +199,7 @@ class PostgresMemoryStore(MemoryStoreBase):
         with self._connection() as conn:
 
             def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-                with conn.cursor() as cur:
+                with conn.cursor(row_factory=tuple_row) as cur:
                     prelude = isolation.prelude(req)
                     if prelude is not None:
                         cur.execute(prelude)
@@ -213,7 +214,7 @@ class PostgresMemoryStore(MemoryStoreBase):
                 if any(isolation.prelude(req) is not None for req in steps):
                     raise RuntimeError("a prelude to send first: one statement at a time")
                 with conn.pipeline():
-                    cursors = [conn.cursor() for _ in steps]
+                    cursors = [conn.cursor(row_factory=tuple_row) for _ in steps]
                     for cur, req in zip(cursors, steps, strict=True):
                         cur.execute(_statement(req), req.params, prepare=req.prepare)
                 return [_rows(cur) for cur in cursors]
@@ -308,7 +309,7 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         isolation = _Isolation(self._engine.dialect.lock_migrations())
 
         async def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-            async with conn.cursor() as cur:
+            async with conn.cursor(row_factory=tuple_row) as cur:
                 prelude = isolation.prelude(req)
                 if prelude is not None:
                     await cur.execute(prelude)
@@ -323,7 +324,7 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
             if any(isolation.prelude(req) is not None for req in steps):
                 raise RuntimeError("a prelude to send first: one statement at a time")
             async with conn.pipeline():
-                cursors = [conn.cursor() for _ in steps]
+                cursors = [conn.cursor(row_factory=tuple_row) for _ in steps]
                 for cur, req in zip(cursors, steps, strict=True):
                     await cur.execute(_statement(req), req.params, prepare=req.prepare)
             return [await _arows(cur) for cur in cursors]

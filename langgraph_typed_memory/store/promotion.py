@@ -36,7 +36,7 @@ from langgraph_typed_memory.gate import (
     target_scope,
 )
 from langgraph_typed_memory.lifecycle import on_access
-from langgraph_typed_memory.namespaces import Scope, TypedNamespace
+from langgraph_typed_memory.namespaces import Scope, TypedNamespace, encode_namespace
 from langgraph_typed_memory.schemas import ValidatedRecord, validate_record
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Embed, Plan, Sql
@@ -156,7 +156,7 @@ def execute(
             kind = p.kind if p is not None else "unknown"
             outcomes.append(Outcome(kind, None, "rejected", item.rejection or "invalid"))
             continue
-        ns = ".".join(item.typed.namespace())
+        ns = encode_namespace(item.typed.namespace())
         if p.kind == "fact" and p.correction and p.subject and p.predicate and not is_stateful(
                 p, settings) and not item.aimed:
             # A correction of a fact keyed by its content: what it corrects is the newest
@@ -260,7 +260,7 @@ def _retire_turns(engine: Engine, op: PromoteOp, scope: Scope, run_id: str | Non
     """The logged turns that stated a superseded record (its run and turn) go with it."""
     if run_id is None or turn is None:
         return
-    ns = ".".join(TypedNamespace(scope, "episode").namespace())
+    ns = encode_namespace(TypedNamespace(scope, "episode").namespace())
     for seq, ident, key, value in (yield Sql(q.SQL_STATED_IN_TURN, [ns, run_id, turn])):
         if (engine.dialect.load_json(value) or {}).get("task_type") == TURN:
             yield from _retire(engine, op, scope, (seq, ident, key), by, actor,
@@ -301,7 +301,7 @@ def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) 
     sql = q.sql_holding_text(d.position_fn)
     best: tuple[int, str, str, dict[str, Any]] | None = None
     for kind in ("fact", "preference") if p.kind == "fact" else ("preference", "fact"):
-        ns = ".".join(TypedNamespace(scope, kind).namespace())  # type: ignore[arg-type]
+        ns = encode_namespace(TypedNamespace(scope, kind).namespace())  # type: ignore[arg-type]
         for _, _, key, value, _, _ in (yield Sql(sql, [ns, old])):
             value = d.load_json(value) or {}
             if _elsewhere(p, kind, key, value):
@@ -323,7 +323,7 @@ def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) 
         item.typed = TypedNamespace(scope, kind)  # type: ignore[arg-type]
         return (yield from _revalidate(engine, op, item, p.model_copy(
             update={**update, "correction": True})))
-    ns = ".".join(TypedNamespace(scope, "episode").namespace())
+    ns = encode_namespace(TypedNamespace(scope, "episode").namespace())
     for seq, ident, key, value, run_id, turn in (yield Sql(sql, [ns, old])):
         value = d.load_json(value) or {}
         speaker, _, said = str(value.get("summary") or "").partition(": ")

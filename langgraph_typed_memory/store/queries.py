@@ -28,9 +28,10 @@ SQL_GET = (
 SQL_HISTORY = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? ORDER BY m.seq DESC"
 SQL_NEWEST = (
     f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.status = 'active' AND {LIVE} "
-    "ORDER BY m.seq DESC LIMIT ?"
+    "AND m.seq < ? ORDER BY m.seq DESC LIMIT ?"
 )
-"""A namespace's current records, newest first (index `memories_ns_seq`)."""
+"""A namespace's current records written before a sequence number, newest first (index
+`memories_ns_seq`)."""
 SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
 SQL_REFRESH_TTL = (
     "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "
