@@ -12,50 +12,64 @@ Example:
     lexical Alice lives in Lyon high
 """
 
-from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
-from langgraph_typed_memory.embeddings import LocalEmbeddings
-from langgraph_typed_memory.errors import (
-    ConfigurationError,
-    EmbeddingDimensionMismatch,
-    EmbeddingFailed,
-    ExportDecryptError,
-    ExportFileError,
-    ExportFormatError,
-    ImportCollision,
-    InvalidNamespace,
-    InvalidPassphrase,
-    InvalidQuery,
-    InvalidRecord,
-    InvalidVerdict,
-    SchemaVersionError,
-    StatusNotAllowed,
-    TypedMemoryError,
-    UnknownKind,
-    UnknownMemory,
-)
-from langgraph_typed_memory.maintenance import (
-    FeedbackResult,
-    MaintenanceConfig,
-    MaintenanceReport,
-    create_memory_maintenance_graph,
-)
-from langgraph_typed_memory.namespaces import KINDS, Kind, Scope, memory_namespace, parse_namespace
-from langgraph_typed_memory.results import MemoryItem, SearchResults
-from langgraph_typed_memory.retriever import TypedMemoryRetriever
-from langgraph_typed_memory.schemas import (
-    EpisodeMemory,
-    FactMemory,
-    ObservationMemory,
-    PolicyMemory,
-    PreferenceMemory,
-    ProcedureMemory,
-)
-from langgraph_typed_memory.store.portability import ExportReport, ImportReport
-from langgraph_typed_memory.store.sqlite import (
-    AsyncSqliteMemoryStore,
-    SqliteMemoryStore,
-    connect_sqlite,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
+    from langgraph_typed_memory.embeddings import LocalEmbeddings
+    from langgraph_typed_memory.errors import (
+        ConfigurationError,
+        EmbeddingDimensionMismatch,
+        EmbeddingFailed,
+        ExportDecryptError,
+        ExportFileError,
+        ExportFormatError,
+        ImportCollision,
+        InvalidNamespace,
+        InvalidPassphrase,
+        InvalidQuery,
+        InvalidRecord,
+        InvalidVerdict,
+        SchemaVersionError,
+        StatusNotAllowed,
+        TypedMemoryError,
+        UnknownKind,
+        UnknownMemory,
+    )
+    from langgraph_typed_memory.maintenance import (
+        FeedbackResult,
+        MaintenanceConfig,
+        MaintenanceReport,
+        create_memory_maintenance_graph,
+    )
+    from langgraph_typed_memory.namespaces import (
+        KINDS,
+        Kind,
+        Scope,
+        memory_namespace,
+        parse_namespace,
+    )
+    from langgraph_typed_memory.results import MemoryItem, SearchResults
+    from langgraph_typed_memory.retriever import TypedMemoryRetriever
+    from langgraph_typed_memory.schemas import (
+        EpisodeMemory,
+        FactMemory,
+        ObservationMemory,
+        PolicyMemory,
+        PreferenceMemory,
+        ProcedureMemory,
+    )
+    from langgraph_typed_memory.store.portability import ExportReport, ImportReport
+    from langgraph_typed_memory.store.postgres import (
+        AsyncPostgresMemoryStore,
+        PostgresMemoryStore,
+    )
+    from langgraph_typed_memory.store.sqlite import (
+        AsyncSqliteMemoryStore,
+        SqliteMemoryStore,
+        connect_sqlite,
+    )
 
 __all__ = [
     "SqliteMemoryStore",
@@ -105,11 +119,66 @@ __all__ = [
     "create_memory_maintenance_graph",
 ]
 
+_EXPORTS = {
+    "LifecycleConfig": "langgraph_typed_memory.config",
+    "RetrievalConfig": "langgraph_typed_memory.config",
+    "LocalEmbeddings": "langgraph_typed_memory.embeddings",
+    "ConfigurationError": "langgraph_typed_memory.errors",
+    "EmbeddingDimensionMismatch": "langgraph_typed_memory.errors",
+    "EmbeddingFailed": "langgraph_typed_memory.errors",
+    "ExportDecryptError": "langgraph_typed_memory.errors",
+    "ExportFileError": "langgraph_typed_memory.errors",
+    "ExportFormatError": "langgraph_typed_memory.errors",
+    "ImportCollision": "langgraph_typed_memory.errors",
+    "InvalidNamespace": "langgraph_typed_memory.errors",
+    "InvalidPassphrase": "langgraph_typed_memory.errors",
+    "InvalidQuery": "langgraph_typed_memory.errors",
+    "InvalidRecord": "langgraph_typed_memory.errors",
+    "InvalidVerdict": "langgraph_typed_memory.errors",
+    "SchemaVersionError": "langgraph_typed_memory.errors",
+    "StatusNotAllowed": "langgraph_typed_memory.errors",
+    "TypedMemoryError": "langgraph_typed_memory.errors",
+    "UnknownKind": "langgraph_typed_memory.errors",
+    "UnknownMemory": "langgraph_typed_memory.errors",
+    "FeedbackResult": "langgraph_typed_memory.maintenance",
+    "MaintenanceConfig": "langgraph_typed_memory.maintenance",
+    "MaintenanceReport": "langgraph_typed_memory.maintenance",
+    "create_memory_maintenance_graph": "langgraph_typed_memory.maintenance",
+    "KINDS": "langgraph_typed_memory.namespaces",
+    "Kind": "langgraph_typed_memory.namespaces",
+    "Scope": "langgraph_typed_memory.namespaces",
+    "memory_namespace": "langgraph_typed_memory.namespaces",
+    "parse_namespace": "langgraph_typed_memory.namespaces",
+    "MemoryItem": "langgraph_typed_memory.results",
+    "SearchResults": "langgraph_typed_memory.results",
+    "TypedMemoryRetriever": "langgraph_typed_memory.retriever",
+    "EpisodeMemory": "langgraph_typed_memory.schemas",
+    "FactMemory": "langgraph_typed_memory.schemas",
+    "ObservationMemory": "langgraph_typed_memory.schemas",
+    "PolicyMemory": "langgraph_typed_memory.schemas",
+    "PreferenceMemory": "langgraph_typed_memory.schemas",
+    "ProcedureMemory": "langgraph_typed_memory.schemas",
+    "ExportReport": "langgraph_typed_memory.store.portability",
+    "ImportReport": "langgraph_typed_memory.store.portability",
+    "AsyncSqliteMemoryStore": "langgraph_typed_memory.store.sqlite",
+    "SqliteMemoryStore": "langgraph_typed_memory.store.sqlite",
+    "connect_sqlite": "langgraph_typed_memory.store.sqlite",
+    "PostgresMemoryStore": "langgraph_typed_memory.store.postgres",
+    "AsyncPostgresMemoryStore": "langgraph_typed_memory.store.postgres",
+}
+"""Where each export lives: imported on first use, so `import langgraph_typed_memory` (and
+the CLI's `--help`) stays cheap, and the Postgres stores need the `postgres` extra only when
+asked for."""
+
 
 def __getattr__(name: str) -> object:
-    # The Postgres stores need the `postgres` extra; import them only when asked for.
-    if name in ("PostgresMemoryStore", "AsyncPostgresMemoryStore"):
-        from langgraph_typed_memory.store import postgres
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langgraph_typed_memory' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(postgres, name)
-    raise AttributeError(f"module 'langgraph_typed_memory' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

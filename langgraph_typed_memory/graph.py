@@ -11,7 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from langgraph_typed_memory.assembly import AssemblyConfig, Summarizer
+from langgraph_typed_memory.assembly import PREAMBLE, AssemblyConfig, Summarizer
 from langgraph_typed_memory.nodes import (
     create_assemble_node,
     create_extract_node,
@@ -33,6 +33,7 @@ def build_memory_chat_graph(
     assembly: AssemblyConfig | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
     trim_absorbed: bool = True,
+    preamble: str = PREAMBLE,
 ) -> StateGraph:
     """The uncompiled chat graph, for adding nodes or compiling it your way.
 
@@ -52,7 +53,8 @@ def build_memory_chat_graph(
     builder = StateGraph(MemoryState)
     builder.add_node("retrieve", create_retrieve_node())
     builder.add_node("assemble", create_assemble_node(assembly, summarizer=summarizer,
-                                                      model=model, trim_absorbed=trim_absorbed))
+                                                      model=model, trim_absorbed=trim_absorbed,
+                                                      preamble=preamble))
     builder.add_node("respond", create_respond_node(model, combined=combined))
     builder.add_node("extract", create_extract_node(model))
     builder.add_node("promote", create_promote_node())
@@ -75,6 +77,7 @@ def create_memory_chat_graph(
     assembly: AssemblyConfig | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
     trim_absorbed: bool = True,
+    preamble: str = PREAMBLE,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The compiled memory chat graph (graph id `memory_chat`).
 
@@ -102,6 +105,8 @@ def create_memory_chat_graph(
         summarizer: Running-summary function (default extractive).
         trim_absorbed: Remove the messages the running summary absorbed from the state
             (default True; see `create_assemble_node`).
+        preamble: The text that opens the system prompt, before the memory (default
+            `PREAMBLE`; see `create_assemble_node`).
 
     Raises:
         ConfigurationError: `store` has no promotion gate (LangGraph's `InMemoryStore`, for
@@ -124,6 +129,6 @@ def create_memory_chat_graph(
         check_gate_store(store)
     builder = build_memory_chat_graph(
         model, combined=combined, assembly=assembly, summarizer=summarizer,
-        trim_absorbed=trim_absorbed,
+        trim_absorbed=trim_absorbed, preamble=preamble,
     )
     return builder.compile(checkpointer=checkpointer, store=store, name="memory_chat")

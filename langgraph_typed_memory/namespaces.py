@@ -9,7 +9,8 @@ breaks the grammar (see `check_untyped`): that is an error, not an untyped names
     user      := "user:" ID
     agent     := "agent:" ID
     kind      := "policy" | "preference" | "fact" | "episode" | "procedure" | "observation"
-    ID        := 1-128 characters, none of them ":" or a control character
+    ID        := 1-128 characters, none of them ":" or a control character, and no
+                 "{...}" (an unfilled template such as "{langgraph_user_id}")
 
 Examples:
     ``("tenant:acme", "policy")`` tenant-wide policies;
@@ -58,7 +59,9 @@ RANKED_KINDS: frozenset[str] = frozenset({"fact", "episode", "observation"})
 TENANT, USER, AGENT = "tenant:", "user:", "agent:"
 SCOPE_PREFIXES = (TENANT, USER, AGENT)
 _ID = re.compile(r"[^:\x00-\x1f\x7f]{1,128}")
-_ID_RULE = "1-128 characters without ':', control characters or lone surrogates"
+_ID_RULE = ("1-128 characters without ':', control characters, lone surrogates or an "
+            "unfilled '{...}' template")
+_TEMPLATE = re.compile(r"\{[^{}]*\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +126,27 @@ def _has_surrogate(text: str) -> bool:
 
 def is_valid_id(ident: str) -> bool:
     """Whether `ident` can be a tenant, user or agent id: 1-128 characters, no ":", no
-    control characters (".", "@", "/" and spaces are fine).
+    control characters (".", "@", "/" and spaces are fine), and no "{...}": an unfilled
+    template ("{langgraph_user_id}") would name one user shared by every caller.
 
     Example:
         >>> is_valid_id("alice@example.com"), is_valid_id("acme.io"), is_valid_id("a:b")
         (True, True, False)
+        >>> is_valid_id("{langgraph_user_id}")
+        False
     """
-    return bool(_ID.fullmatch(ident)) and not _has_surrogate(ident)
+    return (bool(_ID.fullmatch(ident)) and not _has_surrogate(ident)
+            and not _TEMPLATE.search(ident))
 
 
 def _check_id(namespace: tuple[str, ...], label: str, prefix: str) -> str:
     ident = label[len(prefix) :]
+    if template := _TEMPLATE.search(ident):
+        raise InvalidNamespace(
+            f"Namespace {namespace!r}: label {label!r} holds the unfilled template "
+            f"{template.group()!r}: fill it before the store sees it (LangMem fills a label "
+            "only when the whole label is a template)."
+        )
     if not is_valid_id(ident):
         raise InvalidNamespace(
             f"Namespace {namespace!r}: label {label!r} has an invalid id {ident!r}. Ids are "

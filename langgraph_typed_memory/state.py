@@ -28,6 +28,8 @@ class MemoryState(MessagesState, total=False):
         memory_context: What `retrieve` found this turn, per slot (policies, procedures,
             preferences, facts, episodes), as JSON-ready item dicts.
         memory_prompt: The messages `assemble` built for the model this turn.
+        memory_block: The same memory as one block of text without the preamble, for an app
+            that writes its own system prompt (`memory_system_message`).
         memory_summary: Running summary of the turns that left the verbatim window.
         memory_summarized: How many leading messages of `messages` the running summary
             already covers.
@@ -41,6 +43,7 @@ class MemoryState(MessagesState, total=False):
 
     memory_context: dict[str, list[dict[str, Any]]]
     memory_prompt: list[AnyMessage]
+    memory_block: str
     memory_summary: str
     memory_summarized: int
     memory_turns: int

@@ -22,7 +22,11 @@ from langgraph.store.base import BaseStore, SearchOp
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_typed_memory.errors import TypedMemoryError
-from langgraph_typed_memory.nodes._common import resolve_store, scope_from_config
+from langgraph_typed_memory.nodes._common import (
+    check_gate_store,
+    resolve_store,
+    scope_from_config,
+)
 
 __all__ = [
     "create_memory_tools", "create_search_memory_tool", "create_propose_fact_tool",
@@ -145,16 +149,19 @@ def create_search_memory_tool(
 
     def search(query: str, config: RunnableConfig, kind: SearchKind = "fact",
                limit: int = 5) -> str:
+        # a misconfiguration (no store, bad ids) raises; a failing search is told to the model
+        found_in, request = resolve_store(store), op(query, config, kind, limit)
         try:
-            [found] = resolve_store(store).batch([op(query, config, kind, limit)])
+            [found] = found_in.batch([request])
         except TypedMemoryError as exc:
             return f"Search failed: {exc}"
         return _results(found)
 
     async def asearch(query: str, config: RunnableConfig, kind: SearchKind = "fact",
                       limit: int = 5) -> str:
+        found_in, request = resolve_store(store), op(query, config, kind, limit)
         try:
-            [found] = await resolve_store(store).abatch([op(query, config, kind, limit)])
+            [found] = await found_in.abatch([request])
         except TypedMemoryError as exc:
             return f"Search failed: {exc}"
         return _results(found)
@@ -191,14 +198,17 @@ def _propose_tool(
         return f"{o.outcome}: {o.kind} {o.key!r} ({o.reason})"
 
     def propose(config: RunnableConfig, **fields: Any) -> str:
+        # a misconfiguration (no store, no gate, bad ids) raises; a refusal is told to the model
+        gate, request = check_gate_store(resolve_store(store)), arguments(config, fields)
         try:
-            return said(resolve_store(store).promote(**arguments(config, fields)))  # type: ignore[attr-defined]
+            return said(gate.promote(**request))  # type: ignore[attr-defined]
         except TypedMemoryError as exc:
             return f"Not saved: {exc}"
 
     async def apropose(config: RunnableConfig, **fields: Any) -> str:
+        gate, request = check_gate_store(resolve_store(store)), arguments(config, fields)
         try:
-            return said(await resolve_store(store).apromote(**arguments(config, fields)))  # type: ignore[attr-defined]
+            return said(await gate.apromote(**request))  # type: ignore[attr-defined]
         except TypedMemoryError as exc:
             return f"Not saved: {exc}"
 

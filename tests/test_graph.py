@@ -53,6 +53,17 @@ def test_two_sessions_offline(store):
     assert_continuity(graph)
 
 
+def test_the_prebuilt_graph_keeps_the_memory_block_and_takes_a_preamble(store):
+    graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver(),
+                                     preamble="You are Acme's support bot.\n")
+    play(graph, "s1", SESSION_1[:3])
+    [answer] = play(graph, "s2", [QUESTION])
+    assert system_prompt(answer).startswith("You are Acme's support bot.")
+    block = answer["memory_block"]
+    assert "Rex" in block and "support bot" not in block
+    assert graph.get_state(config("s2")).values["memory_block"] == block  # checkpointed
+
+
 def test_trace_is_checkpointed_and_replayable(store):
     graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
     play(graph, "s1", SESSION_1[:2])

@@ -35,7 +35,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel
 
-from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+from langgraph_typed_memory import InvalidNamespace, SqliteMemoryStore, connect_sqlite
 from langgraph_typed_memory.nodes import create_retrieve_node
 from langgraph_typed_memory.tools import create_memory_tools
 from tests.conftest import hash_index
@@ -291,7 +291,7 @@ def sqlite_store() -> BaseStore:
 def test_langmem_cannot_write_typed_memory(namespace):
     store = sqlite_store()
     manage = langmem.create_manage_memory_tool(namespace=namespace, store=store)
-    with pytest.raises(ValueError, match="schema|not typed|unexpected label"):
+    with pytest.raises(ValueError, match="schema|not typed|unexpected label|unfilled template"):
         manage.invoke({"content": "The user lives in Lyon."}, ALICE_TYPED)
     assert store.list_namespaces() == []
 
@@ -304,7 +304,8 @@ def test_langmem_fills_whole_labels_only():
     literal = ("tenant:acme", "user:{langgraph_user_id}", "fact")
     assert langmem.utils.NamespaceTemplate(literal)(ALICE_TYPED) == literal  # not filled
     unfilled = langmem.create_search_memory_tool(namespace=literal, store=store)
-    assert json.loads(unfilled.invoke({"query": "Lyon"}, ALICE_TYPED)) == []
+    with pytest.raises(InvalidNamespace, match="unfilled template"):  # not one shared user
+        unfilled.invoke({"query": "Lyon"}, ALICE_TYPED)
     whole = langmem.create_search_memory_tool(
         namespace=("tenant:acme", "{memory_user}", "fact"), store=store)
     found = json.loads(whole.invoke({"query": "Lyon"}, {"configurable": {

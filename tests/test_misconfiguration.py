@@ -89,6 +89,30 @@ def test_a_promote_node_without_a_store_raises():
         node.invoke({**TURN, "memory_trace": {}}, CONFIG)
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_the_retrieve_node_without_a_store_raises_before_the_model_is_called(use_async):
+    with pytest.raises(ConfigurationError, match="No store"):
+        run(create_retrieve_node(), use_async)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_the_memory_tools_raise_on_misconfiguration_not_tell_the_model(memory, use_async):
+    from langgraph_typed_memory.tools import create_propose_fact_tool, create_search_memory_tool
+
+    def call(tool: Any, args: dict[str, Any], config: Any = CONFIG) -> Any:
+        return asyncio.run(tool.ainvoke(args, config)) if use_async else tool.invoke(args, config)
+
+    fact = {"subject": "user", "predicate": "home_city", "content": "The user lives in Lyon."}
+    with pytest.raises(ConfigurationError, match="promotion gate"):
+        call(create_propose_fact_tool(InMemoryStore()), fact)
+    bad_id = {"configurable": {"tenant_id": "acme", "user_id": "a:b"}}
+    with pytest.raises(ConfigurationError, match="user_id"):
+        call(create_search_memory_tool(memory), {"query": "Lyon"}, bad_id)
+    with pytest.raises(ConfigurationError, match="user_id"):
+        call(create_propose_fact_tool(memory), fact, bad_id)
+    assert call(create_propose_fact_tool(memory), fact).startswith("written")
+
+
 # ---------------------------------------------------------------- a store without the gate
 
 

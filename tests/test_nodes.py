@@ -287,10 +287,14 @@ def test_assemble_summarizes_older_turns_with_the_model():
     assert out["memory_summarized"] == len(_conversation(5)) - 2
 
 
-def test_assemble_summary_falls_back_to_extractive():
+def test_assemble_summary_falls_back_to_extractive_recorded_and_logged(caplog):
     node = create_assemble_node({"recent_turns": 2}, model=FailingChatModel())
-    out = node.invoke({"messages": _conversation(5)})
+    with caplog.at_level("WARNING", logger="langgraph_typed_memory.nodes.assemble"):
+        out = node.invoke({"messages": _conversation(5)})
     assert "order 100" in out["memory_summary"]
+    [why] = out["memory_trace"]["degraded"]
+    assert "summary model failed" in why and "model provider unavailable" in why
+    assert any("summary model failed" in r.getMessage() for r in caplog.records)
 
 
 async def test_assemble_async_with_a_model_summary():

@@ -43,6 +43,7 @@ from langgraph_typed_memory.namespaces import (
     RANKED_KINDS,
     Scope,
     is_typed,
+    misspelt_kind,
     parse_namespace,
     parse_scope,
 )
@@ -68,12 +69,16 @@ def _note(text: str) -> None:
 
 
 def nearest_kind(word: str) -> str | None:
-    """The memory kind `word` most likely meant, or None when none is close.
+    """The memory kind `word` most likely meant, or None when none is close: the grammar's
+    own reading of a misspelt kind (`misspelt_kind`), else, for a suggestion only, a looser
+    match ("prefs", "obs").
 
     Example:
         >>> nearest_kind("facts"), nearest_kind("prefs"), nearest_kind("obs"), nearest_kind("x")
         ('fact', 'preference', 'observation', None)
     """
+    if (kind := misspelt_kind(word)) is not None:
+        return kind
     word = word.strip().lower()
     close = difflib.get_close_matches(word, KINDS, n=1, cutoff=0.5)
     if close:

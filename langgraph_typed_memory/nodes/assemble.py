@@ -51,8 +51,11 @@ SUMMARY_PROMPT = (
 )
 
 
-def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200) -> Summarizer:
-    """A running summarizer backed by a chat model, extractive when the model fails.
+def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200,
+                     failures: list[str] | None = None) -> Summarizer:
+    """A running summarizer backed by a chat model, extractive when the model fails (the
+    failure is logged, and appended to `failures` when given: the assemble node records it
+    in the trace).
 
     The assembler still bounds its output to `summary_tokens` (newest sentences kept).
     """
@@ -68,8 +71,12 @@ def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200) -> Summarize
             text = message_text(reply).strip()
             if text:
                 return text
-        except Exception:  # noqa: S110 - degrade: fall back, the turn goes on
-            pass
+            why = "the summary model answered nothing"
+        except Exception as exc:  # degrade: fall back, the turn goes on
+            why = f"the summary model failed: {exc!r:.200}"
+        logger.warning("assemble: %s; the extractive summary is used", why)
+        if failures is not None:
+            failures.append(f"assemble: {why}; extractive summary used")
         return extractive_summary(previous, turns, max_tokens)
 
     return summarize
@@ -191,16 +198,20 @@ def create_assemble_node(
             f"create_assemble_node: preamble={preamble!r:.80} is not text; pass a str "
             "(\"\" for none).")
 
-    def fold(config: RunnableConfig | None) -> tuple[Summarizer | None, str | None]:
-        """The summarizer, and why the configured model could not be built (if so)."""
+    def fold(config: RunnableConfig | None, failures: list[str]
+             ) -> tuple[Summarizer | None, str | None]:
+        """The summarizer (its failures go to `failures`), and why the configured model
+        could not be built (if so)."""
         if summarizer is not None:
             return summarizer, None
         chat, why = try_resolve_model(model, config)
-        return (model_summarizer(chat, max_tokens=limits.summary_tokens) if chat else None), why
+        return (model_summarizer(chat, max_tokens=limits.summary_tokens, failures=failures)
+                if chat else None), why
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
         context = state.get("memory_context") or {}
-        summarize, why = fold(config)
+        failures: list[str] = []
+        summarize, why = fold(config, failures)
         messages = list(state.get(messages_key) or [])
         built = assemble(
             messages=messages,
@@ -218,6 +229,7 @@ def create_assemble_node(
         trace = trace_of(state)
         if why:
             trace["degraded"].append(f"assemble: {why}")
+        trace["degraded"].extend(failures)
         trace["tokens"] = {**built.tokens, "over_budget": built.over_budget,
                            "dropped": list(built.dropped)}
         trace["assembled"] = {slot: list(ids) for slot, ids in built.included.items()}

@@ -3,6 +3,7 @@ episodes a question finds, in one fan-out."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -21,6 +22,8 @@ from langgraph_typed_memory.nodes._common import (
 from langgraph_typed_memory.state import new_trace
 
 __all__ = ["create_retrieve_node", "SLOT_KINDS", "DEFAULT_FACTS", "DEFAULT_EPISODES"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_FACTS = 16
 """Facts the retrieve node asks for at most: the assemble node shows as many as fit."""
@@ -138,6 +141,7 @@ def _finish(
     retrieval = trace["retrieval"]
     if error is not None:
         trace["degraded"].append(f"retrieve failed: {error!r:.200}")
+        logger.warning("retrieve failed, the turn goes on without memory: %r", error)
         retrieval["retrieval_mode"] = "failed"
         return {"memory_context": context, "memory_trace": trace, "memory_turns": turn}
     assert results is not None
@@ -147,7 +151,9 @@ def _finish(
         retrieval[_TRACE_FIELDS[slot]] = ids
         mode = getattr(found, "retrieval_mode", None)
         retrieval["modes"][slot] = f"{mode}+newest" if slot in filled else mode
-        trace["degraded"].extend(getattr(found, "degraded", []))
+        for why in getattr(found, "degraded", []):
+            trace["degraded"].append(why)
+            logger.warning("retrieve, %s: %s", slot, why)
     retrieval["retrieval_mode"] = retrieval["modes"].get("facts")
     return {"memory_context": context, "memory_trace": trace, "memory_turns": turn}
 
@@ -169,7 +175,8 @@ def create_retrieve_node(
     episodes too (`NEWEST_FILL`, a second batch; the trace's mode reads e.g.
     `"lexical+newest"`). It writes
     `memory_context`, starts the turn's `memory_trace` and counts the turn in `memory_turns`
-    (the trace's `turn_index`). A failing store degrades the turn (recorded), it never raises.
+    (the trace's `turn_index`). A failing store degrades the turn (recorded in the trace and
+    logged); no store at all is a misconfiguration and raises `ConfigurationError`.
 
     Args:
         store: The memory store; default: the graph's runtime store.
@@ -195,11 +202,12 @@ def create_retrieve_node(
         query = message_text(last_human(state.get(messages_key) or []))
         scope = scope_from_config(config)
         ops = _ops(scope, query, facts, episodes)
+        found_in = resolve_store(store)  # no store is a misconfiguration: it raises
         try:
-            results = resolve_store(store).batch(ops)
+            results = found_in.batch(ops)
             filled: set[str] = set()
             if fills := _fill_ops(scope, results, facts, episodes):
-                filled = _fill(results, fills, resolve_store(store).batch(list(fills.values())))
+                filled = _fill(results, fills, found_in.batch(list(fills.values())))
         except Exception as exc:  # no exception reaches the graph
             return _finish(state, config, None, exc, messages_key)
         return _finish(state, config, results, None, messages_key, filled)
@@ -208,11 +216,12 @@ def create_retrieve_node(
         query = message_text(last_human(state.get(messages_key) or []))
         scope = scope_from_config(config)
         ops = _ops(scope, query, facts, episodes)
+        found_in = resolve_store(store)
         try:
-            results = await resolve_store(store).abatch(ops)
+            results = await found_in.abatch(ops)
             filled: set[str] = set()
             if fills := _fill_ops(scope, results, facts, episodes):
-                newest = await resolve_store(store).abatch(list(fills.values()))
+                newest = await found_in.abatch(list(fills.values()))
                 filled = _fill(results, fills, newest)
         except Exception as exc:
             return _finish(state, config, None, exc, messages_key)
