@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.errors import InvalidRecord
+from langgraph_typed_memory.nodes._common import check_gate_store
 from langgraph_typed_memory.nodes.extract import create_extract_node
 from langgraph_typed_memory.nodes.promote import create_promote_node
 from langgraph_typed_memory.state import new_trace
@@ -110,11 +111,7 @@ class TurnWriter:
         model: BaseChatModel | str | None = None,
         run_id: str | None = None,
     ) -> None:
-        if not callable(getattr(store, "promote", None)):
-            raise InvalidRecord(
-                f"importing needs a store with the promotion gate (SqliteMemoryStore, "
-                f"PostgresMemoryStore...), got {type(store).__name__}.")
-        self.store = store
+        self.store = check_gate_store(store, "promote")
         self.run_id = run_id or uuid.uuid4().hex
         scope = {"tenant_id": tenant_id, "user_id": user_id, "agent_id": agent_id}
         configurable = {k: v for k, v in scope.items() if v is not None}
@@ -177,7 +174,7 @@ def import_conversation(
     (conversations between people: "Caroline", "Melanie"), else "user".
 
     Raises:
-        InvalidRecord: the store has no promotion gate.
+        ConfigurationError: the store has no promotion gate.
 
     Example:
         >>> from datetime import UTC, datetime

@@ -207,6 +207,21 @@ def check_retention_class(
     )
 
 
+def _split_switch(filter: Mapping[str, Any] | None, key: str, use: str
+                  ) -> tuple[bool, dict[str, Any] | None]:
+    """Take a reserved boolean `key` out of a filter: (its value, the rest or None)."""
+    if not filter or key not in filter:
+        return False, dict(filter) if filter else None
+    flag = filter[key]
+    if not isinstance(flag, bool):
+        raise InvalidQuery(
+            f"filter {key}={flag!r:.80}: use True to {use}, or False; {key} is reserved for "
+            "this switch."
+        )
+    rest = {k: v for k, v in filter.items() if k != key}
+    return flag, rest or None
+
+
 def split_history(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any] | None]:
     """Take the reserved ``$history`` key out of a typed search's filter.
 
@@ -219,16 +234,8 @@ def split_history(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any
         >>> split_history(None)
         (False, None)
     """
-    if not filter or HISTORY_KEY not in filter:
-        return False, dict(filter) if filter else None
-    flag = filter[HISTORY_KEY]
-    if not isinstance(flag, bool):
-        raise InvalidQuery(
-            f"filter {HISTORY_KEY}={flag!r:.80}: use True to include superseded and expired "
-            f"records (history mode) or False; {HISTORY_KEY} is reserved for this switch."
-        )
-    rest = {k: v for k, v in filter.items() if k != HISTORY_KEY}
-    return flag, rest or None
+    return _split_switch(filter, HISTORY_KEY,
+                         "include superseded and expired records (history mode)")
 
 
 def split_newest(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any] | None]:
@@ -242,13 +249,4 @@ def split_newest(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any]
         >>> split_newest({"$newest": True})
         (True, None)
     """
-    if not filter or NEWEST_KEY not in filter:
-        return False, dict(filter) if filter else None
-    flag = filter[NEWEST_KEY]
-    if not isinstance(flag, bool):
-        raise InvalidQuery(
-            f"filter {NEWEST_KEY}={flag!r:.80}: use True to list the namespace's records "
-            f"newest first, or False; {NEWEST_KEY} is reserved for this switch."
-        )
-    rest = {k: v for k, v in filter.items() if k != NEWEST_KEY}
-    return flag, rest or None
+    return _split_switch(filter, NEWEST_KEY, "list the namespace's records newest first")
