@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from langgraph_typed_memory.extraction.text import is_question, sentences
 from langgraph_typed_memory.extraction.values import (
@@ -194,14 +195,16 @@ def _core(value: str) -> str:
     return " ".join(words) if 0 < len(words) <= 4 else ""
 
 
-def _words(text: str) -> set[str]:
-    """Content words, lower-cased, a plural 's' dropped: what two statements share on a topic."""
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """Content words, lower-cased, a plural 's' dropped: what two statements share on a topic
+    (remembered: the same retrieved statements come back turn after turn)."""
     out = set()
     for token in _TOKEN.findall(text.lower()):
         token = token.strip("'")
         if token and token[0].isalpha() and token not in CONTENT_STOP:
             out.add(token[:-1] if len(token) > 3 and token.endswith("s") else token)
-    return out
+    return frozenset(out)
 
 
 def _holds(text: str, value: str) -> bool:

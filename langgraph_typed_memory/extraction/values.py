@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, cast
 
 __all__ = ["Span", "SpanType", "typed_spans", "STRONG_TYPES", "CONTENT_STOP"]
@@ -143,6 +144,8 @@ def typed_spans(text: str, *, fragment: bool = False) -> list[Span]:
 
     A capitalized word alone at the start of a sentence is not taken for a name ("Hope your
     knee is better"), unless the text is a `fragment` (a value cut out of a sentence).
+    Remembered: the extractor reads each turn against the memories retrieved for it, which
+    repeat from turn to turn (`SPAN_CACHE` texts).
 
     Example:
         >>> [(s.text, s.type) for s in typed_spans(
@@ -151,6 +154,15 @@ def typed_spans(text: str, *, fragment: bool = False) -> list[Span]:
         [('Ana', 'name'), ('ana@x.io', 'email'), ('6 February', 'date'), ('£23,500', 'money'),
          ('Node 22', 'name'), ('11:15', 'time')]
     """
+    return list(_spans(text, fragment))
+
+
+SPAN_CACHE = 4096
+"""Texts whose values `typed_spans` remembers."""
+
+
+@lru_cache(maxsize=SPAN_CACHE)
+def _spans(text: str, fragment: bool) -> tuple[Span, ...]:
     spans: list[Span] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _PATTERNS:
@@ -171,7 +183,7 @@ def typed_spans(text: str, *, fragment: bool = False) -> list[Span]:
             merged[-1] = Span(text[last.start:span.end], last.start, span.end, "name")
         else:
             merged.append(span)
-    return merged
+    return tuple(merged)
 
 
 _NAME_NUMBER = re.compile(r"(?:[A-Z][\w-]*|[a-z]+[A-Z][\w-]*)\s+$")

@@ -183,16 +183,22 @@ def _previous_user_texts(messages: list[Any], human: Any) -> list[str]:
     return out
 
 
+REMEMBERED = 10
+"""The best-ranked facts, and as many logged turns, a turn is read against for corrections
+(what it corrects is found by the turn's own words, so it ranks near the top)."""
+
+
 def _remembered(context: dict[str, Any], speaker: str) -> list[str]:
     """What the retrieve node found for this turn that the speaker said or that is about
-    them: the statements a correction may correct."""
-    out = []
+    them, best ranked first (`REMEMBERED` of each kind): the statements a correction may
+    correct."""
+    facts, turns = [], []
     for item in [*context.get("facts", ()), *context.get("episodes", ())]:
         value = item.get("value") or {}
         if value.get("task_type") == "turn":
             said = str(value.get("summary") or "")
             if said.startswith(f"{speaker}: "):
-                out.append(said.removeprefix(f"{speaker}: "))
+                turns.append(said.removeprefix(f"{speaker}: "))
         elif value.get("subject") in (speaker, "user") and value.get("content"):
-            out.append(str(value["content"]))
-    return out
+            facts.append(str(value["content"]))
+    return [*facts[:REMEMBERED], *turns[:REMEMBERED]]
