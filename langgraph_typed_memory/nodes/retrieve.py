@@ -147,8 +147,9 @@ def _finish(
     assert results is not None
     for slot, found in zip(SLOT_KINDS, results, strict=True):
         context[slot] = [item.dict() for item in found]
-        ids = [(item.dict().get("memory") or {}).get("id", item.key) for item in found]
-        retrieval[_TRACE_FIELDS[slot]] = ids
+        retrieval[_TRACE_FIELDS[slot]] = [
+            (d.get("memory") or {}).get("id", d["key"]) for d in context[slot]
+        ]
         mode = getattr(found, "retrieval_mode", None)
         retrieval["modes"][slot] = f"{mode}+newest" if slot in filled else mode
         for why in getattr(found, "degraded", []):
