@@ -25,6 +25,10 @@ both threads share) as a cause of any growth. `--keep-messages` builds the
 graph with `trim_absorbed=False` (every message stays in the checkpointed state) to measure
 what trimming the messages the running summary absorbed saves.
 
+The process's CPU time per turn (`time.process_time`: every thread of the benchmark's process,
+not the Postgres server's) is reported beside the wall time, the same way: on a machine shared
+with other work, wall time also counts the waits for a core, CPU time does not.
+
 Usage:
     python benchmarks/prompt_budget.py                    # both backends, 1,000 turns
     python benchmarks/prompt_budget.py --backend sqlite --quick --json out.json
@@ -140,9 +144,11 @@ def count_memories(store: Any) -> int:
 
 def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
          report_at: Sequence[int], *, trim_absorbed: bool = True,
-         ) -> tuple[list[TurnReport], list[int], list[float], list[float]]:
-    """Play the thread; return the reports, every turn's prompt tokens and time (ms), and the
-    times of `TIME_WINDOW` further turns of the same user on a fresh thread."""
+         ) -> tuple[list[TurnReport], list[int], list[float], list[float], list[float],
+                    list[float]]:
+    """Play the thread; return the reports, every turn's prompt tokens, wall and CPU time (ms),
+    and the wall and CPU times of `TIME_WINDOW` further turns of the same user on a fresh
+    thread."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from langgraph_typed_memory.graph import create_memory_chat_graph
@@ -155,13 +161,15 @@ def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
     text = ZipfText(seed)
     totals: list[int] = []
     times: list[float] = []
+    cpu: list[float] = []
     reports: list[TurnReport] = []
     transcript = 0
     for i in range(1, turns + 1):
         clock.now += timedelta(minutes=2)  # the store's clock: freshness moves on
-        start = time.perf_counter()
+        start, started = time.perf_counter(), time.process_time()
         out = graph.invoke({"messages": [HumanMessage(user_turn(i, text))]}, config)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - started) * 1000)
         tokens = out["memory_trace"]["tokens"]
         assembled = prompt_tokens(out["memory_prompt"])
         if assembled != tokens["total"]:
@@ -180,13 +188,15 @@ def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
                 f"{transcript}, {reports[-1].memories} memories, {reports[-1].messages} "
                 f"messages in the state, {reports[-1].turn_ms_p50} ms/turn (p50)")
     fresh: list[float] = []
+    fresh_cpu: list[float] = []
     config = {"configurable": {**config["configurable"], "thread_id": "fresh"}}
     for i in range(turns + 1, turns + 1 + TIME_WINDOW):
         clock.now += timedelta(minutes=2)
-        start = time.perf_counter()
+        start, started = time.perf_counter(), time.process_time()
         graph.invoke({"messages": [HumanMessage(user_turn(i, text))]}, config)
         fresh.append((time.perf_counter() - start) * 1000)
-    return reports, totals, times, fresh
+        fresh_cpu.append((time.process_time() - started) * 1000)
+    return reports, totals, times, fresh, cpu, fresh_cpu
 
 
 HEAD = ("| backend | turn | assembled prompt tokens | budget | full transcript tokens | "
@@ -244,8 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = make()
             store.setup()  # type: ignore[attr-defined]
             log(f"{backend}: {args.turns} turns through the chat graph")
-            reports, totals, times, fresh = play(store, args.turns, args.budget, args.seed, clock,
-                                          report_at, trim_absorbed=not args.keep_messages)
+            reports, totals, times, fresh, cpu, fresh_cpu = play(
+                store, args.turns, args.budget, args.seed, clock, report_at,
+                trim_absorbed=not args.keep_messages)
         results[backend] = reports
         per_turn[backend] = {
             "assembled_tokens": totals,
@@ -253,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "max_from_turn_10": max(totals[9:], default=max(totals)),
             "turn_ms": percentiles(times),
             "turn_time": turn_time(times, fresh),
+            "turn_cpu_time": turn_time(cpu, fresh_cpu),
         }
     kept = "every message kept in the state" if args.keep_messages else "absorbed messages trimmed"
     print(f"Bounded prompt, {args.turns} turns, budget {args.budget} tokens, {kept}")
@@ -270,6 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{backend}: the same user on a fresh thread, {timing['window_turns']} turns: "
               f"p50 {timing['fresh_thread_ms_p50']:.1f} ms; turn {last} of the long thread / "
               f"fresh thread = {timing['last_over_fresh_thread']}")
+        used = info["turn_cpu_time"]
+        around = ", ".join(f"turn {t} {ms:.1f}" for t, ms in used["turn_ms_p50_at"].items())
+        print(f"{backend}: CPU time per turn, p50 over the same windows: {around} ms; turn "
+              f"{last} / turn {first} = {used['last_over_first']}; fresh thread "
+              f"{used['fresh_thread_ms_p50']:.1f} ms")
     if args.json:
         report = {"meta": meta, "backends": {b: {"turns": [asdict(r) for r in results[b]],
                                                  **per_turn[b]} for b in results}}

@@ -247,6 +247,10 @@ def test_prompt_budget_quick_sqlite(tmp_path: Path) -> None:
         assert not t["over_budget"]
     assert turns[-1]["transcript_tokens"] > 5 * turns[0]["transcript_tokens"]
     assert turns[-1]["memories"] > turns[0]["memories"] > 0  # memory grows, the prompt not
+    for timing in (run["turn_time"], run["turn_cpu_time"]):  # wall and CPU, the same windows
+        assert set(timing["turn_ms_p50_at"]) == {"10", "60"}
+        assert all(ms > 0 for ms in timing["turn_ms_p50_at"].values())
+        assert timing["fresh_thread_ms_p50"] > 0
 
 
 @pytest.mark.parametrize("backend", [
