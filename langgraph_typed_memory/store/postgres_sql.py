@@ -166,6 +166,11 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         # A namespace's newest records (a search with {"$newest": true}) read in index order.
         ("0017_newest_by_namespace", ("CREATE INDEX memories_ns_seq ON memories (ns, seq)",)),
+        # The records one turn wrote (a run and a turn index): the turn log's entries that go
+        # with a superseded statement are found by their provenance, not by reading the
+        # namespace's every row (a user's turn log only grows).
+        ("0018_turn_provenance",
+         ("CREATE INDEX memories_provenance ON memories (source_run_id, source_turn)",)),
     )
     if dims is None:
         return base
