@@ -1,42 +1,56 @@
-"""The write path's lookups read their index, not the namespace: a user's turn log only grows,
-so a statement that scans it gets slower every turn."""
+"""Lookups that run every turn read their index, not the namespace: a user's turn log only
+grows and superseded facts stay as history, so a statement that reads every row of a
+namespace gets slower every turn."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
 
-PARAMS = ["tenant:t/user:u/episode", "run-1", 3]
+NS = "tenant:t.user:u.episode"
+LOOKUPS = [  # (what, statement for a substring function, parameters, the index it must read)
+    ("a turn's records", lambda _: q.SQL_STATED_IN_TURN, [NS, "run-1", 3],
+     "memories_provenance"),
+    ("the newest active", lambda _: q.SQL_NEWEST, [NS, 0.0, 10**9, 10], "memories_active_seq"),
+    ("the newest holding a value", q.sql_holding_text, [NS, "oolong"], "memories_active_seq"),
+]
 
 
-def test_sqlite_finds_a_turns_records_by_provenance() -> None:
+@pytest.mark.parametrize(("what", "sql", "params", "index"), LOOKUPS, ids=[x[0] for x in LOOKUPS])
+def test_sqlite_plans(what: str, sql: Callable[[str], str], params: list[Any], index: str
+                      ) -> None:
     conn = connect_sqlite(":memory:")
     SqliteMemoryStore(conn).setup()
-    plan = " ".join(str(row[-1]) for row in conn.execute(
-        f"EXPLAIN QUERY PLAN {q.SQL_STATED_IN_TURN}", PARAMS))
-    assert "memories_provenance" in plan, plan
+    text = sql(SqliteDialect.position_fn)
+    plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {text}", params))
+    assert index in plan, plan
 
 
 @pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")), reason="no Postgres")
-def test_postgres_finds_a_turns_records_by_provenance(pg_server: Any) -> None:
+def test_postgres_plans(pg_server: Any) -> None:
     import psycopg
 
     from langgraph_typed_memory import PostgresMemoryStore
+    from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 
     from .conftest import fresh_database
 
     with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
         PostgresMemoryStore(conn).setup()
-        conn.execute(  # one user's long turn log: 200 runs of 25 turns, one namespace
-            "INSERT INTO memories (id, ns, key, value, created_at, updated_at, source_run_id, "
-            "source_turn) SELECT 'm' || g, %s, 'k' || g, '{}', 0, 0, 'run-' || (g / 25), g %% 25 "
-            "FROM generate_series(1, 5000) g", [PARAMS[0]])
+        conn.execute(  # one user's long history: 200 runs of 25 turns, 1 in 10 still active
+            "INSERT INTO memories (id, ns, key, value, status, search_text, created_at, "
+            "updated_at, source_run_id, source_turn) SELECT 'm' || g, %s, 'k' || g, '{}', "
+            "CASE WHEN g %% 10 = 0 THEN 'active' ELSE 'superseded' END, 'turn ' || g, 0, 0, "
+            "'run-' || (g / 25), g %% 25 FROM generate_series(1, 5000) g", [NS])
         conn.execute("ANALYZE memories")
-        text = q.SQL_STATED_IN_TURN.replace("?", "%s")
-        plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {text}", PARAMS))
-    assert "memories_provenance" in plan, plan
+        for what, sql, params, index in LOOKUPS:
+            text = sql(PostgresDialect.position_fn).replace("?", "%s")
+            plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {text}", params))
+            assert index in plan, (what, plan)

@@ -166,11 +166,14 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         # A namespace's newest records (a search with {"$newest": true}) read in index order.
         ("0017_newest_by_namespace", ("CREATE INDEX memories_ns_seq ON memories (ns, seq)",)),
-        # The records one turn wrote (a run and a turn index): the turn log's entries that go
-        # with a superseded statement are found by their provenance, not by reading the
-        # namespace's every row (a user's turn log only grows).
-        ("0018_turn_provenance",
-         ("CREATE INDEX memories_provenance ON memories (source_run_id, source_turn)",)),
+        # A user's turn log only grows, and superseded facts stay as history: the records one
+        # turn wrote are found by their provenance (a run and a turn index), and a namespace's
+        # newest active records by an index of the active ones alone, not by reading every row.
+        ("0018_turn_log_lookups", (
+            "CREATE INDEX memories_provenance ON memories (source_run_id, source_turn)",
+            "CREATE INDEX memories_active_seq ON memories (ns, seq) WHERE status = 'active'",
+            "DROP INDEX memories_ns_seq",
+        )),
     )
     if dims is None:
         return base
