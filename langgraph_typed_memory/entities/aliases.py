@@ -18,9 +18,10 @@ _CALL = (r"(?:we|everyone|everybody|they|people|most\s+people|the\s+team|i|frien
          r"\s+(?:all\s+)?(?:just\s+)?(?:call|calls|called)")
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), order) for p, order in (
-        # "Volkswagen (VW)", "Robert (Bob)", "VW (Volkswagen)"
-        (rf"(?P<a>{_NAME})\s+\((?:aka\s+|a\.k\.a\.?\s+|or\s+|i\.e\.\s+)?(?P<b>{_NAME})\)",
-         "paren"),
+        # "Volkswagen (VW)", "Robert (Bob)", "VW (Volkswagen)", "Alexander (Sasha to friends)"
+        (rf"(?P<a>{_NAME})\s+\((?:aka\s+|a\.k\.a\.?\s+|or\s+|i\.e\.\s+|called\s+|"
+         rf"known\s+as\s+)?(?P<b>{_NAME})(?:\s+for\s+short|\s+to\s+(?:his|her|their|my|our|"
+         rf"the)?\s*(?:friends|family|everyone|us|colleagues|the\s+team))?\)", "paren"),
         # "VW, short for Volkswagen"; "VW stands for Volkswagen"; "Liz is short for Elizabeth"
         (rf"(?P<b>{_SHORT})\s*,?\s+(?:is\s+|being\s+)?(?:short\s+for|stands\s+for|"
          rf"an?\s+(?:nickname|abbreviation)\s+for)\s+(?P<a>{_NAME})", "ab"),
@@ -72,7 +73,7 @@ def find_aliases(text: str) -> list[Alias]:
     seen: set[tuple[str, str]] = set()
     for pattern, order in _PATTERNS:
         for m in pattern.finditer(text):
-            a, b = m["a"].strip(), m["b"].strip()
+            a, b = (re.sub(r"^the\s+", "", m[g].strip(), flags=re.I) for g in "ab")
             if order == "paren" and (len(a) < len(b) and not _is_acronym(b) or _is_acronym(a)):
                 a, b = b, a  # "VW (Volkswagen)": the longer, non-acronym name is the name
             if (a.lower() == b.lower() or b.lower() in _NOT_ALIASES

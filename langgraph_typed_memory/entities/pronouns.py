@@ -5,10 +5,10 @@ can tell, and stays unresolved otherwise:
 
 - "she" / "he": the most recent person known to be referred to so (a kin word, a title or
   an earlier pronoun told), unless a person whose pronoun is unknown was mentioned since; or
-  else the one person of the last few entities whose pronoun is unknown.
+  else the one person or pet of the last few entities whose pronoun is unknown.
 - "it": the most recent organisation, pet or project among the last few entities.
-- "they": the most recent person known to go by "they", else an organisation when it is the
-  thread's latest entity.
+- "they": the most recent person known to go by "they", else the thread's latest entity when
+  it is the one person or organisation among the last three whose pronoun is not known.
 - "her team", "his company": the team or organisation a relation ties that person to.
 """
 
@@ -71,7 +71,7 @@ def _refers(form: str, recent: Sequence[Entity]) -> Entity | None:
                 unknown_since = [e for e in recent[:i] if _person(e) and e.pronoun is None
                                  and e.type == "person"]
                 return None if unknown_since else entity
-        unknown = [e for e in window if e.type in ("person", None) and e.pronoun is None]
+        unknown = [e for e in window if e.type in ("person", "pet", None) and e.pronoun is None]
         return unknown[0] if len(unknown) == 1 else None
     if form == "it":
         return next((e for e in window if e.type in ("organisation", "pet", "project")
@@ -80,6 +80,8 @@ def _refers(form: str, recent: Sequence[Entity]) -> Entity | None:
         explicit = next((e for e in recent if e.pronoun == "they"), None)
         if explicit is not None:
             return explicit
-        if recent and recent[0].type == "organisation":
-            return recent[0]
+        candidates = [e for e in recent[:3] if e.type in ("person", "organisation", None)
+                      and e.pronoun in (None, "they")]
+        if len(candidates) == 1 and candidates[0] is recent[0]:
+            return candidates[0]  # the one person or organisation just named
     return None

@@ -8,17 +8,21 @@ with (see `compatible`):
    states it.
 3. `trigram`: pg_trgm similarity >= `TRIGRAM_THRESHOLD` (0.85) with a name or alias.
 4. `variant`: the same organisation without its legal form ("Acme" / "Acme Inc."), an
-   acronym of a multi-word name ("IBM"), a person's first name or surname of a full name
-   known for one person only ("Sarah" / "Sarah Chen", "Dr. Patel" / "Priya Patel").
-5. `spelling`: one edit away for names of 6+ letters, two for 10+ ("Volkswagon"), the first
-   letter kept; never two people's names that differ in the last letter only (Maria, Marie).
+   acronym of a multi-word name ("IBM", "NYC"), a place without its "Lake", "Mount" or
+   "City" ("Como"), a person's first name or surname of a full name known for one person
+   only ("Sarah" / "Sarah Chen", "Dr. Patel" / "Priya Patel").
+5. `spelling`: one edit away for names of 6+ letters (two neighbours swapped from 5), two
+   for 10+ ("Volkswagon"), the first letter kept; never two people's names that differ in
+   the last letter only (Christina, Christine).
 6. `model`: the caller's fallback, if any, asked to pick among a short list.
 7. `new`: a new entity whose id is a UUID 5 of the scope, the name and, when the scope already
    holds another entity of that name, what tells them apart ("sister", "accounting").
 
 Compatible: types agree where both are known (a company and a person never merge), the
 pronouns agree (a "she" is not a "he"), roles can be one person's (the speaker's sister is
-neither their brother nor the colleague from accounting), departments and employers agree.
+neither their brother nor the colleague from accounting: someone known by a family or
+social role is not someone named by where they belong, "Tom from the gym"), departments and
+groups agree.
 Among several matches the one sharing the mention's role or department wins, then the most
 recent. Pure functions; the model fallback is the caller's callable.
 """
@@ -38,7 +42,7 @@ from langgraph_typed_memory.entities.mentions import (
     Mention,
     name_key,
 )
-from langgraph_typed_memory.entities.roles import DEPARTMENTS, Pronoun, role, roles_conflict
+from langgraph_typed_memory.entities.roles import Pronoun, role, roles_conflict
 from langgraph_typed_memory.entities.similarity import (
     TRIGRAM_THRESHOLD,
     similarity,
@@ -127,12 +131,6 @@ def entity_id(scope: str, name: str, disambiguator: str = "") -> str:
     return str(uuid.uuid5(ENTITY_NAMESPACE, "\x1f".join((scope, name_key(name), disambiguator))))
 
 
-def _is_department(affiliation: str) -> bool:
-    words = affiliation.split()
-    return affiliation in DEPARTMENTS or bool(words) and (
-        words[-1] in ORG_SUFFIXES or words[-1] in ("team", "department", "dept"))
-
-
 def compatible(mention: Mention, entity: Entity, owner: str | None = None) -> bool:
     """Whether `mention` may name `entity` (`owner`: the id of whose role the mention holds,
     "user" for the speaker).
@@ -152,7 +150,8 @@ def compatible(mention: Mention, entity: Entity, owner: str | None = None) -> bo
     if mention.pronoun and entity.pronoun and len(pronouns) > 1 and pronouns != {"they"}:
         return False
     owner = owner or mention.role_of
-    family = any((r := role(name)) and r.kind == "family" for name, _ in entity.roles)
+    personal = any((r := role(name)) and r.kind in ("family", "social")
+                   for name, _ in entity.roles)
     if mention.role is not None:
         for name, whose in entity.roles:
             known = role(name)
@@ -163,14 +162,15 @@ def compatible(mention: Mention, entity: Entity, owner: str | None = None) -> bo
             if (name == mention.role.name and whose != owner and known.kind == "family"
                     and "user" in (whose, owner)):
                 return False  # "my sister Anna" is not "Tom's sister Anna"
-        if mention.role.kind == "family" and any(map(_is_department, entity.affiliations)):
-            return False
+        if mention.role.kind in ("family", "social") and any(
+                a[:1].islower() for a in entity.affiliations):
+            return False  # "my sister Sarah" is not "Sarah from accounting"
     if mention.affiliation:
         key = name_key(mention.affiliation)
         if entity.affiliations and key not in entity.affiliations:
             return False
-        if family and _is_department(key):
-            return False
+        if personal and mention.affiliation[:1].islower() and key not in entity.affiliations:
+            return False  # "Tom from the gym" is not "my brother Tom"
     return True
 
 
@@ -185,6 +185,15 @@ def _strip_legal(key: str) -> str:
     while len(words) > 1 and words[-1] in ORG_SUFFIXES:
         words = words[:-1]
     return " ".join(words)
+
+
+_GEOGRAPHIC = frozenset("lake mount mt river city island isle bay county province region "
+                        "state of the".split())
+
+
+def _strip_geographic(key: str) -> str:
+    words = [w for w in key.split() if w not in _GEOGRAPHIC]
+    return " ".join(words) if words and len(words) < len(key.split()) else key
 
 
 def _agrees(mention: Mention, entity: Entity, owner: str | None) -> int:
@@ -209,8 +218,8 @@ def _best(mention: Mention, found: Sequence[tuple[float, int, Entity]], owner: s
 
 
 def _variant(mention: Mention, key: str, entity: Entity) -> bool:
-    if entity.type in (None, "organisation", "project") and mention.type in (
-            None, "organisation", "project"):
+    if entity.type in (None, "organisation", "project", "place") and mention.type in (
+            None, "organisation", "project", "place"):
         if _strip_legal(key) in {_strip_legal(k) for k in entity.keys()}:
             return True
         letters = key.replace(" ", "").replace(".", "")
@@ -220,13 +229,17 @@ def _variant(mention: Mention, key: str, entity: Entity) -> bool:
         if any(n.replace(".", "").isupper() and _initials(mention.text) == name_key(n).replace(
                 ".", "") for n in (entity.name, *entity.aliases)):
             return True
-    if entity.type in (None, "person") and mention.type in (None, "person"):
+        if entity.type in (None, "place") and mention.type in (None, "place") and (
+                _strip_geographic(key) in {_strip_geographic(k) for k in entity.keys()}):
+            return True  # "Como" for "Lake Como"
+    if entity.type == "person" and mention.type in (None, "person"):
         words = key.split()
         for k in entity.keys():
             known = k.split()
             if len(words) == 1 and len(known) > 1 and words[0] in (known[0], known[-1]):
                 return True  # "Sarah" / "Dr. Patel" for "Sarah Chen" / "Priya Patel"
-            if len(known) == 1 and len(words) > 1 and known[0] == words[0]:
+            if (len(known) == 1 and len(words) > 1 and known[0] == words[0]
+                    and mention.type == "person"):
                 return True  # "Sarah Chen" for a "Sarah" known by first name only
     return False
 
@@ -234,7 +247,8 @@ def _variant(mention: Mention, key: str, entity: Entity) -> bool:
 def _spelling(mention: Mention, key: str, entity: Entity) -> bool:
     for k in entity.keys():
         shortest = min(len(k), len(key))
-        if shortest < 6 or k[0] != key[0]:
+        swap = len(k) == len(key) and sorted(k) == sorted(key)  # "Priay" for "Priya"
+        if shortest < (5 if swap else 6) or k[0] != key[0]:
             continue
         limit = 2 if shortest >= 10 else 1
         if spelling_distance(key, k, limit) > limit:

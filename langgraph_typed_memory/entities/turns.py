@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from langgraph_typed_memory.entities.aliases import Alias, find_aliases
-from langgraph_typed_memory.entities.mentions import Mention, find_mentions, name_key
+from langgraph_typed_memory.entities.mentions import (
+    EntityType,
+    Mention,
+    find_mentions,
+    name_key,
+)
 from langgraph_typed_memory.entities.pronouns import resolve_pronoun
 from langgraph_typed_memory.entities.relations import Relation, find_relations
 from langgraph_typed_memory.entities.resolve import (
@@ -26,6 +31,13 @@ __all__ = ["KnownEntities", "TurnEntities", "LinkedRelation", "read_turn", "RECE
 
 RECENT_LIMIT = 30
 """How many of the thread's latest entities are kept for pronouns."""
+
+_PERSON_RELATIONS = ("leads", "reports_to", "works_at", "works_as", "works_in", "married_to",
+                     "founded")
+_SUBJECT_TYPES: dict[str, EntityType] = dict.fromkeys(_PERSON_RELATIONS, "person")
+_OBJECT_TYPES: dict[str, EntityType] = {"works_at": "organisation", "founded": "organisation",
+                                        "lives_in": "place", "located_in": "place",
+                                        "works_in": "place"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +105,19 @@ class _Book:
         self.recent = list(known.recent)
         self.links = list(known.links)
 
-    def put(self, entity: Entity) -> None:
+    def put(self, entity: Entity, recent: bool = True) -> None:
         for i, e in enumerate(self.entities):
             if e.id == entity.id:
+                if not recent:
+                    self.entities[i] = entity
+                    return
                 del self.entities[i]
                 break
         self.entities.append(entity)  # the latest last
         self.recent = [entity.id, *(r for r in self.recent if r != entity.id)][:RECENT_LIMIT]
+
+    def get(self, entity_id: str) -> Entity | None:
+        return next((e for e in self.entities if e.id == entity_id), None)
 
     def newest_first(self) -> list[Entity]:
         by_id = {e.id: e for e in self.entities}
@@ -112,6 +130,10 @@ class _Book:
 def read_turn(text: str, known: KnownEntities, *, scope: str,
               model: ModelFallback | None = None) -> TurnEntities:
     """Resolve the mentions of a turn against what the scope and thread know.
+
+    The relations the turn states type what they tie when the names alone did not: who
+    leads, reports to or works somewhere is a person, where one works an organisation, where
+    one lives a place.
 
     Aliases the turn states are learned before its names are resolved ("VW, short for
     Volkswagen": both name one entity); pronouns resolve against the thread, this turn
@@ -221,6 +243,11 @@ def _link(relations: Sequence[Relation], resolved: dict[int, Resolution], book: 
                 ends.append(r.entity.id if r is not None and r.entity is not None else None)
         subject, obj = ends
         out.append(LinkedRelation(relation, subject, obj))
+        for end, typed in ((subject, _SUBJECT_TYPES.get(relation.relation)),
+                           (obj, _OBJECT_TYPES.get(relation.relation))):
+            known = book.get(end) if end and typed else None
+            if known is not None and known.type is None:
+                book.put(replace(known, type=typed), recent=False)
         if subject is not None and obj is not None:
             link = (subject, relation.relation, obj)
             if link not in book.links:
