@@ -46,7 +46,12 @@ _NOT_ALIASES = frozenset("i the a an we you he she it they my our ok".split())
 
 @dataclass(frozen=True, slots=True)
 class Alias:
-    """`alias` is another name of `name`; when `name` is a pronoun, `pronoun` is its form."""
+    """`alias` is another name of `name`; when `name` is a pronoun, `pronoun` is its form.
+
+    Example:
+        >>> Alias("VW", "Volkswagen")
+        Alias(alias='VW', name='Volkswagen', pronoun=None)
+    """
 
     alias: str
     name: str

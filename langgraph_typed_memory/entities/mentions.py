@@ -137,7 +137,8 @@ _PRONOUNS: dict[str, Pronoun] = {
 }
 _IT_SUBJECT = re.compile(  # "it" refers when it acts: "It just raised", "it's based in Lyon"
     r"^\s*(?:(?:is|was|'s)\s+(?:based|located|headquartered|founded|owned|run|called|named|"
-    r"hiring|growing|shipping|launching|due|behind|late|on\s+track|a\s+(?:company|startup|"
+    r"hiring|growing|shipping|launching|behind\s+schedule|over\s+budget|on\s+track|"
+    r"a\s+(?:company|startup|"
     r"firm|bank|dog|cat|puppy|kitten|project)|an\s+(?:agency|app))\b|(?!(?:is|was|'s|will|"
     r"would|feels|felt|seems|seemed|looks|looked|takes|took|rains|rained|snows|depends|"
     r"doesn't|didn't|does|did|makes\s+sense|might|may|must|should|could|can|sounds|turns|"
@@ -153,7 +154,12 @@ _TRIM = " \t\"'`.,;:!?)(\u2026"
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A named thing or a pronoun at `start:end` of a turn, with what its context tells."""
+    """A named thing or a pronoun at `start:end` of a turn, with what its context tells.
+
+    Example:
+        >>> Mention("Lena", 10, 14, "person", "she").is_pronoun
+        False
+    """
 
     text: str
     start: int

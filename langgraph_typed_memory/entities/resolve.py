@@ -94,7 +94,13 @@ class Entity:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """What a mention resolved to, and by which stage; `entity` holds what was learned."""
+    """What a mention resolved to, and by which stage; `entity` holds what was learned.
+
+    Example:
+        >>> r = resolve_mention(Mention("Lena", 0, 4), [], scope="tenant:t/user:u")
+        >>> r.stage, r.merged, r.entity.name
+        ('new', False, 'Lena')
+    """
 
     mention: Mention
     entity: Entity | None

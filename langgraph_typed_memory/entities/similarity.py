@@ -6,7 +6,8 @@ into words of letters and digits; each word, padded with two spaces before and o
 gives its three-character windows; the score is the share of trigrams the two sets have in
 common, |A ∩ B| / |A ∪ B|, as a 4-byte float. (pg_trgm stores a trigram of non-ASCII letters as
 a hash of its bytes; two different such trigrams sharing a hash is the one place the two could
-differ, and it is vanishingly rare.)
+differ, and it is vanishingly rare. Letters are those of Unicode, as on a database whose
+character type is UTF-8, the default of the embedded server.)
 
 `spelling_distance` counts the edits (insert, delete, substitute, swap two neighbours) from one
 name to another: one slip of the keyboard ("Volkswagon") is one edit, while trigram similarity
@@ -35,7 +36,8 @@ def trigrams(text: str) -> frozenset[str]:
         ['  c', ' ca', 'at ', 'cat']
     """
     out: set[str] = set()
-    for word in _WORD.findall(text.lower()):
+    lower = "".join(c if len(c := ch.lower()) == 1 else c[0] for ch in text)  # "İ" -> "i"
+    for word in _WORD.findall(lower):
         padded = f"  {word} "
         out.update(padded[i:i + 3] for i in range(len(padded) - 2))
     return frozenset(out)
