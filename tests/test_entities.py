@@ -86,6 +86,11 @@ def test_mentions_carry_type_role_and_department() -> None:
     assert found["Acme Inc"].type == "organisation"
 
 
+def test_departments_in_capitals() -> None:
+    found = {m.text: m for m in find_mentions("Michael from IT fixed it; Laura in HR agreed.")}
+    assert found["Michael"].affiliation == "it" and found["Laura"].affiliation == "hr"
+
+
 def test_a_capital_that_only_starts_a_sentence_is_no_name() -> None:
     assert [m.text for m in find_mentions("Hope you're well. Thanks for lunch.")] == []
     assert [m.text for m in find_mentions("Sarah leads the platform team.")] == [

@@ -64,8 +64,8 @@ _ROLE_BEFORE = re.compile(
 _ROLE_AFTER = re.compile(
     rf"^\s*(?:,|\(|\s(?:is|'s|was))\s*(?P<owner>my|our)\s+{_ADJ}"
     rf"(?P<role>{_ROLE_WORDS}(?:\s+{_ROLE_WORDS})?)\b", re.I)
-_AFFILIATION = re.compile(
-    r"^\s*(?:,\s*)?(?:\(|from|in|at|on|with|of)\s+(?:the\s+|our\s+)?(?P<dept>[a-z][\w-]*)"
+_AFFILIATION = re.compile(  # "Sarah from accounting", "Michael from IT"
+    r"^\s*(?:,\s*)?(?:\(|from|in|at|on|with|of)\s+(?:the\s+|our\s+)?(?P<dept>[a-z][\w-]*|(?-i:[A-Z]{2,3})(?=\W|$))"
     r"(?:\s+(?:team|department|dept|group|side|squad))?\b(?!\s+(?:team|department)\b)")
 _AFFILIATION_GROUP = re.compile(  # "Tom from the gym", "Zara from my book club", "from work"
     r"^\s*(?:,\s*)?from\s+(?:(?:the|my|our)\s+(?P<group>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
