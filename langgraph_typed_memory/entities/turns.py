@@ -1,0 +1,268 @@
+"""A turn read for entities: its mentions resolved, the aliases and relations it states.
+
+`read_turn` takes what the scope and the thread know (`KnownEntities`) and returns what the
+turn adds: each mention's resolution, the relations between resolved entities, and the known
+entities updated (new ones, aliases and roles learned, the thread's recency). Pure: the store
+loads `KnownEntities` and persists the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from langgraph_typed_memory.entities.aliases import Alias, find_aliases
+from langgraph_typed_memory.entities.mentions import (
+    EntityType,
+    Mention,
+    find_mentions,
+    name_key,
+)
+from langgraph_typed_memory.entities.pronouns import resolve_pronoun
+from langgraph_typed_memory.entities.relations import Relation, find_relations
+from langgraph_typed_memory.entities.resolve import (
+    Entity,
+    ModelFallback,
+    Resolution,
+    resolve_mention,
+)
+
+__all__ = ["KnownEntities", "TurnEntities", "LinkedRelation", "read_turn", "RECENT_LIMIT"]
+
+RECENT_LIMIT = 30
+"""How many of the thread's latest entities are kept for pronouns."""
+
+_PERSON_RELATIONS = ("leads", "reports_to", "works_at", "works_as", "works_in", "married_to",
+                     "founded")
+_SUBJECT_TYPES: dict[str, EntityType] = dict.fromkeys(_PERSON_RELATIONS, "person")
+_OBJECT_TYPES: dict[str, EntityType] = {"works_at": "organisation", "founded": "organisation",
+                                        "lives_in": "place", "located_in": "place",
+                                        "works_in": "place"}
+
+
+@dataclass(frozen=True, slots=True)
+class KnownEntities:
+    """The entities of a scope (oldest first), the thread's latest entity ids (newest first)
+    and the relations known between entities as (subject id, relation, object id).
+
+    Example:
+        >>> KnownEntities().entities
+        ()
+    """
+
+    entities: tuple[Entity, ...] = ()
+    recent: tuple[str, ...] = ()
+    links: tuple[tuple[str, str, str], ...] = ()
+
+    def get(self, entity_id: str) -> Entity | None:
+        """The entity of that id, if known.
+
+        Example:
+            >>> KnownEntities((Entity("e1", "Lena"),)).get("e1").name
+            'Lena'
+        """
+        return next((e for e in self.entities if e.id == entity_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedRelation:
+    """A relation with the ids of its subject and object ("user" for the speaker; None for a
+    value or a pronoun left unresolved).
+
+    Example:
+        >>> turn = read_turn("I report to Sarah.", KnownEntities(), scope="tenant:t/user:u")
+        >>> [(r.subject_id, r.relation.relation) for r in turn.relations]
+        [('user', 'reports_to')]
+    """
+
+    relation: Relation
+    subject_id: str | None
+    object_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEntities:
+    """What a turn adds: each mention's resolution in order, the relations and aliases it
+    states, and the known entities updated.
+
+    Example:
+        >>> turn = read_turn("Liz, short for Elizabeth, called.", KnownEntities(),
+        ...                  scope="tenant:t/user:u")
+        >>> [(e.name, e.aliases) for e in turn.known.entities]
+        [('Elizabeth', ('Liz',))]
+    """
+
+    resolutions: tuple[Resolution, ...]
+    relations: tuple[LinkedRelation, ...]
+    aliases: tuple[Alias, ...]
+    known: KnownEntities
+
+    def entity_ids(self) -> list[str]:
+        """The ids of the entities the turn mentions, first mention first (what records
+        written from the turn carry).
+
+        Example:
+            >>> turn = read_turn("My sister Lena lives in Vienna.", KnownEntities(),
+            ...                  scope="tenant:t/user:u")
+            >>> [turn.known.get(i).name for i in turn.entity_ids()]
+            ['Lena', 'Vienna']
+        """
+        return list(dict.fromkeys(r.entity.id for r in self.resolutions if r.entity))
+
+
+class _Book:
+    """The working copy of `KnownEntities` while a turn is read."""
+
+    def __init__(self, known: KnownEntities) -> None:
+        self.entities = list(known.entities)
+        self.recent = list(known.recent)
+        self.links = list(known.links)
+
+    def put(self, entity: Entity, recent: bool = True) -> None:
+        for i, e in enumerate(self.entities):
+            if e.id == entity.id:
+                if not recent:
+                    self.entities[i] = entity
+                    return
+                del self.entities[i]
+                break
+        self.entities.append(entity)  # the latest last
+        self.recent = [entity.id, *(r for r in self.recent if r != entity.id)][:RECENT_LIMIT]
+
+    def get(self, entity_id: str) -> Entity | None:
+        return next((e for e in self.entities if e.id == entity_id), None)
+
+    def newest_first(self) -> list[Entity]:
+        by_id = {e.id: e for e in self.entities}
+        return [by_id[i] for i in self.recent if i in by_id]
+
+    def frozen(self) -> KnownEntities:
+        return KnownEntities(tuple(self.entities), tuple(self.recent), tuple(self.links))
+
+
+def read_turn(text: str, known: KnownEntities, *, scope: str,
+              model: ModelFallback | None = None) -> TurnEntities:
+    """Resolve the mentions of a turn against what the scope and thread know.
+
+    The relations the turn states type what they tie when the names alone did not: who
+    leads, reports to or works somewhere is a person, where one works an organisation, where
+    one lives a place.
+
+    Aliases the turn states are learned before its names are resolved ("VW, short for
+    Volkswagen": both name one entity); pronouns resolve against the thread, this turn
+    included; a role's owner ("Tom's sister") is resolved first. `model` is the optional
+    fallback of `resolve_mention`.
+
+    Example:
+        >>> scope = "tenant:acme/user:u1"
+        >>> first = read_turn("I work at Volkswagen (VW). My sister Sarah lives in Graz.",
+        ...                   KnownEntities(), scope=scope)
+        >>> later = read_turn("Sarah from accounting says VW is hiring. She loves it.",
+        ...                   first.known, scope=scope)
+        >>> [(r.mention.text, r.stage) for r in later.resolutions]
+        [('Sarah', 'new'), ('VW', 'alias'), ('She', 'unresolved')]
+        >>> [(r.relation.subject, r.relation.relation, r.relation.object)
+        ...  for r in first.relations]  # doctest: +NORMALIZE_WHITESPACE
+        [('Sarah', 'sister_of', 'user'), ('user', 'works_at', 'Volkswagen'),
+         ('Sarah', 'lives_in', 'Graz')]
+    """
+    book = _Book(known)
+    names = [n for e in known.entities for n in (e.name, *e.aliases)]
+    mentions = find_mentions(text, known_names=names)
+    aliases = find_aliases(text)
+    alias_of = {name_key(a.alias): a for a in aliases}
+    named = {name_key(a.name): a for a in aliases if a.pronoun is None}
+    resolved: dict[int, Resolution] = {}
+    by_text: dict[str, str] = {}  # a name of this turn -> its entity id
+    last_pronoun: dict[str, str] = {}
+    for mention in mentions:
+        if mention.is_pronoun:
+            target = resolve_pronoun(mention, book.newest_first(), book.links)
+            if target is None:
+                resolved[mention.start] = Resolution(mention, None, "unresolved", 0.0)
+                continue
+            if (mention.group_of is None and target.pronoun is None
+                    and mention.pronoun in ("she", "he", "they")):
+                target = replace(target, pronoun=mention.pronoun)
+            book.put(target)
+            last_pronoun[mention.pronoun or mention.group_of or ""] = target.id
+            resolved[mention.start] = Resolution(mention, target, "pronoun")
+            continue
+        key = name_key(mention.text)
+        owner = _owner(mention, by_text, last_pronoun)
+        stated = alias_of.get(key)
+        if stated is not None and stated.pronoun is not None and stated.pronoun in last_pronoun:
+            entity = book.frozen().get(last_pronoun[stated.pronoun])
+            if entity is not None:  # "we call him Bob"
+                entity = _with_alias(entity, mention.text)
+                book.put(entity)
+                by_text[key] = entity.id
+                resolved[mention.start] = Resolution(mention, entity, "alias")
+                continue
+        if stated is not None and stated.pronoun is None and name_key(stated.name) in by_text:
+            entity = book.frozen().get(by_text[name_key(stated.name)])
+            if entity is not None:  # "Volkswagen (VW)": the name came first
+                book.put(_with_alias(entity, mention.text))
+                by_text[key] = entity.id
+                resolved[mention.start] = Resolution(mention, book.entities[-1], "alias")
+                continue
+        lookup = mention
+        if stated is not None and stated.pronoun is None:  # "VW, short for Volkswagen"
+            lookup = replace(mention, text=stated.name)
+        result = resolve_mention(lookup, book.entities, scope=scope, owner=owner, model=model)
+        entity = result.entity
+        assert entity is not None
+        for alias in (named.get(name_key(lookup.text)), stated):
+            if alias is not None and alias.pronoun is None:
+                entity = _with_alias(entity, alias.alias)
+        book.put(entity)
+        by_text[key] = by_text[name_key(lookup.text)] = entity.id
+        resolved[mention.start] = replace(result, mention=mention, entity=entity)
+    linked = _link(find_relations(text, mentions), resolved, book)
+    return TurnEntities(tuple(resolved[m.start] for m in mentions), tuple(linked),
+                        tuple(aliases), book.frozen())
+
+
+def _with_alias(entity: Entity, alias: str) -> Entity:
+    if name_key(alias) in entity.keys():
+        return entity
+    return replace(entity, aliases=(*entity.aliases, alias.strip()))
+
+
+def _owner(mention: Mention, by_text: dict[str, str], last_pronoun: dict[str, str]
+           ) -> str | None:
+    """The id of whose role the mention holds: "user", an entity met earlier in the turn,
+    or what a possessive pronoun referred to ("her sister")."""
+    whose = mention.role_of
+    if whose is None or whose == "user":
+        return whose
+    form = {"his": "he", "her": "she", "their": "they"}.get(whose.lower())
+    if form is not None:
+        return last_pronoun.get(form, whose.lower())
+    return by_text.get(name_key(whose), name_key(whose))
+
+
+def _link(relations: Sequence[Relation], resolved: dict[int, Resolution], book: _Book
+          ) -> list[LinkedRelation]:
+    out = []
+    for relation in relations:
+        ends = []
+        for at, name in ((relation.subject_at, relation.subject),
+                         (relation.object_at, relation.object)):
+            if at < 0:
+                ends.append("user" if name == "user" else None)
+            else:
+                r = resolved.get(at)
+                ends.append(r.entity.id if r is not None and r.entity is not None else None)
+        subject, obj = ends
+        out.append(LinkedRelation(relation, subject, obj))
+        for end, typed in ((subject, _SUBJECT_TYPES.get(relation.relation)),
+                           (obj, _OBJECT_TYPES.get(relation.relation))):
+            known = book.get(end) if end and typed else None
+            if known is not None and known.type is None:
+                book.put(replace(known, type=typed), recent=False)
+        if subject is not None and obj is not None:
+            link = (subject, relation.relation, obj)
+            if link not in book.links:
+                book.links.append(link)
+    return out
