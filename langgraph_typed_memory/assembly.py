@@ -525,8 +525,9 @@ def assemble(
             if slot == "episodes" and _is_turn(item) and _restated(item, stated):
                 continue
             line = render_item(_KINDS[slot], item)
-            c = cost(line) + (0 if chosen else cost(_HEADERS[slot]))
-            if cost(line) > s.item_token_cap or c > left:
+            own = cost(line)
+            c = own + (0 if chosen else cost(_HEADERS[slot]))
+            if own > s.item_token_cap or c > left:
                 dropped.append(_ident(item))
                 continue
             chosen.append((item, line))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, get_args
 
 from langgraph_typed_memory.errors import InvalidNamespace, UnknownKind
@@ -284,8 +285,10 @@ def _encode_label(label: str) -> str:
     return label
 
 
+@lru_cache(maxsize=4096)
 def decode_namespace(text: str) -> tuple[str, ...]:
-    """The namespace a stored text stands for (the inverse of `encode_namespace`).
+    """The namespace a stored text stands for (the inverse of `encode_namespace`); the few
+    namespaces a store reads come back on every row, so the answers are remembered.
 
     Example:
         >>> decode_namespace("tenant:acme:io.user:alice@example:com.fact")

@@ -414,12 +414,16 @@ class Engine:
                     "policy_version": row[18],
                 },
                 "repetitions": row[22],
-                "evidence": self.dialect.load_json(row[23]) if row[23] is not None else [],
-                "contradicts": self.dialect.load_json(row[24]) if row[24] is not None else [],
+                "evidence": self._list(row[23]),
+                "contradicts": self._list(row[24]),
                 "needs_review": bool(row[25]),
                 **memory,
             },
         )
+
+    def _list(self, stored: Any) -> list[Any]:
+        """A stored JSON list (most rows hold none, or an empty one)."""
+        return [] if stored is None or stored == "[]" else self.dialect.load_json(stored)
 
     def _refresh(self, seqs: list[int], refresh: bool) -> Plan[None]:
         if not seqs or not refresh:
