@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal
 
 from langgraph_typed_memory.config import LifecycleSettings
@@ -27,6 +28,8 @@ __all__ = [
     "HISTORY_STATUSES",
     "NEWEST_KEY",
     "split_newest",
+    "DURING_KEY",
+    "split_during",
     "initial_status",
     "access_boost",
     "decay_freshness",
@@ -67,6 +70,8 @@ HISTORY_KEY = "$history"
 """The reserved search-filter key that turns on history mode."""
 NEWEST_KEY = "$newest"
 """The reserved search-filter key that lists a namespace's own records newest first."""
+DURING_KEY = "$during"
+"""The reserved search-filter key that lists the records of a span of time, latest first."""
 HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
 """What history-mode search returns; normal search returns only ``active`` records."""
 
@@ -250,3 +255,54 @@ def split_newest(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any]
         (True, None)
     """
     return _split_switch(filter, NEWEST_KEY, "list the namespace's records newest first")
+
+
+def _moment(value: Any) -> float | None:
+    """A bound of `$during` as a POSIX timestamp: a timezone-aware datetime, an ISO 8601
+    text with its offset, or a number of seconds; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.timestamp()
+    return None
+
+
+def split_during(filter: Mapping[str, Any] | None
+                 ) -> tuple[tuple[float, float] | None, dict[str, Any] | None]:
+    """Take the reserved ``$during`` key out of a typed search's filter: ``[start, end]``
+    (start included, end not), each a timezone-aware datetime, an ISO 8601 text with its
+    offset or POSIX seconds. A search without a query then lists the namespace's records
+    whose time of occurrence falls in the span, latest first.
+
+    Raises:
+        InvalidQuery: ``$during`` is not two such bounds, or ends before it starts.
+
+    Example:
+        >>> split_during({"$during": ["2026-03-01T00:00:00+00:00", 1772582400], "a": 1})
+        ((1772323200.0, 1772582400.0), {'a': 1})
+        >>> split_during({"a": 1})
+        (None, {'a': 1})
+    """
+    if not filter or DURING_KEY not in filter:
+        return None, dict(filter) if filter else None
+    span = filter[DURING_KEY]
+    bounds = [_moment(v) for v in span] if isinstance(span, list | tuple) else []
+    if len(bounds) != 2 or None in bounds:
+        raise InvalidQuery(
+            f"filter {DURING_KEY}={span!r:.80}: use [start, end], each a timezone-aware "
+            "datetime, an ISO 8601 text with its offset (2026-03-01T00:00:00+00:00) or POSIX "
+            f"seconds; {DURING_KEY} is reserved for this span."
+        )
+    start, end = bounds
+    assert start is not None and end is not None
+    if end < start:
+        raise InvalidQuery(f"filter {DURING_KEY}={span!r:.80}: the end comes before the start.")
+    rest = {k: v for k, v in filter.items() if k != DURING_KEY}
+    return (start, end), rest or None

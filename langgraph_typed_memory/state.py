@@ -76,6 +76,7 @@ def new_trace(
             "procedures_applied": [],
             "retrieval_mode": None,
             "modes": {},
+            "time_window": None,
         },
         "tokens": {},
         "model_call": {"model": None, "input_tokens": 0, "output_tokens": 0},

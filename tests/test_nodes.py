@@ -85,6 +85,36 @@ def test_with_vectors_no_listing_is_added(store):
     assert out["memory_trace"]["retrieval"]["modes"]["episodes"] == "hybrid"
 
 
+async def test_a_question_naming_a_time_gets_that_spans_turns_first(backend_store_factory, clock):
+    from datetime import UTC, datetime
+
+    clock.now = datetime(2026, 3, 4, 15, tzinfo=UTC)  # a Wednesday
+    store = backend_store_factory(clock=clock)
+    for key, day, text in [("mon", 2, "the quarterly budget is due on Friday"),
+                           ("tue", 3, "we talked to the landlord about the heating"),
+                           ("feb", 1, "the budget for the trip is two thousand")]:
+        month = 2 if key == "feb" else 3
+        store.put(EPISODES, key, {**said(text),
+                                  "occurred_at": f"2026-0{month}-0{day}T10:00:00+00:00"})
+    node = create_retrieve_node(store)
+    question = {"messages": [HumanMessage("what did I tell you yesterday?")]}
+    for out in (node.invoke(question, ALICE), await node.ainvoke(question, ALICE)):
+        episodes = [e["key"] for e in out["memory_context"]["episodes"]]
+        assert episodes[0] == "tue"  # no word in common: the span finds it
+        retrieval = out["memory_trace"]["retrieval"]
+        assert retrieval["time_window"] == {"phrase": "yesterday",
+                                            "start": "2026-03-03T00:00:00+00:00",
+                                            "end": "2026-03-04T00:00:00+00:00"}
+        assert "+window" in retrieval["modes"]["episodes"]
+    # a question naming something in the span: what it finds there first, then the rest of
+    # what it finds, then the span's others
+    out = node.invoke({"messages": [HumanMessage("the budget I mentioned this week")]}, ALICE)
+    assert [e["key"] for e in out["memory_context"]["episodes"]][:3] == ["mon", "feb", "tue"]
+    # a question naming no time: no span
+    out = node.invoke({"messages": [HumanMessage("budget?")]}, ALICE)
+    assert out["memory_trace"]["retrieval"]["time_window"] is None
+
+
 class BrokenStore:
     def batch(self, ops):
         raise OSError("disk on fire")

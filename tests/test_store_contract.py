@@ -242,6 +242,46 @@ def test_a_filtered_newest_listing_reads_past_its_first_page(store, monkeypatch)
     assert [i.key for i in two] == ["k15", "k10"]
 
 
+def test_during_lists_the_records_of_a_span_latest_first(store):
+    episodes = ("tenant:acme", "user:alice", "episode")
+    days = {"e1": 1, "e2": 3, "e3": 3, "e4": 5, "e5": 8}  # March 2026
+    store.batch([PutOp(episodes, key, {
+        "title": key, "summary": f"what happened on day {day}",
+        "occurred_at": f"2026-03-0{day}T12:00:00+00:00"}) for key, day in days.items()])
+    store.put(episodes, "e6", {"title": "no time", "summary": "when? nobody said"})
+    store.put(("tenant:acme", "user:bob", "episode"), "b1", {
+        "title": "bob", "summary": "bob's day", "occurred_at": "2026-03-04T12:00:00+00:00"})
+    span = ["2026-03-02T00:00:00+00:00", "2026-03-06T00:00:00+00:00"]
+    found = store.search(episodes, filter={"$during": span}, limit=10)
+    assert found.retrieval_mode == "during"
+    assert [i.key for i in found] == ["e4", "e3", "e2"]  # latest first; a tie: the later write
+    assert [i.key for i in store.search(episodes, filter={"$during": span}, limit=1,
+                                        offset=1)] == ["e3"]
+    only = store.search(episodes, filter={"$during": span, "title": "e2"})
+    assert [i.key for i in only] == ["e2"]  # the other filter keys still apply
+    end = "2026-03-05T12:00:00+00:00"  # the end is not in the span
+    assert [i.key for i in store.search(episodes, filter={"$during": [span[0], end]})] == [
+        "e3", "e2"]
+    for bad in ("yesterday", [span[0]], [span[1], span[0]], ["2026-03-02T00:00:00", end]):
+        with pytest.raises(InvalidQuery, match=r"\$during"):
+            store.search(episodes, filter={"$during": bad})
+    with pytest.raises(InvalidQuery, match="no query"):
+        store.search(episodes, query="day", filter={"$during": span})
+
+
+def test_a_filtered_during_listing_reads_past_its_first_page(store, monkeypatch):
+    from langgraph_typed_memory.store import discovery
+
+    monkeypatch.setattr(discovery, "NEWEST_PAGE", 4)
+    episodes = ("tenant:acme", "user:alice", "episode")
+    store.batch([PutOp(episodes, f"k{i:02d}", {
+        "title": f"t{i % 5}", "summary": f"turn {i}",
+        "occurred_at": f"2026-03-01T{i:02d}:00:00+00:00"}) for i in range(23)])
+    span = ["2026-03-01T00:00:00+00:00", "2026-03-02T00:00:00+00:00"]
+    found = store.search(episodes, filter={"$during": span, "title": "t0"}, limit=10)
+    assert [i.key for i in found] == ["k20", "k15", "k10", "k05", "k00"]
+
+
 def test_hybrid_ranks_exact_term_the_vector_misses(backend_store_factory):
     blind = {"dims": 32, "embed": HashEmbeddings(32, ignore=frozenset({"zq4471"})),
              "fields": ["text"]}

@@ -20,6 +20,8 @@ LOOKUPS = [  # (what, statement for a substring function, parameters, the index 
      "memories_provenance"),
     ("the newest active", lambda _: q.SQL_NEWEST, [NS, 0.0, 10**9, 10], "memories_active_seq"),
     ("the newest holding a value", q.sql_holding_text, [NS, "oolong"], "memories_active_seq"),
+    ("a span of time", lambda _: q.SQL_DURING, [NS, 0.0, 100.0, 200.0, 0, 10],
+     "memories_active_occurred"),
 ]
 
 
@@ -46,9 +48,10 @@ def test_postgres_plans(pg_server: Any) -> None:
         PostgresMemoryStore(conn).setup()
         conn.execute(  # one user's long history: 200 runs of 25 turns, 1 in 10 still active
             "INSERT INTO memories (id, ns, key, value, status, search_text, created_at, "
-            "updated_at, source_run_id, source_turn) SELECT 'm' || g, %s, 'k' || g, '{}', "
-            "CASE WHEN g %% 10 = 0 THEN 'active' ELSE 'superseded' END, 'turn ' || g, 0, 0, "
-            "'run-' || (g / 25), g %% 25 FROM generate_series(1, 5000) g", [NS])
+            "updated_at, occurred_at, source_run_id, source_turn) SELECT 'm' || g, %s, "
+            "'k' || g, '{}', CASE WHEN g %% 10 = 0 THEN 'active' ELSE 'superseded' END, "
+            "'turn ' || g, 0, 0, g, 'run-' || (g / 25), g %% 25 "
+            "FROM generate_series(1, 5000) g", [NS])
         conn.execute("ANALYZE memories")
         for what, sql, params, index in LOOKUPS:
             text = sql(PostgresDialect.position_fn).replace("?", "%s")

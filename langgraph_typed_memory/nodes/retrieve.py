@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore, SearchOp
 
-from langgraph_typed_memory.lifecycle import NEWEST_KEY
+from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
     last_human,
@@ -19,7 +20,9 @@ from langgraph_typed_memory.nodes._common import (
     run_id_from_config,
     scope_from_config,
 )
+from langgraph_typed_memory.results import SearchResults
 from langgraph_typed_memory.state import new_trace
+from langgraph_typed_memory.understanding import TimeWindow, only_time, time_window
 
 __all__ = ["create_retrieve_node", "SLOT_KINDS", "DEFAULT_FACTS", "DEFAULT_EPISODES"]
 
@@ -50,10 +53,12 @@ _TRACE_FIELDS = {
 }
 
 
-def _ops(scope: Scope, query: str, facts: int, episodes: int) -> list[SearchOp]:
+def _ops(scope: Scope, query: str, facts: int, episodes: int,
+         window: TimeWindow | None = None) -> list[SearchOp]:
+    """One search per slot, and the named span's episodes last when the question names one."""
     labels = scope.labels()
     limits = {"facts": facts, "episodes": episodes}
-    return [
+    ops = [
         SearchOp(
             (*labels, kind),
             None,
@@ -64,6 +69,18 @@ def _ops(scope: Scope, query: str, facts: int, episodes: int) -> list[SearchOp]:
         )
         for slot, kind in SLOT_KINDS.items()
     ]
+    return [*ops, _window_op(scope, window, episodes)] if window is not None else ops
+
+
+def _spanned(results: list[Any], window: TimeWindow | None, episodes: int, query: str
+             ) -> list[Any]:
+    """The slots' results, the named span's episodes put first in the episodes slot."""
+    if window is None:
+        return results
+    *slots, spanned = results
+    at = list(SLOT_KINDS).index("episodes")
+    slots[at] = _span_first(slots[at], spanned, episodes, only_time(query, window))
+    return slots
 
 
 def _fill_ops(
@@ -107,6 +124,49 @@ def _fill(results: list[Any], fills: dict[str, SearchOp], newest: list[Any]) -> 
     return gained
 
 
+def _window(store: BaseStore, query: str) -> TimeWindow | None:
+    """The span of time the question names, by the store's clock (UTC now for a store
+    without one)."""
+    if not query:
+        return None
+    clock = getattr(store, "clock", None)
+    now = clock() if callable(clock) else datetime.now(UTC)
+    return time_window(query, now)
+
+
+def _window_op(scope: Scope, window: TimeWindow, limit: int) -> SearchOp:
+    """The logged turns (and other episodes) of the named span, latest first."""
+    span = [window.start.isoformat(), window.end.isoformat()]
+    return SearchOp((*scope.labels(), "episode"), {DURING_KEY: span}, limit, 0, None,
+                    refresh_ttl=False)
+
+
+def _span_first(ranked: Any, spanned: Any, limit: int, only_time: bool) -> SearchResults:
+    """The episodes slot when the question names a span of time: the span's episodes the
+    search found lead, in its order. A question about nothing but the span ("what did I say
+    yesterday?") then gets the span's other episodes, latest first, before the rest; one that
+    names something too ("the budget I mentioned last week") the rest of the search first,
+    and the span's others only where room is left (they do not share its subject).
+
+    Example:
+        >>> from types import SimpleNamespace as Item
+        >>> ranked = SearchResults([Item(key=k) for k in "abcd"], retrieval_mode="hybrid")
+        >>> span = [Item(key=k) for k in "xdb"]
+        >>> [i.key for i in _span_first(ranked, span, 5, only_time=True)]
+        ['b', 'd', 'x', 'a', 'c']
+        >>> [i.key for i in _span_first(ranked, span, 5, only_time=False)]
+        ['b', 'd', 'a', 'c', 'x']
+    """
+    inside = {item.key for item in spanned}
+    found = {item.key for item in ranked}
+    lead = [i for i in ranked if i.key in inside]
+    others = [i for i in spanned if i.key not in found]
+    rest = [i for i in ranked if i.key not in inside]
+    order = [*lead, *others, *rest] if only_time else [*lead, *rest, *others]
+    return SearchResults(order[:limit], retrieval_mode=getattr(ranked, "retrieval_mode", None)
+                         or "during", degraded=list(getattr(ranked, "degraded", [])))
+
+
 def _turn_index(state: Mapping[str, Any], messages_key: str = "messages") -> int:
     """This turn's index in the thread: the state's turn counter (`memory_turns`) plus one.
 
@@ -130,6 +190,7 @@ def _turn_index(state: Mapping[str, Any], messages_key: str = "messages") -> int
 def _finish(
     state: dict[str, Any], config: RunnableConfig | None, results: list[Any] | None,
     error: BaseException | None, messages_key: str, filled: Collection[str] = (),
+    window: TimeWindow | None = None,
 ) -> dict[str, Any]:
     scope = scope_from_config(config)
     turn = _turn_index(state, messages_key)
@@ -145,12 +206,16 @@ def _finish(
         retrieval["retrieval_mode"] = "failed"
         return {"memory_context": context, "memory_trace": trace, "memory_turns": turn}
     assert results is not None
+    if window is not None:
+        retrieval["time_window"] = {"phrase": window.phrase, "start": window.start.isoformat(),
+                                    "end": window.end.isoformat()}
     for slot, found in zip(SLOT_KINDS, results, strict=True):
         context[slot] = [item.dict() for item in found]
         retrieval[_TRACE_FIELDS[slot]] = [
             (d.get("memory") or {}).get("id", d["key"]) for d in context[slot]
         ]
         mode = getattr(found, "retrieval_mode", None)
+        mode = f"{mode}+window" if window is not None and slot == "episodes" else mode
         retrieval["modes"][slot] = f"{mode}+newest" if slot in filled else mode
         for why in getattr(found, "degraded", []):
             trace["degraded"].append(why)
@@ -174,7 +239,11 @@ def create_retrieve_node(
     facts and episodes for the newest user message (hybrid search), in one store batch; on a
     store without vectors, a slot the question's words left short gets the newest facts or
     episodes too (`NEWEST_FILL`, a second batch; the trace's mode reads e.g.
-    `"lexical+newest"`). It writes
+    `"lexical+newest"`). A question that names a span of time ("yesterday", "last week", "in
+    May", "since Monday": `understanding.time_window`, by the store's clock) also lists that
+    span's episodes, latest first, in the same batch: they lead the episodes slot (those the
+    search found in its order, then the others), then the rest (the trace's
+    `retrieval.time_window`, and a mode like `"hybrid+window"`). It writes
     `memory_context`, starts the turn's `memory_trace` and counts the turn in `memory_turns`
     (the trace's `turn_index`). A failing store degrades the turn (recorded in the trace and
     logged); no store at all is a misconfiguration and raises `ConfigurationError`.
@@ -202,30 +271,32 @@ def create_retrieve_node(
     def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         query = message_text(last_human(state.get(messages_key) or []))
         scope = scope_from_config(config)
-        ops = _ops(scope, query, facts, episodes)
         found_in = resolve_store(store)  # no store is a misconfiguration: it raises
+        window = _window(found_in, query)
+        ops = _ops(scope, query, facts, episodes, window)
         try:
-            results = found_in.batch(ops)
+            results = _spanned(found_in.batch(ops), window, episodes, query)
             filled: set[str] = set()
             if fills := _fill_ops(scope, results, facts, episodes):
                 filled = _fill(results, fills, found_in.batch(list(fills.values())))
         except Exception as exc:  # no exception reaches the graph
             return _finish(state, config, None, exc, messages_key)
-        return _finish(state, config, results, None, messages_key, filled)
+        return _finish(state, config, results, None, messages_key, filled, window)
 
     async def aretrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         query = message_text(last_human(state.get(messages_key) or []))
         scope = scope_from_config(config)
-        ops = _ops(scope, query, facts, episodes)
         found_in = resolve_store(store)
+        window = _window(found_in, query)
+        ops = _ops(scope, query, facts, episodes, window)
         try:
-            results = await found_in.abatch(ops)
+            results = _spanned(await found_in.abatch(ops), window, episodes, query)
             filled: set[str] = set()
             if fills := _fill_ops(scope, results, facts, episodes):
                 newest = await found_in.abatch(list(fills.values()))
                 filled = _fill(results, fills, newest)
         except Exception as exc:
             return _finish(state, config, None, exc, messages_key)
-        return _finish(state, config, results, None, messages_key, filled)
+        return _finish(state, config, results, None, messages_key, filled, window)
 
     return RunnableLambda(retrieve, afunc=aretrieve, name="retrieve")

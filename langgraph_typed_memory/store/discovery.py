@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import Item, SearchOp
 
-from langgraph_typed_memory.lifecycle import HISTORY_STATUSES, split_history, split_newest
+from langgraph_typed_memory.errors import InvalidQuery
+from langgraph_typed_memory.lifecycle import (
+    DURING_KEY,
+    HISTORY_STATUSES,
+    split_during,
+    split_history,
+    split_newest,
+)
 from langgraph_typed_memory.namespaces import (
     EXACT_KINDS,
     Scope,
@@ -75,7 +82,15 @@ def typed_search(
     typed = parse_namespace(op.namespace_prefix)
     history, plain = split_history(op.filter)  # history mode: filter={"$history": True}
     newest, plain = split_newest(plain)
+    during, plain = split_during(plain)
     op = op._replace(filter=plain)
+    if during is not None:
+        if op.query or history:
+            raise InvalidQuery(
+                f"filter {DURING_KEY} lists a span of time latest first: it takes no query "
+                "and no $history. Search without it, or list the span and rank it yourself."
+            )
+        return (yield from _during(engine, op, typed, *during))
     if newest and not op.query and not history:
         return (yield from _newest(engine, op, typed))
     results = yield from _typed_find(engine, op, typed, query_vector, history)
@@ -169,6 +184,27 @@ def _newest(engine: Engine, op: SearchOp, typed: TypedNamespace) -> Plan[SearchR
 
 NEWEST_PAGE = 500
 """Rows a filtered newest-first listing reads at a time."""
+
+
+def _during(engine: Engine, op: SearchOp, typed: TypedNamespace, start: float, end: float
+            ) -> Plan[SearchResults]:
+    """The namespace's current records whose time of occurrence falls in [start, end), latest
+    first (its index on ns, occurrence and seq), read in pages until the window is full when a
+    filter leaves some out. Records without a time of occurrence are not listed."""
+    now, want = engine.clock().timestamp(), op.offset + op.limit
+    ns = encode_namespace(typed.namespace())
+    size = want if not op.filter else max(want, NEWEST_PAGE)
+    rows: list[Any] = []
+    before = (end, 0)  # (occurred_at, seq): nothing at `end` itself
+    while len(rows) < want:
+        read = yield Sql(q.SQL_DURING, [ns, now, start, *before, size])
+        rows.extend(r for r in read if matches_filter(engine.dialect.load_json(r[4]), op.filter))
+        if len(read) < size:
+            break
+        before = (read[-1][12], read[-1][0])
+    page = rows[op.offset: op.offset + op.limit]
+    return SearchResults([engine.to_item(r, None, retrieval_mode="during") for r in page],
+                         retrieval_mode="during")
 
 
 def _searchable(kind: str) -> str:

@@ -31,7 +31,14 @@ SQL_NEWEST = (
     "AND m.seq < ? ORDER BY m.seq DESC LIMIT ?"
 )
 """A namespace's current records written before a sequence number, newest first (index
-`memories_ns_seq`)."""
+`memories_active_seq`)."""
+SQL_DURING = (
+    f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.status = 'active' AND {LIVE} "
+    "AND m.occurred_at >= ? AND (m.occurred_at, m.seq) < (?, ?) "
+    "ORDER BY m.occurred_at DESC, m.seq DESC LIMIT ?"
+)
+"""A namespace's current records that occurred in a span, before a (time, sequence number)
+position, latest first (index `memories_active_occurred`)."""
 SQL_LIST_NS = f"SELECT DISTINCT m.ns FROM memories m WHERE m.{CURRENT} AND {LIVE}"
 SQL_REFRESH_TTL = (
     "UPDATE memories SET expires_at = ? + ttl_minutes * 60.0 "

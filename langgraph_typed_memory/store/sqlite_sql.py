@@ -263,6 +263,11 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "CREATE INDEX memories_active_seq ON memories (ns, seq) WHERE status = 'active'",
         "DROP INDEX memories_ns_seq",
     )),
+    # The records of a span of time (a search with {"$during": [start, end]}), latest first.
+    ("0019_occurred_by_namespace", (
+        "CREATE INDEX memories_active_occurred ON memories (ns, occurred_at, seq) "
+        "WHERE status = 'active'",
+    )),
 )
 
 
