@@ -292,6 +292,19 @@ class System:
     def fact_value(self, text: str, predicate: str) -> dict[str, Any]:
         return {"text": text}
 
+    def release(self) -> None:
+        """Drop the system's measured store objects (their caches go), each store first
+        writing the access counts its searches left pending: its connection closes later,
+        with the run."""
+        for name in ("store", "vector_only", "lexical_only"):
+            store = getattr(self, name, None)
+            flush = getattr(store, "flush_access", None)
+            if flush is not None:
+                flush()
+        self.store = self.node = None  # type: ignore[assignment]
+        if hasattr(self, "vector_only"):
+            self.vector_only = None
+
     def use(self, store: BaseStore) -> None:
         """Measure `store` (and the retrieve node on it) from now on."""
         from langgraph_typed_memory.nodes import create_retrieve_node
@@ -593,8 +606,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
             system.profile = args.profile  # type: ignore[attr-defined]
             rows.extend(run_system(system, plan))
             # Its caches go (the next system's peak RSS is its own); reopened to alternate.
-            system.store = system.node = None  # type: ignore[assignment]
-            system.vector_only = None  # type: ignore[attr-defined]
+            system.release()
             measured.append(system)
         if create is not None and args.langgraph_postgres:
             from langgraph.store.postgres import PostgresStore
@@ -617,7 +629,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
             rows.extend(alternated(measured, plan[-1], args.alternated_rounds))
             for system in measured:
                 if system.reopen is not None:
-                    system.store = system.node = None  # type: ignore[assignment]
+                    system.release()
         if args.inmemory_queries:
             from langgraph.store.memory import InMemoryStore
 

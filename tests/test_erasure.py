@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 
 from langgraph_typed_memory import PostgresMemoryStore, SqliteMemoryStore
 from langgraph_typed_memory.graph import create_memory_chat_graph
-from tests.conftest import fresh_database, hash_index
+from tests.conftest import cache_every_cell, fresh_database, hash_index
 
 CANARY = "zqcanary" + uuid.uuid4().hex[:10]
 LONG_AGO = (datetime.now(UTC) - timedelta(days=60)).isoformat()
@@ -55,8 +55,10 @@ def plant(store: Any, graph: Any) -> None:
 
 def erase_and_check(store: Any, saver: Any, dump: Any, other: Any) -> Any:
     """`other`: a second store object on the same database, as another process would hold:
-    its cached copy of alice's scope is reloaded at its next search, not patched."""
+    its cached copies of the cells of alice's scope are reloaded at its next search, not
+    patched."""
     assert CANARY in dump()
+    cache_every_cell(store), cache_every_cell(other)
     bob_before = [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))]
     store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
     assert other.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
@@ -77,7 +79,8 @@ def erase_and_check(store: Any, saver: Any, dump: Any, other: Any) -> Any:
     assert store.search(("tenant:acme", "policy"))
     assert store.check_invariants().ok
     assert other.search(("tenant:acme", "user:alice", "fact"), query=CANARY) == []
-    assert (elsewhere.full_loads, elsewhere.patched_loads) == (loads + 1, patches)
+    # alice's cell and the tenant-wide one (its derived record gone) reloaded, not patched
+    assert (elsewhere.full_loads, elsewhere.patched_loads) == (loads + 2, patches)
     return report
 
 

@@ -13,6 +13,7 @@ the rest of the table.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sqlite3
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ import pytest
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.discovery import visible_scope_sql
+from langgraph_typed_memory.store.discovery import scope_read
 from langgraph_typed_memory.store.protocol import Plan, Reads, Sql, interleave
 from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
 from langgraph_typed_memory.store.sqlite import connect_sqlite
@@ -89,9 +90,7 @@ def corpus(request: pytest.FixtureRequest) -> Iterator[tuple[sqlite3.Connection,
 def _where(rng: random.Random) -> q.ScopeRead:
     """A random visible scope, as the store's ranked search filters it."""
     scope = Scope(rng.choice(TENANTS), user_id=rng.choice(USERS), agent_id=rng.choice(AGENTS))
-    kind = rng.choice(["fact", "episode"])
-    where, params = visible_scope_sql(scope, kind)
-    return q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW, kind)
+    return scope_read(scope, rng.choice(["fact", "episode"]), "m.status = 'active'", NOW)
 
 
 def _reference(
@@ -111,10 +110,13 @@ def _reference(
     return ranked if depth is None else ranked[:depth]
 
 
-def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> None:
+@pytest.mark.parametrize("cache_from", [0, 256], ids=["cached", "read-each-search"])
+def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int], cache_from: int
+                                  ) -> None:
     conn, seed = corpus
     rng = random.Random(100 + seed)
     dialect = SqliteDialect()
+    dialect.postings.cache_from = cache_from
     tied = 0
     for _ in range(150):
         read = _where(rng)
@@ -180,34 +182,34 @@ def test_cached_postings_follow_every_change() -> None:
     SqliteMemoryStore(conn).setup()
     rng = random.Random(5)
     _fill(conn, rng, 600)
-    scope = Scope("t1", user_id="u1")
-    where, params = visible_scope_sql(scope, "fact")
-    read = q.ScopeRead(f"{where} AND m.status = 'active'", params, (where, params), NOW, "fact")
+    read = scope_read(Scope("t1", user_id="u1"), "fact", "m.status = 'active'", NOW)
     dialect = SqliteDialect()
     cache = dialect.postings
+    cache.cache_from = 0  # every cell cached, however small
     queries = [rng.choices(WORDS, ZIPF, k=rng.randint(1, 5)) for _ in range(12)]
 
     def check(at: float = NOW) -> None:
-        later = q.ScopeRead(read.where, read.params, read.cells, at, read.kind)
+        later = dataclasses.replace(read, now=at)
         for terms in queries:
             assert _run(conn, dialect.lexical(later, terms, 20)) == \
                 _reference(conn, later, terms, 20), terms
 
     check()
-    assert (cache.full_loads, cache.appended_loads) == (1, 0)
+    loads = cache.full_loads  # the cells of the scope: tenant-wide and the user's
+    assert (loads, cache.appended_loads) == (2, 0)
     seqs = [_insert(conn, 10_000 + i, "fact", "t1", "u1", "w0 w1 run " * (i + 1))
             for i in range(3)]
     check()
-    assert (cache.full_loads, cache.appended_loads) == (1, 1)
+    assert (cache.full_loads, cache.appended_loads) == (loads, 1)
     for i, text in enumerate((None, "_ -")):  # rows without a token
         _insert(conn, 10_100 + i, "fact", "t1", "u1", text)
         check()
-    assert (cache.full_loads, cache.appended_loads) == (1, 3)
+    assert (cache.full_loads, cache.appended_loads) == (loads, 3)
     for i in range(5):  # other scopes, other kinds: statistics only
         _insert(conn, 20_000 + i, "fact", "t2", None, "w0 w0 w2 cats")
         _insert(conn, 30_000 + i, "episode", "t1", "u1", "w1 w3")
     check()
-    assert cache.full_loads == 1
+    assert cache.full_loads == loads
     changes = [
         ("UPDATE memories SET search_text = 'w5 w5 cat' WHERE seq = ?", [seqs[0]]),
         ("UPDATE memories SET status = 'superseded' WHERE seq = ?", [seqs[1]]),
@@ -223,17 +225,19 @@ def test_cached_postings_follow_every_change() -> None:
         ("DELETE FROM memories WHERE seq IN (?, ?)", older[1:]),
         ("UPDATE memories SET search_text = 'w0 w2' WHERE seq = ?", [older[0]]),
     ]
-    for n, (statement, values) in enumerate(changes, start=1):
+    for statement, values in changes:
+        patched = cache.patched_loads
         conn.execute(statement, values)
         check()
-        assert (cache.full_loads, cache.patched_loads) == (1, n), statement
+        assert cache.full_loads == loads and cache.patched_loads > patched, statement
     check(at=NOW + 6.0)  # seqs[2] has expired: masked, no reload
-    assert cache.full_loads == 1
+    assert cache.full_loads == loads
+    patched = cache.patched_loads
     # The log trimmed past a change the cache has not read: counted, not found, reloaded.
     conn.execute("UPDATE memories SET search_text = 'w3 w3' WHERE seq = ?", [older[0]])
     conn.execute(TRIM_CHANGES, [0])
     check()
-    assert (cache.full_loads, cache.patched_loads) == (2, len(changes))
+    assert (cache.full_loads, cache.patched_loads) == (loads + 1, patched)
     conn.close()
 
 

@@ -44,13 +44,13 @@ def test_an_entry_keeps_a_float16_copy_only_where_torch_is_loaded(monkeypatch) -
     def decode(values: list[np.ndarray]) -> np.ndarray:
         return np.stack(values)
 
-    with_half = _ScopeMatrix(0, 0, decode)
+    with_half = _ScopeMatrix(0, 0, 0, decode)
     for start in range(0, 300, 70):  # appends that grow the buffers
         with_half.append(rows[start : start + 70])
     assert with_half.half is not None and with_half.half.dtype == torch.float16
     assert torch.equal(with_half.half, torch.from_numpy(with_half.matrix).to(torch.float16))
     monkeypatch.setattr(vector_cache, "_torch", lambda: None)
-    without = _ScopeMatrix(0, 0, decode)
+    without = _ScopeMatrix(0, 0, 0, decode)
     without.append(rows)
     assert without.half is None
     assert np.array_equal(without.matrix, with_half.matrix)

@@ -41,11 +41,12 @@ from langgraph_typed_memory.scoring import (
 )
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, Wait, interleave
+from langgraph_typed_memory.store.vector_cache import VectorRanking
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.engine import Engine
 
-__all__ = ["typed_search", "visible_scope_sql"]
+__all__ = ["typed_search", "visible_scope_sql", "scope_read"]
 
 T = TypeVar("T")
 
@@ -60,19 +61,13 @@ def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
         >>> visible_scope_sql(Scope("acme", user_id="alice"), "fact")[1]
         ['fact', 'acme', 'alice']
     """
-    parts = ["m.kind = ?", "m.tenant_id = ?"]
-    params: list[Any] = [kind, scope.tenant_id]
-    if scope.user_id is None:
-        parts.append("m.user_id IS NULL")
-    else:
-        parts.append("(m.user_id IS NULL OR m.user_id = ?)")
-        params.append(scope.user_id)
-    if scope.agent_id is None:
-        parts.append("m.agent_id IS NULL")
-    else:
-        parts.append("(m.agent_id IS NULL OR m.agent_id = ?)")
-        params.append(scope.agent_id)
-    return " AND ".join(parts), params
+    return q.visible_filter(kind, scope.tenant_id, scope.user_id, scope.agent_id)
+
+
+def scope_read(scope: Scope, kind: str, status: str, now: float) -> q.ScopeRead:
+    """The rows of `kind` a ranked search of `scope` reads: those whose status passes
+    `status` (an SQL constant), live at `now`."""
+    return q.ScopeRead(kind, scope.tenant_id, scope.user_id, scope.agent_id, status, now)
 
 
 def typed_search(
@@ -138,15 +133,12 @@ def _typed_find(
         return SearchResults(
             [engine.to_item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
         )
-    cells = (scope_where, scope_params)
     if not history:
-        scope = q.ScopeRead(f"{scope_where} AND {_searchable(typed.kind)}", scope_params, cells,
-                            now, typed.kind)
+        scope = scope_read(typed.scope, typed.kind, _searchable(typed.kind), now)
         return (yield from _hybrid(engine, op, typed, scope, query_vector))
     # History mode: active and expired records keep their index entries and go through
     # the cascade; superseded ones have none and are matched on their stored text.
-    indexed = q.ScopeRead(f"{scope_where} AND m.status IN ('active', 'expired')",
-                          scope_params, cells, now, typed.kind)
+    indexed = scope_read(typed.scope, typed.kind, "m.status IN ('active', 'expired')", now)
     window = op._replace(offset=0, limit=op.offset + op.limit)
     found = yield from _hybrid(engine, window, typed, indexed, query_vector)
     older = yield from _superseded_matches(engine, 
@@ -302,7 +294,7 @@ def _hybrid(
     elif failed:
         degraded.append(f"lexical failed: {failed[0]!r:.200}")
     if ranking is not None:
-        vector = yield Wait(ranking)  # the batch's other searches start theirs first
+        vector = yield Wait(ranking.hits)  # the batch's other searches start theirs first
     if lexical_ran and isinstance(query_vector, list):
         mode = "hybrid"
     elif isinstance(query_vector, list):
@@ -313,8 +305,7 @@ def _hybrid(
         mode = "like"
         lexical = yield from _like(engine, scope, terms or [op.query or ""], depth)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
-    priors = yield from _priors(engine, typed, candidates, op.filter,
-                                scope if ranking is not None else None)
+    priors = yield from _priors(engine, typed, candidates, op.filter, ranking)
     fused = fuse(
         [(str(s), score) for s, score in lexical if str(s) in priors],
         [(str(s), score) for s, score in vector if str(s) in priors],
@@ -362,18 +353,17 @@ def _caught(plan: Plan[T], errors: list[Exception]) -> Plan[T | None]:
 
 def _priors(
     engine: Engine, typed: TypedNamespace, candidates: list[int],
-    value_filter: dict[str, Any] | None, cached: q.ScopeRead | None,
+    value_filter: dict[str, Any] | None, ranked: VectorRanking | None,
 ) -> Plan[dict[str, tuple[float, float]]]:
     """Freshness and confidence of each candidate (by str(seq)) that passes `value_filter`.
-    Read from the vector cache's entry of scope `cached` (a search that has just ranked its
-    vectors passes its scope) where it holds them and no filter needs the value, else from
-    the columns they need, plus the value only when there is a filter to match."""
+    Read from the cells the vector search `ranked` (if it ran) where they hold them and no
+    filter needs the value, else from the columns they need, plus the value only when there
+    is a filter to match."""
     if not candidates:
         return {}
     settings, now = engine.retrieval, engine.clock().timestamp()
     half_life = settings.half_lives_days.get(typed.kind)
-    held = {} if cached is None or value_filter else engine.dialect.vectors.priors(
-        cached, candidates)
+    held = {} if ranked is None or value_filter else ranked.priors(candidates)
     missing = [seq for seq in candidates if seq not in held]
     if missing:
         clause, extra = engine.dialect.in_list("m.seq", missing)

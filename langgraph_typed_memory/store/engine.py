@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -62,6 +61,7 @@ from langgraph_typed_memory.store import discovery, promotion
 from langgraph_typed_memory.store import freshness as sweeps
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.access import AccessBuffer
+from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily
 from langgraph_typed_memory.store.protocol import (
     Begin,
     Commit,
@@ -71,9 +71,8 @@ from langgraph_typed_memory.store.protocol import (
     Sql,
     interleave,
 )
-from langgraph_typed_memory.store.scope_cache import ScopeCache
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
-from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
+from langgraph_typed_memory.store.vector_cache import ScopeVectorCache, VectorRanking
 
 __all__ = ["Engine", "Dialect", "HistoryOp"]
 
@@ -86,12 +85,13 @@ class Dialect(Protocol):
     name: str
     position_fn: str
     """SQL function (text, substring) -> 1-based position or 0."""
+    cache: CellCache
+    """The search caches' entries: what erasure asks to forget."""
     vectors: ScopeVectorCache
-    """The cached vector matrices (and their records' priors) per scope."""
-
+    """The cached vector matrices (and their records' priors) per scope cell."""
     @property
-    def postings(self) -> ScopeCache[Any]:
-        """The cached full-text postings per scope."""
+    def postings(self) -> CellFamily[Any]:
+        """The cached full-text postings per scope cell."""
         ...
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
@@ -114,8 +114,8 @@ class Dialect(Protocol):
         ...
     def vector_top_k(
         self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[Future[list[tuple[int, float]]]]:
-        """Top vector matches among the scope's live rows. The value is a future, so the
+    ) -> Plan[VectorRanking]:
+        """Top vector matches among the scope's live rows. The value holds a future, so the
         ranking may run while the caller's next statement does."""
         ...
 

@@ -118,8 +118,7 @@ def purge_plan(engine: Engine) -> Plan[None]:
     files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL),
     and from this process's scope caches (another process reloads at its next search of
     the scope: the erasure moved its counters and left no logged change to patch it by)."""
-    engine.dialect.vectors.clear()
-    engine.dialect.postings.clear()
+    engine.dialect.cache.forget()
     for statement in engine.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()
         yield statement
 

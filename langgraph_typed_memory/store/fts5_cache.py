@@ -1,11 +1,13 @@
-"""SQLite lexical ranking on cached postings per scope: FTS5's `bm25()`, reproduced.
+"""SQLite lexical ranking on cached postings per scope cell: FTS5's `bm25()`, reproduced.
 
 As one statement (`SqliteDialect.lexical`), a ranking reads every row of the kind's
 full-text table holding a query term, calls `bm25()` on each and joins it to `memories` to
 test the scope: ~2.2 ms p50 and ~4.6 ms p95 for the facts search of the latency benchmark's 100k
-scope, a third of the fan-out. Here, as on Postgres (`lexical_cache`), a scope's rows are read
-once into postings (token -> row numbers and occurrences) kept in this process and brought up
-to date from the scope's counters (`scope_cache`); a query adds a few arrays in numpy.
+scope, a third of the fan-out. Here, as on Postgres (`lexical_cache`), each scope cell's rows
+are read once into postings (token -> row numbers and occurrences) kept in this process and
+brought up to date from the cell's counters (`scope_cache`); a query adds a few arrays in
+numpy. A row's score depends on the table's statistics and the row alone, so each cell is
+ranked apart and the lists merged by (score, seq).
 
 FTS5's BM25 (fts5_aux.c) scores a row, for a query of phrases p_1 .. p_n (here each term is a
 phrase of one token), as
@@ -16,7 +18,7 @@ with k1 = 1.2, b = 0.75, idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) (1e-6 where t
 positive), N and avgdl over every row of the kind's full-text table (FTS5 knows no scopes),
 n_i the rows of the table holding p_i, f_i its occurrences in the row and D the row's token
 count. N and the token total come from the table's averages record, each n_i from an
-`fts5vocab` table (one statement, with the scope's counters); f_i and D come from the
+`fts5vocab` table (one statement, beside the cells' counters); f_i and D come from the
 postings. The same operations run in the same order, so the scores are FTS5's to the bit, and
 each query term counts as a phrase of its own (two that stem alike count twice, as in FTS5):
 the tests compare whole rankings with the statement's on random corpora.
@@ -35,10 +37,16 @@ from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.store.cell_cache import (
+    CellCache,
+    CellFamily,
+    answers_of,
+    counted_cells,
+    counters_sql,
+)
 from langgraph_typed_memory.store.lexical_cache import ScopePostings, at_least_kth
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeCache, counters_from
 
 __all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache", "averages", "bm25_ranked"]
 
@@ -171,55 +179,70 @@ def averages(record: bytes | None) -> tuple[int, int]:
     return (values[0], sum(values[1:])) if values else (0, 0)
 
 
-_SELECT = "SELECT m.seq, m.search_text, m.expires_at FROM memories m{hint} WHERE {where}"
-"""A scope's rows for the postings, tokenized by `Tokenizer.postings`. The rows added
-since the newest held, or changed, are read `NOT INDEXED` (`{hint}`), by the rowid: by the
-scope index, SQLite read every row of the scope and sorted them (5 ms at 25k rows)."""
+_SELECT = "SELECT m.seq, m.search_text, m.expires_at FROM memories m WHERE {where}"
+"""A cell's rows for the postings, tokenized by `Tokenizer.postings`: by the scope index,
+whose equal cell columns leave its entries in seq order (also for the rows after a seq)."""
 
-_STATS = (", (SELECT block FROM {table}_data WHERE id = 1), "
+_STATS = ("SELECT (SELECT block FROM {table}_data WHERE id = 1), "
           "(SELECT json_group_array(json_array(term, doc)) FROM {table}_vocab "
-          "WHERE term IN (SELECT value FROM json_each(?))) FROM memory_scope_versions")
-"""The columns a ranking reads beside the scope's counters: the full-text table's averages
-record and the row count (n_i) of each query token, from its `fts5vocab` row table."""
+          "WHERE term IN (SELECT value FROM json_each(?)))")
+"""What a ranking reads beside the cells' counters: the full-text table's averages record
+and the row count (n_i) of each query token, from its `fts5vocab` row table."""
+
+CACHE_FROM = 256
+"""Cells that have added fewer records are read (and tokenized) with each search, not
+cached."""
 
 
-class ScopeFts5Cache(ScopeCache[ScopePostings]):
-    """Per-scope postings of a full-text table, checked against the scope's counters each
-    query (`inserts`: the records added, migration 0013).
+class _Tokenized(ScopePostings):
+    """Postings whose rows come tokenized (`ScopeFts5Cache._tokenized`)."""
+
+    __slots__ = ()
+
+    def append(self, rows: Any) -> None:
+        self.add(*rows)
+
+
+class ScopeFts5Cache(CellFamily[ScopePostings]):
+    """Postings of a full-text table per scope cell, checked against the cells' counters each
+    query (`inserts`: the records added, migration 0013); a search ranks the cells it sees
+    together.
 
     Example:
-        >>> cache = ScopeFts5Cache(size=2)
+        >>> cache = ScopeFts5Cache(CellCache())
         >>> len(cache), cache.full_loads
         (0, 0)
     """
 
-    def __init__(self, size: int = 8) -> None:
-        super().__init__(size, "inserts")
+    def __init__(self, cache: CellCache, *, cache_from: int = CACHE_FROM) -> None:
+        super().__init__(cache, "postings", "inserts", cache_from)
         self.tokenizer = Tokenizer()
 
-    def _add(self, entry: ScopePostings, rows: list[tuple[Any, ...]]) -> Plan[None]:
-        """Add (seq, text, expires_at) rows, tokenized; a row's length is its token count
-        (FTS5's document size)."""
+    def _tokenized(self, rows: list[tuple[Any, ...]]) -> Plan[tuple[Any, ...]]:
+        """(seqs, expiry times, lengths, postings) of (seq, text, expires_at) rows, tokenized;
+        a row's length is its token count (FTS5's document size)."""
         lengths, holders = yield from self.tokenizer.postings([r[1] for r in rows])
-        entry.add([r[0] for r in rows], [r[2] for r in rows], lengths, holders)
+        return [r[0] for r in rows], [r[2] for r in rows], lengths, holders
 
     def ranked(
         self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int
     ) -> Plan[list[tuple[int, float]]]:
         """`bm25_ranked` over the scope's rows of `table` (the scope's kind's full-text
-        table), for the query's terms of one token each, `tokens`."""
-        counters = self.counters_sql(scope.cells[0]).replace(
-            " FROM memory_scope_versions", _STATS.format(table=table), 1)
-        *counted, record, held = (yield Sql(
-            counters, [json.dumps(list(dict.fromkeys(tokens))), *scope.cells[1]]))[0]
-        entry = yield from self.current(
-            (scope.where, tuple(scope.params)), scope.cells,
-            Sql(_SELECT.format(hint="", where=scope.where), list(scope.params)), "m.seq",
-            ScopePostings, counters=counters_from(counted), add=self._add,
-            by_seq=Sql(_SELECT.format(hint=" NOT INDEXED", where=scope.where),
-                       list(scope.params)))
+        table), for the query's terms of one token each, `tokens`: per cell (a row's score
+        depends on the table and the row alone), merged."""
+        stats, counters = answers_of((yield Reads((
+            Sql(_STATS.format(table=table), [json.dumps(list(dict.fromkeys(tokens)))]),
+            counters_sql(scope)))))
+        record, held = stats[0]
+        cells = yield from self.views(
+            scope, counted_cells(scope, counters),
+            lambda where, params: Sql(_SELECT.format(where=where), params), _Tokenized,
+            prepare=self._tokenized)
         rows, total = averages(record)
-        return bm25_ranked(entry, tokens, dict(json.loads(held)), rows, total, scope.now, depth)
+        df = dict(json.loads(held))
+        found = [hit for cell in cells
+                 for hit in bm25_ranked(cell, tokens, df, rows, total, scope.now, depth)]
+        return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:depth]
 
 
 def bm25_ranked(

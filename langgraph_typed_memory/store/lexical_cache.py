@@ -1,14 +1,15 @@
-"""Postgres lexical ranking on cached postings per scope, valid while the scope's counters hold.
+"""Postgres lexical ranking on cached postings per scope cell, valid while its counters hold.
 
 The ranking is `PostgresDialect.lexical`'s: a row scores the sum of the BM25 IDFs of the
 query lexemes it holds (df counted among the scope's live rows), plus 0.01 x `ts_rank_cd`
 for the best 2 x depth by that sum. As one statement it reads every row holding a query
 term, ~2.5 us each, most of it the heap fetch of a wide row to test the scope, and common
 words match thousands of rows (the 100k scope of the latency benchmark: ~10 ms of a
-fan-out's ~19). Here a scope's rows are read once, as (seq, lexemes, occurrences, expiry),
-into postings (lexeme -> row numbers and occurrence counts) kept in this process and brought
-up to date like the vector matrices (`scope_cache`: new records are fetched alone, changed
-ones masked and fetched again); a query adds IDFs over a few postings arrays in numpy.
+fan-out's ~19). Here each scope cell's rows are read once, as (seq, lexemes, occurrences,
+expiry), into postings (lexeme -> row numbers and occurrence counts) kept in this process and
+brought up to date like the vector matrices (`scope_cache`: new records are fetched alone,
+changed ones masked and fetched again); a query adds IDFs over a few postings arrays in
+numpy, with each term's df summed over the cells the scope sees.
 
 `ts_rank_cd` is computed here too. For a query of terms joined by `|`, every occurrence of a
 query lexeme is a cover of its own, worth 1 / (1 / 0.1f) at the default weight of an
@@ -29,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
 from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeCache, ScopeRows
+from langgraph_typed_memory.store.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.scope_cache import ScopeRows
 
 __all__ = ["ScopeLexicalCache", "ScopePostings", "at_least_kth", "ranked"]
 
@@ -68,16 +70,23 @@ def at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
     return scores >= -np.partition(-scores, k - 1)[k - 1]  # type: ignore[no-any-return]
 
 
+POSTING_OVERHEAD = 250
+"""Bytes a lexeme's postings cost beyond their arrays (its key and two numpy arrays),
+counted in an entry's size."""
+
+
 class ScopePostings(ScopeRows):
-    """A scope's rows (seq, expiry: `ScopeRows`; length) and, per lexeme, the numbers of the
-    rows holding it with its occurrences in each."""
+    """A cell's rows (seq, expiry: `ScopeRows`; length) and, per lexeme, the numbers of the
+    rows holding it (ascending) with its occurrences in each. A lexeme's arrays are replaced,
+    never changed, when rows are added: a view reads them up to its own rows."""
 
-    __slots__ = ("postings", "_lengths")
+    __slots__ = ("postings", "_lengths", "_posting_bytes")
 
-    def __init__(self, changes: int, added: int) -> None:
-        super().__init__(changes, added)
-        self.postings: dict[str, tuple[array[int], array[int]]] = {}
+    def __init__(self, changes: int, added: int, logged: int = 0) -> None:
+        super().__init__(changes, added, logged)
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._lengths = np.zeros(0, np.int32)
+        self._posting_bytes = 0
 
     @property
     def lengths(self) -> np.ndarray:
@@ -87,13 +96,23 @@ class ScopePostings(ScopeRows):
         super()._grow(room)
         self._lengths = np.resize(self._lengths, room)
 
+    def _trim(self) -> None:
+        super()._trim()
+        self._lengths = self._lengths[: self.size]
+
+    def nbytes(self) -> int:
+        return super().nbytes() + int(self._lengths.nbytes) + self._posting_bytes
+
     def holding(self, lexeme: str | None, live: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The numbers of the rows holding `lexeme` (ascending) and its occurrences in each,
         kept to the rows `live` marks (None: all)."""
         held = self.postings.get(lexeme) if lexeme is not None else None
         if held is None:
             return _NONE, _NONE
-        rows, counts = np.frombuffer(held[0], np.int32), np.frombuffer(held[1], np.int32)
+        rows, counts = held
+        if len(rows) and rows[-1] >= self.size:  # rows added after this view was cut
+            cut = int(np.searchsorted(rows, self.size))
+            rows, counts = rows[:cut], counts[:cut]
         if live is not None:
             alive = live[rows]
             rows, counts = rows[alive], counts[alive]
@@ -128,11 +147,15 @@ class ScopePostings(ScopeRows):
         self._lengths[start:end] = lengths
         postings = self.postings
         for lexeme, rows, counts in holders:
+            rows = rows + np.int32(start) if start else rows
             held = postings.get(lexeme)
             if held is None:
-                held = postings[lexeme] = (array("i"), array("i"))
-            held[0].frombytes((rows + np.int32(start) if start else rows).tobytes())
-            held[1].frombytes(counts.tobytes())
+                self._posting_bytes += POSTING_OVERHEAD
+            else:
+                self._posting_bytes -= held[0].nbytes + held[1].nbytes
+                rows, counts = np.concatenate((held[0], rows)), np.concatenate((held[1], counts))
+            postings[lexeme] = (rows, counts)
+            self._posting_bytes += rows.nbytes + counts.nbytes
         self.size = end
 
 
@@ -145,80 +168,101 @@ fetch, half the postings; measured once): a reload (the first search, a trimmed 
 rows past a quarter) costs that much once."""
 
 
-class ScopeLexicalCache(ScopeCache[ScopePostings]):
-    """Per-scope postings, checked against the scope's counters each query.
+CACHE_FROM = 256
+"""Cells that have added fewer records are read with each search, not cached."""
+
+
+class ScopeLexicalCache(CellFamily[ScopePostings]):
+    """Postings per scope cell, checked against the cells' counters each query; a search
+    ranks the cells it sees together.
 
     Example:
-        >>> cache = ScopeLexicalCache(size=2)
+        >>> cache = ScopeLexicalCache(CellCache())
         >>> len(cache), cache.full_loads
         (0, 0)
     """
 
-    def __init__(self, size: int = 8) -> None:
-        super().__init__(size, "inserts")
+    def __init__(self, cache: CellCache, *, cache_from: int = CACHE_FROM) -> None:
+        super().__init__(cache, "postings", "inserts", cache_from)
 
     def ranked(
         self, scope: ScopeRead, lexemes: Sequence[str | None], total: float, depth: int,
-        counters: tuple[int, int, int],
+        counted: dict[Cell, Counted],
     ) -> Plan[list[tuple[int, float]]]:
-        """`ranked` over the scope's rows, brought up to date first from `counters`, the
-        scope's (changes, inserts, logged) read by the caller."""
-        entry = yield from self.current(
-            (scope.where, tuple(scope.params)), scope.cells,
-            Sql(_SELECT.format(where=scope.where), list(scope.params)), "m.seq",
-            ScopePostings, counters=counters)
-        return ranked(entry, lexemes, total, scope.now, depth)
+        """`ranked` over the scope's rows, its cells brought up to date first from
+        `counted`, their counters as the caller read them (`counters_sql`)."""
+        cells = yield from self.views(
+            scope, counted, lambda where, params: Sql(_SELECT.format(where=where), params),
+            ScopePostings)
+        return ranked(cells, lexemes, total, scope.now, depth)
 
 
 def ranked(
-    entry: ScopePostings, lexemes: Sequence[str | None], total: float, now: float, depth: int
+    cells: Sequence[ScopePostings], lexemes: Sequence[str | None], total: float, now: float,
+    depth: int,
 ) -> list[tuple[int, float]]:
-    """The `depth` best (seq, score) among the rows live at `now` holding any of `lexemes`
-    (one per query term, None for a term without one), as `PostgresDialect.lexical` ranks
-    them. A term's IDF is ln(1 + (N - df + 0.5) / (df + 0.5)), N the larger of `total` and
-    twice the largest df; a lexeme repeated counts once; sums are added in term order, so
-    rows holding the same terms tie exactly. The best 2 x depth by that sum (shorter text,
-    then older row, first) get 0.01 x `ts_rank_cd`, and are ordered by the total, then seq.
+    """The `depth` best (seq, score) among the rows of `cells` live at `now` holding any of
+    `lexemes` (one per query term, None for a term without one), as
+    `PostgresDialect.lexical` ranks them. A term's IDF is ln(1 + (N - df + 0.5) / (df + 0.5)),
+    df its rows in all the cells, N the larger of `total` and twice the largest df; a lexeme
+    repeated counts once; sums are added in term order, so rows holding the same terms tie
+    exactly. The best 2 x depth by that sum (shorter text, then older row, first) get
+    0.01 x `ts_rank_cd`, and are ordered by the total, then seq.
 
     Example (row 12 has expired):
         >>> entry = ScopePostings(0, 0)
         >>> entry.append([(7, ["red", "tulip"], [1, 2], None), (9, ["tulip"], [1], None),
         ...               (12, ["rose"], [1], 5.0)])
         >>> [(seq, round(score, 4)) for seq, score in ranked(
-        ...     entry, ["tulip", None, "rose"], total=100.0, now=10.0, depth=5)]
+        ...     [entry], ["tulip", None, "rose"], total=100.0, now=10.0, depth=5)]
         [(7, 3.7008), (9, 3.6998)]
     """
     if depth < 1:
         return []
-    live = entry.live(now)
-    holders = [entry.holding(lexeme, live) for lexeme in lexemes]
-    n = max(total, 2 * max((len(rows) for rows, _ in holders), default=0), 1)
-    idf = np.zeros(entry.size)
-    hit = np.zeros(entry.size, bool)
-    counted: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for lexeme, (rows, counts) in zip(lexemes, holders, strict=True):
-        hit[rows] = True
-        if lexeme is not None and lexeme not in counted:
-            counted[lexeme] = (rows, counts)
-            idf[rows] += math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
-    found = np.flatnonzero(hit)
-    scores = idf[found]
+    holders = []
+    for cell in cells:
+        live = cell.live(now)
+        holders.append([cell.holding(lexeme, live) for lexeme in lexemes])
+    df = [sum(len(held[t][0]) for held in holders) for t in range(len(lexemes))]
+    n = max(total, 2 * max(df, default=0), 1)
+    weight = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
     keep = 2 * depth
-    if len(found) > keep:
-        kept = at_least_kth(scores, keep)
-        found, scores = found[kept], scores[kept]
-    best = np.lexsort((entry.seqs[found], entry.lengths[found], -scores))[:keep]
-    found, scores = found[best], scores[best]
+    parts = []  # per cell: its best rows by the IDF sum, with their sums
+    for cell, held in zip(cells, holders, strict=True):
+        idf = np.zeros(cell.size)
+        hit = np.zeros(cell.size, bool)
+        counted: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for t, (lexeme, (rows, counts)) in enumerate(zip(lexemes, held, strict=True)):
+            hit[rows] = True
+            if lexeme is not None and lexeme not in counted:
+                counted[lexeme] = (rows, counts)
+                idf[rows] += weight[t]
+        found = np.flatnonzero(hit)
+        scores = idf[found]
+        if len(found) > keep:
+            kept = at_least_kth(scores, keep)
+            found, scores = found[kept], scores[kept]
+        parts.append((cell, found, scores, counted))
+    seqs = np.concatenate([cell.seqs[found] for cell, found, _, _ in parts] or [_NONE])
+    lengths = np.concatenate([cell.lengths[found] for cell, found, _, _ in parts] or [_NONE])
+    scores = np.concatenate([s for _, _, s, _ in parts] or [np.zeros(0)])
+    best = np.lexsort((seqs, lengths, -scores))[:keep]
     # Occurrences of the query's lexemes, for the kept rows only (postings rows ascend).
-    occurrences = np.zeros(len(found), np.int64)
-    for rows, counts in counted.values():
-        if len(rows):
-            at = np.minimum(np.searchsorted(rows, found), len(rows) - 1)
-            holds = rows[at] == found
-            occurrences[holds] += counts[at[holds]]
-    seqs = entry.seqs[found]
+    occurrences = np.zeros(len(best), np.int64)
+    start = 0
+    for _, found, _, counted in parts:
+        mine = (best >= start) & (best < start + len(found))
+        rows_kept = found[best[mine] - start]
+        got = np.zeros(len(rows_kept), np.int64)
+        for rows, counts in counted.values():
+            if len(rows):
+                at = np.minimum(np.searchsorted(rows, rows_kept), len(rows) - 1)
+                holds = rows[at] == rows_kept
+                got[holds] += counts[at[holds]]
+        occurrences[mine] = got
+        start += len(found)
+    seqs, scores = seqs[best], scores[best]
     densities = _cover_densities(int(occurrences.max(initial=0)).bit_length())
     scores = scores + 0.01 * densities[occurrences]
     order = np.lexsort((seqs, -scores))[:depth]
     return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
-

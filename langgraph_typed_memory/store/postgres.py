@@ -21,6 +21,7 @@ from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
@@ -123,6 +124,9 @@ class PostgresMemoryStore(MemoryStoreBase):
         gate: Thresholds of the promotion gate (see `GateConfig`).
         lifecycle: Expiry, garbage collection, access tracking and retention (see
             `LifecycleConfig`).
+        cache_bytes: The most memory the search caches (vector matrices and full-text
+            postings per scope cell) hold in this process; least recently used cells go
+            first (docs/backends.md).
 
     Example:
         ```python
@@ -142,10 +146,11 @@ class PostgresMemoryStore(MemoryStoreBase):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         super().__init__(
-            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate,
-            lifecycle=lifecycle,
+            PostgresDialect(cache_bytes), index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+            gate=gate, lifecycle=lifecycle,
         )
         self.conn = conn
         self._lock = threading.Lock()
@@ -163,6 +168,7 @@ class PostgresMemoryStore(MemoryStoreBase):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> Iterator[PostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -171,12 +177,14 @@ class PostgresMemoryStore(MemoryStoreBase):
                 open=True,
             ) as pool:
                 with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                         gate=gate, lifecycle=lifecycle)._flushed_on_exit() as store:
+                         gate=gate, lifecycle=lifecycle,
+                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
                     yield store
         else:
             with psycopg.connect(conn_string, autocommit=True) as conn:
                 with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                         gate=gate, lifecycle=lifecycle)._flushed_on_exit() as store:
+                         gate=gate, lifecycle=lifecycle,
+                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
                     yield store
 
     @contextmanager
@@ -252,10 +260,11 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         super().__init__(
-            PostgresDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate,
-            lifecycle=lifecycle,
+            PostgresDialect(cache_bytes), index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+            gate=gate, lifecycle=lifecycle,
         )
         self.conn = conn
         self.loop = asyncio.get_running_loop()
@@ -274,6 +283,7 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -282,14 +292,16 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                 open=False,
             ) as pool:
                 async with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                               gate=gate, lifecycle=lifecycle)._aflushed_on_exit() as store:
+                               gate=gate, lifecycle=lifecycle,
+                           cache_bytes=cache_bytes)._aflushed_on_exit() as store:
                     yield store
         else:
             async with await psycopg.AsyncConnection.connect(
                 conn_string, autocommit=True
             ) as conn:
                 async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                               gate=gate, lifecycle=lifecycle)._aflushed_on_exit() as store:
+                               gate=gate, lifecycle=lifecycle,
+                           cache_bytes=cache_bytes)._aflushed_on_exit() as store:
                     yield store
 
     async def _arun(self, plan: Any) -> Any:

@@ -9,15 +9,21 @@ post-filtered approximate index can (docs/backends.md has the measurements).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.cell_cache import (
+    DEFAULT_CACHE_BYTES,
+    CellCache,
+    answers_of,
+    counted_cells,
+    counters_sql,
+)
 from langgraph_typed_memory.store.lexical_cache import ScopeLexicalCache
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.scope_cache import (
     APPENDS_COLUMN,
     BACKFILL,
@@ -29,11 +35,14 @@ from langgraph_typed_memory.store.scope_cache import (
     VERSIONS_TABLE,
     bump_cell,
     changes_table,
-    counters_from,
     log_change,
     row_changed,
 )
-from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
+from langgraph_typed_memory.store.vector_cache import (
+    POSTGRES_JOIN,
+    ScopeVectorCache,
+    VectorRanking,
+)
 
 
 def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -179,6 +188,17 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
             "CREATE INDEX memories_active_occurred ON memories (ns, occurred_at, seq) "
             "WHERE status = 'active'",
         )),
+        # The search caches read a scope cell's rows (all of them, or those after a seq) by
+        # equality on the cell columns: with seq last in the scope index they come in seq
+        # order from a range of it, not sorted, nor filtered from the whole cell.
+        (
+            "0020_scope_index_by_seq",
+            (
+                "DROP INDEX memories_scope",
+                """CREATE INDEX memories_scope
+                    ON memories (tenant_id, kind, status, user_id, agent_id, seq)""",
+            ),
+        ),
     )
     if dims is None:
         return base
@@ -347,12 +367,10 @@ def _lexical_sql(where: str, terms: int, depth: int | None) -> str:
 
 _LEXEMES = """SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass),
     array(SELECT to_tsquery('english', t)::text
-          FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i) ORDER BY i),
-    {counters}"""
-"""What a cached lexical ranking reads, in one statement: N (the planner's row estimate, -1
-before the first ANALYZE), each quoted term's tsquery as text (`'lexeme'`, empty for a stop
-word, or a phrase), and the scope's counters for the cached postings (`{counters}`: the
-columns of `ScopeLexicalCache.counters_sql`)."""
+          FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i) ORDER BY i)"""
+"""What a cached lexical ranking reads beside the cells' counters (in the same round trip):
+N (the planner's row estimate, -1 before the first ANALYZE) and each quoted term's tsquery
+as text (`'lexeme'`, empty for a stop word, or a phrase)."""
 
 def _lexemes(parsed: Sequence[str]) -> list[str | None] | None:
     """The lexeme of each one-term tsquery's text (None for an empty one), or None when a
@@ -377,14 +395,15 @@ def _lexemes(parsed: Sequence[str]) -> list[str | None] | None:
 class PostgresDialect:
     """The Postgres flavour of the statements the engine needs.
 
-    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`),
-    lexical search cached postings per scope (`ScopeLexicalCache`), each an LRU of
-    `cache_scopes` entries kept up to date by the scope's counters.
+    Vector search ranks normalized float32 matrices per scope cell (`ScopeVectorCache`),
+    lexical search postings per cell (`ScopeLexicalCache`), kept in one cache of at most
+    `cache_bytes` (`CellCache`) and brought up to date from the cells' counters.
     """
 
-    def __init__(self, cache_scopes: int = 8) -> None:
-        self.vectors = ScopeVectorCache(cache_scopes)
-        self.postings = ScopeLexicalCache(cache_scopes)
+    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.cache = CellCache(cache_bytes)
+        self.vectors = ScopeVectorCache(self.cache)
+        self.postings = ScopeLexicalCache(self.cache)
 
     position_fn = "strpos"
     name = "postgres"
@@ -451,20 +470,19 @@ class PostgresDialect:
         matching row (a value filter, no depth), runs as one statement (`_LEXICAL`) instead.
 
         Example (the first statement's values; a server runs it):
-            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
-            ...                     "fact")
-            >>> next(PostgresDialect().lexical(scope, ["lyon", "Lyon"], 10)).params
-            [["'lyon'", "'Lyon'"], 'fact']
+            >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
+            >>> next(PostgresDialect().lexical(scope, ["lyon", "Lyon"], 10)).steps[0].params
+            [["'lyon'", "'Lyon'"]]
         """
         quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
         if depth is not None:
-            counters = self.postings.counters_sql(scope.cells[0]).removeprefix("SELECT ")
-            total, parsed, *counted = (yield Sql(
-                _LEXEMES.format(counters=counters), [quoted, *scope.cells[1]]))[0]
-            lexemes = _lexemes(parsed)
+            parsed, counters = answers_of((yield Reads((Sql(_LEXEMES, [quoted]),
+                                                         counters_sql(scope)))))
+            total, texts = parsed[0]
+            lexemes = _lexemes(texts)
             if lexemes is not None:
                 return (yield from self.postings.ranked(
-                    scope, lexemes, float(total), depth, counters_from(counted)))
+                    scope, lexemes, float(total), depth, counted_cells(scope, counters)))
         where, params = scope.live()
         # 2 x depth is computed here: psycopg sends a depth under 2^31 as an int4, which
         # `2 * ?` in SQL would overflow.
@@ -482,14 +500,14 @@ class PostgresDialect:
 
     def vector_top_k(
         self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[Future[list[tuple[int, float]]]]:
+    ) -> Plan[VectorRanking]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. No ANN index is used, so none an operator adds can make
         results approximate (a post-filtered index loses most in-scope matches:
         docs/backends.md)."""
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="vector_send(v.embedding)", decode=_decode,
-            tier=self.json_field("m.value", "compaction_tier"),
+            tier=self.json_field("m.value", "compaction_tier"), join=POSTGRES_JOIN,
         ))
 
     def vector_scores(

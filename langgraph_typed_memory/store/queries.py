@@ -6,7 +6,6 @@ vectors, migrations) live in `sqlite_sql.py` and `postgres_sql.py`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,25 +185,96 @@ def deletions_migration(json_type: str) -> tuple[str, tuple[str, ...]]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeRead:
-    """The rows a ranked search reads: `where`/`params` filter them (alias `m`: kind, scope,
-    status) without the expiry test, which is at `now`, so that structures cached per scope
-    can mask expiry themselves; `cells` selects the scope's counters in
-    `memory_scope_versions` (alias `m`), which say when such a structure is stale; `kind`,
-    the one kind `where` selects (SQLite's full-text index is one table per ranked kind).
+Cell = tuple[str, str, str | None, str | None]
+"""A scope cell: (kind, tenant, user, agent), None for a wider cell's user or agent. The
+unit `memory_scope_versions` counts changes of, and the unit the search caches hold."""
+
+
+def visible_filter(
+    kind: str, tenant_id: str, user_id: str | None, agent_id: str | None
+) -> tuple[str, list[Any]]:
+    """The scope filter of a typed read (alias `m`): its own cell and the wider shared ones.
 
     Example:
-        >>> ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0, "fact").live()
-        ('m.kind = ? AND (m.expires_at IS NULL OR m.expires_at > ?)', ['fact', 5.0])
+        >>> where, params = visible_filter("fact", "acme", "alice", None)
+        >>> where.split(" AND ")[2:], params
+        (['(m.user_id IS NULL OR m.user_id = ?)', 'm.agent_id IS NULL'], ['fact', 'acme', 'alice'])
+    """
+    parts, params = ["m.kind = ?", "m.tenant_id = ?"], [kind, tenant_id]
+    for column, value in (("user_id", user_id), ("agent_id", agent_id)):
+        if value is None:
+            parts.append(f"m.{column} IS NULL")
+        else:
+            parts.append(f"(m.{column} IS NULL OR m.{column} = ?)")
+            params.append(value)
+    return " AND ".join(parts), params
+
+
+def cell_filter(cell: Cell, alias: str = "m") -> tuple[str, list[Any]]:
+    """Equality on one cell's columns (`alias`: a table with kind, tenant_id, user_id and
+    agent_id), the form an index on those columns serves.
+
+    Example:
+        >>> where, params = cell_filter(("fact", "acme", None, "bot"))
+        >>> where.split(" AND ")[2:], params
+        (['m.user_id IS NULL', 'm.agent_id = ?'], ['fact', 'acme', 'bot'])
+    """
+    kind, tenant_id, user_id, agent_id = cell
+    parts, params = [f"{alias}.kind = ?", f"{alias}.tenant_id = ?"], [kind, tenant_id]
+    for column, value in (("user_id", user_id), ("agent_id", agent_id)):
+        if value is None:
+            parts.append(f"{alias}.{column} IS NULL")
+        else:
+            parts.append(f"{alias}.{column} = ?")
+            params.append(value)
+    return " AND ".join(parts), params
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRead:
+    """The rows a ranked search reads: the records of `kind` visible from the scope
+    (`tenant_id`, `user_id`, `agent_id`: its own cell and the wider ones) whose status passes
+    `status` (an SQL constant on alias `m`), live at `now`. The expiry test is left out of
+    `where`, so that structures cached per cell can mask expiry themselves.
+
+    Example:
+        >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
+        >>> read.live()[1]
+        ['fact', 'acme', 'alice', 5.0]
+        >>> read.cells()
+        [('fact', 'acme', None, None), ('fact', 'acme', 'alice', None)]
     """
 
-    where: str
-    params: Sequence[Any]
-    cells: tuple[str, Sequence[Any]]
-    now: float
     kind: str
+    tenant_id: str
+    user_id: str | None
+    agent_id: str | None
+    status: str
+    now: float
+
+    @property
+    def where(self) -> str:
+        """The filter of the visible rows (alias `m`) without the expiry test."""
+        return f"{self.visible()[0]} AND {self.status}"
+
+    @property
+    def params(self) -> list[Any]:
+        return self.visible()[1]
+
+    def visible(self) -> tuple[str, list[Any]]:
+        return visible_filter(self.kind, self.tenant_id, self.user_id, self.agent_id)
 
     def live(self) -> tuple[str, list[Any]]:
         """The filter with the expiry test, for a statement."""
         return f"{self.where} AND {LIVE}", [*self.params, self.now]
+
+    def cells(self) -> list[Cell]:
+        """The cells the scope sees, widest first: 1 to 4."""
+        users = (None,) if self.user_id is None else (None, self.user_id)
+        agents = (None,) if self.agent_id is None else (None, self.agent_id)
+        return [(self.kind, self.tenant_id, u, a) for u in users for a in agents]
+
+    def in_cell(self, cell: Cell) -> tuple[str, list[Any]]:
+        """The filter of this read's rows in one cell (without the expiry test)."""
+        where, params = cell_filter(cell)
+        return f"{where} AND {self.status}", params

@@ -1,42 +1,39 @@
-"""Per-scope caches of search structures, valid while the scope's counters hold.
+"""What keeps the search caches valid: counters per scope cell, and the rows a cell holds.
 
 The vector matrices (`vector_cache`) and the full-text postings (`lexical_cache`,
-`fts5_cache`) of a scope are read once after the SQL scope filter and kept in this process.
-Validity comes from the database, not from this process: triggers (migrations
-`0008_scope_versions`, `0010_scope_appends`, `0013_scope_inserts`, `0015_scope_changes`)
-count every change to a scope cell (kind, tenant, user, agent) in `memory_scope_versions`,
-whoever makes it (this store, another store object, another process, a maintenance job):
-`version` counts every change but a record's insert, `appends` the vectors added (also
-counted in `version`), `inserts` the records added; an update counts only if it changes what
-a cache holds (`ROW_COLUMNS`). Each change counted in `version` and not in `appends` (a
-deletion, a status, text, confidence or expiry change) also logs its record's seq in
-`memory_scope_changes`, from the same trigger. A search reads the sums over the cells it can
-see (one indexed lookup) with the log's newest id. When the sums moved, a cache fetches the
-rows after the newest one it holds and, if changes moved, the seqs logged since its last
-read with those records' rows as they are now, then reads the counters again: if what it
-fetched is exactly what was counted, a changed record's rows held are masked (dead, like an
-expired row) and its rows still selected are added again, as new rows are. Any mismatch (a
-racing writer, a trimmed log) reloads the scope, as do dead rows past a quarter of an
-entry. Cells are never deleted and counters only grow, so the sums move on every change.
+`fts5_cache`) are read after the SQL scope filter and kept in this process per scope cell
+(kind, tenant, user, agent; `cell_cache`). Validity comes from the database, not from this
+process: triggers (migrations `0008_scope_versions`, `0010_scope_appends`,
+`0013_scope_inserts`, `0015_scope_changes`) count every change to a cell in
+`memory_scope_versions`, whoever makes it (this store, another store object, another
+process, a maintenance job): `version` counts every change but a record's insert, `appends`
+the vectors added (also counted in `version`), `inserts` the records added; an update counts
+only if it changes what a cache holds (`ROW_COLUMNS`). Each change counted in `version` and
+not in `appends` (a deletion, a status, text, confidence or expiry change) also logs its
+record's seq in `memory_scope_changes`, from the same trigger. A search reads the counters of
+the cells it can see (by equality on the cell columns) with the log's newest id. When a
+cell's counters moved, its cache fetches the rows after the newest one it holds and, if
+changes moved, the seqs logged since its last read with those records' rows as they are
+now, then reads the counters again: if what it fetched is exactly what was counted, a
+changed record's rows held are masked (dead, like an expired row) and its rows still
+selected are added again, as new rows are. Any mismatch (a racing writer, a trimmed log)
+reloads the cell, as do dead rows past a quarter of an entry. Cells are never deleted and
+counters only grow, so a cell's counters move on every change to it.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+import copy
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
-
 __all__ = [
-    "ScopeCache", "ScopeEntry", "ScopeRows", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL",
-    "VECTOR_CELL",
+    "ScopeRows", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL",
     "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "ROW_COLUMNS", "bump_cell", "row_changed",
     "ROW_CHANGE", "VECTOR_CHANGE", "changes_table", "log_change", "TRIM_CHANGES",
     "FORGET_CHANGES",
-    "counters_from",
 ]
 
 VERSIONS_TABLE = (
@@ -140,29 +137,6 @@ BACKFILL = (
 """Cells for the rows that existed before the migration."""
 
 
-class ScopeEntry(Protocol):
-    """What `ScopeCache` keeps per scope: the counters it was read at, and its rows."""
-
-    changes: int
-    """The sum of `version - appends` (every change but an addition) when last read."""
-    added: int
-    """The sum of the cache's additions counter (`appends` or `inserts`) when last read."""
-    logged: int
-    """The newest id of `memory_scope_changes` when last read."""
-
-    def newest(self) -> int:
-        """The highest seq held (0 when empty)."""
-        ...
-
-    def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add rows fetched by the cache's select, in seq order (each batch)."""
-        ...
-
-    def mask(self, seqs: Sequence[int]) -> bool:
-        """Mask the rows of the records `seqs`; False if the entry is better reloaded."""
-        ...
-
-
 DEAD_SHARE = 4
 """An entry is reloaded once more than 1 / DEAD_SHARE of its rows are dead (masked for a
 change), past `DEAD_FLOOR` rows: dead rows cost every ranking their masking and memory."""
@@ -170,17 +144,27 @@ DEAD_FLOOR = 1024
 
 
 class ScopeRows:
-    """A `ScopeEntry`'s rows: their records' seqs and expiry times, in buffers with spare
-    room (an eighth, growing by half when full) so that appends rarely copy them. A record's
+    """The rows a cache holds for one cell: their records' seqs and expiry times, in buffers
+    with spare room (an eighth, growing by half when full) so that appends rarely copy them,
+    and the cell's counters they were read at (`changes`, `added`, `logged`). A record's
     rows are masked when it changes (expiry -inf) and its rows now selected appended again,
     so seqs ascend until a record is added again. A subclass keeps its own columns beside
-    them (`_grow` resizes them too) and fills them in `append` around `_place`."""
+    them (`_grow` resizes them, `_trim` cuts them for a view) and fills them in `append`
+    around `_place`.
+
+    Searches read a `view()`: a copy of the entry cut to its rows at the time. Appends write
+    past a view's rows (or into new buffers), and masking copies the expiry times before it
+    changes them, so a view stays as it was while the entry moves on: a search ranking in a
+    worker thread never sees a half-made change.
+    """
 
     __slots__ = ("changes", "added", "logged", "size", "soonest", "dead", "_newest",
-                 "_ordered", "_index", "_seqs", "_expires")
+                 "_ordered", "_index", "_seqs", "_expires", "_view")
 
-    def __init__(self, changes: int, added: int) -> None:
-        self.changes, self.added, self.logged, self.size = changes, added, 0, 0
+    def __init__(self, changes: int, added: int, logged: int = 0) -> None:
+        self.changes, self.added, self.logged, self.size = changes, added, logged, 0
+        """The cell's counters when last read: every change but an addition, additions
+        (`appends` or `inserts`), and the newest id of the change log."""
         self.soonest = np.inf
         """The earliest expiry time held: before it, no row needs masking."""
         self.dead = 0
@@ -192,6 +176,8 @@ class ScopeRows:
         """The live rows' positions in seq order and their seqs, once `find` needed them."""
         self._seqs = np.zeros(0, np.int64)
         self._expires = np.zeros(0, np.float64)
+        self._view: ScopeRows | None = None
+        """The view of the rows as they are, until they change."""
 
     @property
     def seqs(self) -> np.ndarray:
@@ -202,11 +188,22 @@ class ScopeRows:
         return self._expires[: self.size]
 
     def newest(self) -> int:
+        """The highest seq held (0 when empty)."""
         return self._newest
+
+    def covers(self, changes: int, added: int) -> bool:
+        """Whether the entry is at least as recent as counters read as (`changes`, `added`):
+        counters only grow, so an entry read at a later state has both at least as high."""
+        return self.changes >= changes and self.added >= added
 
     def live(self, now: float) -> np.ndarray | None:
         """Which rows are live at `now` (a mask); None while no row held has expired."""
         return self.expires > now if self.soonest <= now else None
+
+    def append(self, rows: Any) -> None:
+        """Add rows (as the cache's select returned them, or as its `prepare` made them),
+        after those held."""
+        raise NotImplementedError
 
     def mask(self, seqs: Sequence[int]) -> bool:
         """Mask the rows of the records `seqs` (a change: its rows still selected are
@@ -214,9 +211,28 @@ class ScopeRows:
         dead = np.flatnonzero(np.isin(self.seqs, np.asarray(seqs, np.int64))
                               & (self.expires != -np.inf))
         if len(dead):
+            self._expires = self._expires.copy()  # views keep the times they were cut with
             self._expires[dead] = -np.inf
             self.soonest, self.dead, self._index = -np.inf, self.dead + len(dead), None
+            self._view = None
         return self.dead <= max(self.size // DEAD_SHARE, DEAD_FLOOR)
+
+    def view(self) -> ScopeRows:
+        """The rows as they are now, cut to their number: unchanged by later appends and
+        masks (the same object until the entry changes)."""
+        if self._view is None:
+            view = copy.copy(self)
+            view._trim()
+            view._view = view
+            self._view = view
+        return self._view
+
+    def _trim(self) -> None:
+        self._seqs, self._expires = self._seqs[: self.size], self._expires[: self.size]
+
+    def nbytes(self) -> int:
+        """The memory of the entry's buffers (their room, not only the rows held)."""
+        return int(self._seqs.nbytes + self._expires.nbytes)
 
     def find(self, seqs: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The records among `seqs` held by a live row, and a position of each.
@@ -263,156 +279,5 @@ class ScopeRows:
         if self._seqs[start] <= self._newest:
             self._ordered = False
         self._newest = max(self._newest, int(self._seqs[end - 1]))
-        self._index = None
+        self._index, self._view = None, None
         return start, end
-
-
-E = TypeVar("E", bound=ScopeEntry)
-
-
-def _answers(answers: list[Any]) -> list[list[tuple[Any, ...]]]:
-    """A `Reads` answer's rows, raising the first statement's error there is."""
-    for answer in answers:
-        if isinstance(answer, Exception):
-            raise answer
-    return answers
-
-
-def _add(
-    entry: E, rows: list[tuple[Any, ...]],
-    add: Callable[[E, list[tuple[Any, ...]]], Plan[None]] | None,
-) -> Plan[None]:
-    """Add the rows a cache's select returned to `entry`: by `add` if given, else by the
-    entry's `append`."""
-    if add is None:
-        entry.append(rows)
-    else:
-        yield from add(entry, rows)
-
-
-class ScopeCache(Generic[E]):
-    """An LRU of `size` scope entries, brought up to date from the scope's counters.
-
-    `added` names the counter of rows the entry's select returns (`appends`: vectors,
-    `inserts`: records); `full_loads`, `appended_loads` (rows added only) and
-    `patched_loads` (records changed) count how entries were brought up to date.
-
-    Example:
-        >>> cache = ScopeCache(2, "appends")
-        >>> len(cache), cache.full_loads
-        (0, 0)
-    """
-
-    def __init__(self, size: int, added: str) -> None:
-        self.size = size
-        self._added = added
-        self._entries: OrderedDict[tuple[Any, ...], E] = OrderedDict()
-        self.full_loads = 0
-        self.appended_loads = 0
-        self.patched_loads = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        """Drop every entry (after an erasure: no copy of erased rows stays in memory)."""
-        self._entries.clear()
-
-    def counters_sql(self, cells: str) -> str:
-        """The statement reading the (changes, added, logged) of the cells `cells` selects
-        (alias `m`), for `current`.
-
-        Example:
-            >>> ScopeCache(1, "inserts").counters_sql("m.kind = ?")[48:76]
-            'coalesce(sum(m.inserts), 0),'
-        """
-        return ("SELECT coalesce(sum(m.version - m.appends), 0), "
-                f"coalesce(sum(m.{self._added}), 0), "
-                "(SELECT coalesce(max(c.id), 0) FROM memory_scope_changes c) "
-                f"FROM memory_scope_versions m WHERE {cells}")
-
-    def current(
-        self, key: tuple[Any, ...], cells: tuple[str, Sequence[Any]], select: Sql,
-        seq: str, new: Callable[[int, int], E], *,
-        counters: tuple[int, int, int] | None = None,
-        add: Callable[[E, list[tuple[Any, ...]]], Plan[None]] | None = None,
-        by_seq: Sql | None = None,
-    ) -> Plan[E]:
-        """The entry for `key`, brought up to date: as cached, patched with the rows added
-        and changed, or reloaded by `select` into `new(changes, added)`. `cells` filters
-        `memory_scope_versions` (alias `m`) to the cells the scope can see; `seq` is the
-        select's seq column; `counters`, if given, are the cells' (changes, added, logged) as
-        the caller just read them (`counters_sql`); `add`, if given, adds the rows `select`
-        returns to an entry in place of its `append` (SQLite tokenizes texts); `by_seq`, if
-        given, is `select` for reads by seq (the rows after the newest held, the records
-        changed), with a better plan for them. Counters are read before the rows, so a racing
-        write reloads, never hides."""
-        read = Sql(self.counters_sql(cells[0]), list(cells[1]))
-        if counters is None:
-            counters = counters_from((yield read)[0])
-        entry = self._entries.get(key)
-        if entry is not None and (entry.changes, entry.added) != counters[:2]:
-            counters = yield from self._patch(entry, counters, read, cells, by_seq or select,
-                                              seq, add)
-        elif entry is not None:  # nothing changed here: the next read of the log starts now
-            entry.logged = counters[2]
-        if entry is None or (entry.changes, entry.added) != counters[:2]:
-            entry = new(*counters[:2])
-            entry.logged = counters[2]
-            rows = yield Sql(f"{select.text} ORDER BY {seq}", select.params)
-            yield from _add(entry, rows, add)
-            self.full_loads += 1
-            self._entries[key] = entry
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        self._entries.move_to_end(key)
-        return entry
-
-    def _patch(
-        self, entry: E, counters: tuple[int, int, int], read: Sql,
-        cells: tuple[str, Sequence[Any]], select: Sql, seq: str,
-        add: Callable[[E, list[tuple[Any, ...]]], Plan[None]] | None,
-    ) -> Plan[tuple[int, int, int]]:
-        """Bring `entry` up to `counters` from the rows added after its newest and, if
-        changes moved, the records logged as changed since its last read; returns the
-        counters read again (the entry's own if it was patched).
-
-        The rows are fetched, then the counters read again, in order and in one round
-        trip: whatever was fetched is counted by then, so it is kept only if it is all
-        that was counted (a shortfall is a change fetched too late or a row not selected:
-        the caller reloads). A changed record newer than the newest held comes as an added
-        row; one held comes with its rows as they are now, appended after it is masked."""
-        if not entry.newest():
-            return counters
-        reads = [Sql(f"{select.text} AND {seq} > ? ORDER BY {seq}",
-                     [*select.params, entry.newest()])]
-        changed = counters[0] != entry.changes
-        if changed:
-            logged = (f"SELECT m.seq FROM memory_scope_changes m WHERE {cells[0]} "
-                      "AND m.id > ?")
-            since = [*cells[1], entry.logged]
-            reads += [Sql(logged, since),
-                      Sql(f"{select.text} AND {seq} IN ({logged} AND m.seq <= ?) "
-                          f"ORDER BY {seq}", [*select.params, *since, entry.newest()])]
-        answers = _answers((yield Reads((*reads, read))))
-        again = counters_from(answers[-1][0])
-        rows, changes = answers[0], again[0] - entry.changes
-        if len(rows) != again[1] - entry.added or (
-                len(answers[1]) != changes if changed else changes):
-            return again
-        if changed:
-            if not entry.mask([s for (s,) in answers[1]]):
-                return again  # too many dead rows: the caller reloads
-            rows = [*answers[2], *rows]
-            self.patched_loads += 1
-        else:
-            self.appended_loads += 1
-        yield from _add(entry, rows, add)
-        entry.changes, entry.added, entry.logged = again
-        return again
-
-
-def counters_from(row: Sequence[Any]) -> tuple[int, int, int]:
-    """A `counters_sql` row as (changes, added, logged)."""
-    changes, added, logged = row
-    return int(changes), int(added), int(logged)

@@ -20,6 +20,7 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_sync
 from langgraph_typed_memory.store.retry import Attempt, run_sync
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
@@ -77,6 +78,9 @@ class SqliteMemoryStore(MemoryStoreBase):
         gate: Thresholds of the promotion gate (see `GateConfig`).
         lifecycle: Expiry, garbage collection, access tracking and retention (see
             `LifecycleConfig`).
+        cache_bytes: The most memory the search caches (vector matrices and full-text
+            postings per scope cell) hold in this process; least recently used cells go
+            first (docs/backends.md).
 
     Example:
         >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
@@ -97,10 +101,11 @@ class SqliteMemoryStore(MemoryStoreBase):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         super().__init__(
-            SqliteDialect(), index=index, ttl=ttl, retrieval=retrieval, clock=clock, gate=gate,
-            lifecycle=lifecycle,
+            SqliteDialect(cache_bytes), index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+            gate=gate, lifecycle=lifecycle,
         )
         self.conn = conn
         self._lock = conn.store_lock if isinstance(conn, _Connection) else threading.RLock()
@@ -117,12 +122,14 @@ class SqliteMemoryStore(MemoryStoreBase):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> Iterator[SqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
         try:
             with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                     gate=gate, lifecycle=lifecycle)._flushed_on_exit() as store:
+                     gate=gate, lifecycle=lifecycle,
+                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
                 yield store
         finally:
             conn.close()
@@ -188,12 +195,14 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
         clock: Callable[[], datetime] | None = None,
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> AsyncIterator[AsyncSqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
         try:
             async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                           gate=gate, lifecycle=lifecycle)._aflushed_on_exit() as store:
+                           gate=gate, lifecycle=lifecycle,
+                           cache_bytes=cache_bytes)._aflushed_on_exit() as store:
                 yield store
         finally:
             await asyncio.to_thread(conn.close)

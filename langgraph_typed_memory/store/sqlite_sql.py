@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ import numpy as np
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES, CellCache
 from langgraph_typed_memory.store.fts5_cache import TOKENIZE, ScopeFts5Cache
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.scope_cache import (
@@ -36,7 +36,7 @@ from langgraph_typed_memory.store.scope_cache import (
     log_change,
     row_changed,
 )
-from langgraph_typed_memory.store.vector_cache import ScopeVectorCache
+from langgraph_typed_memory.store.vector_cache import ScopeVectorCache, VectorRanking
 
 FTS_TABLES = {kind: f"memory_fts_{kind}" for kind in sorted(RANKED_KINDS)}
 """The full-text table of each ranked kind (migration 0012): the only kinds searched by text."""
@@ -274,14 +274,15 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 class SqliteDialect:
     """The SQLite flavour of the statements the engine needs.
 
-    Vector search ranks a cached, normalized float32 matrix per scope (`ScopeVectorCache`)
-    and lexical search cached postings per scope (`ScopeFts5Cache`), each an LRU of
-    `cache_scopes` entries brought up to date from the scope's counters.
+    Vector search ranks normalized float32 matrices per scope cell (`ScopeVectorCache`) and
+    lexical search postings per cell (`ScopeFts5Cache`), kept in one cache of at most
+    `cache_bytes` (`CellCache`) and brought up to date from the cells' counters.
     """
 
-    def __init__(self, cache_scopes: int = 8) -> None:
-        self.vectors = ScopeVectorCache(cache_scopes)
-        self.postings = ScopeFts5Cache(cache_scopes)
+    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.cache = CellCache(cache_bytes)
+        self.vectors = ScopeVectorCache(self.cache)
+        self.postings = ScopeFts5Cache(self.cache)
 
     position_fn = "instr"
     name = "sqlite"
@@ -338,11 +339,10 @@ class SqliteDialect:
         bound, so at depth 50 it never stopped early and its extra statements doubled the time.
 
         Example (the statement and its values; a connection runs it):
-            >>> scope = q.ScopeRead("m.kind = ?", ["fact"], ("m.kind = ?", ["fact"]), 5.0,
-            ...                     "fact")
+            >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
             >>> sql = next(SqliteDialect().lexical(scope, ["lyon"], None))
             >>> sql.params
-            ['"lyon"', 'fact', 5.0]
+            ['"lyon"', 'fact', 'acme', 5.0]
         """
         table = FTS_TABLES.get(scope.kind)
         if table is None:
@@ -378,7 +378,7 @@ class SqliteDialect:
 
     def vector_top_k(
         self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[Future[list[tuple[int, float]]]]:
+    ) -> Plan[VectorRanking]:
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="v.embedding", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier"),

@@ -1,10 +1,12 @@
-"""Exact vector search on a cached matrix per scope, valid while the scope's version holds.
+"""Exact vector search on cached matrices per scope cell, valid while the cells' counters hold.
 
-Both backends rank vectors the same way: the scope's vectors, read once after the SQL scope
-filter, are kept unit-normalized as one float32 matrix, so a query is one matrix-vector
-product (exact: every vector in scope is scored). An LRU keeps `size` scopes.
+Both backends rank vectors the same way: each scope cell's vectors, read after the SQL scope
+filter, are kept unit-normalized as one float32 matrix (`cell_cache`: a byte-bounded LRU
+shared by a store's caches; small cells are read with each search instead), so a query is
+one matrix-vector product per cell the scope sees (exact: every vector in scope is scored),
+and the cells' best are merged.
 
-Entries are kept valid by the scope's counters (`scope_cache`: added vectors are fetched
+Entries are kept valid by the cells' counters (`scope_cache`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
 
 A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
@@ -31,18 +33,39 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.store.cell_cache import (
+    CellCache,
+    CellFamily,
+    counted_cells,
+    counters_sql,
+)
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeCache, ScopeRows
+from langgraph_typed_memory.store.scope_cache import ScopeRows
 
-__all__ = ["ScopeVectorCache"]
+__all__ = ["ScopeVectorCache", "VectorRanking", "SQLITE_JOIN", "POSTGRES_JOIN"]
 
 Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
+
+CACHE_FROM = 256
+"""Cells that have added fewer vectors are read with each search, not cached: from the
+scope index and the vectors' primary key. They cost no memory, but a read: on SQLite a
+search of one such cell took 1.7 ms at 16 rows and 4.6 ms at 256 against 1.1 and 1.6 cached
+(docs/backends.md), so the threshold trades time for memory."""
+
+SQLITE_JOIN = "CROSS JOIN memory_vectors v ON v.seq = m.seq"
+"""A cell's vectors, driven from its rows: SQLite keeps the tables in the order written
+with CROSS JOIN, so the scope index gives the rows and the primary key each one's vectors."""
+POSTGRES_JOIN = ("CROSS JOIN LATERAL (SELECT v.seq, v.embedding FROM memory_vectors v "
+                 "WHERE v.seq = m.seq OFFSET 0) v")
+"""The same on Postgres: `OFFSET 0` keeps the planner from turning the lookup into a hash
+join, which read every vector of the table (a sequential scan) to keep a cell's."""
 
 PARALLEL_FROM = 16_384
 """Scopes with this many vectors or more are ranked in worker threads; a smaller product is
@@ -88,13 +111,13 @@ os.register_at_fork(after_in_child=_after_fork)
 
 
 class _ScopeMatrix(ScopeRows):
-    """A scope's vectors (unit-normalized rows; zero vectors stay zero), beside their
+    """A cell's vectors (unit-normalized rows; zero vectors stay zero), beside their
     records' seqs, expiry times (`ScopeRows`) and priors."""
 
     __slots__ = ("_decode", "_matrix", "_half", "_priors")
 
-    def __init__(self, changes: int, added: int, decode: Decode) -> None:
-        super().__init__(changes, added)
+    def __init__(self, changes: int, added: int, logged: int, decode: Decode) -> None:
+        super().__init__(changes, added, logged)
         self._decode = decode
         self._matrix = np.zeros((0, 0), np.float32)
         self._half: Any | None = None
@@ -123,6 +146,15 @@ class _ScopeMatrix(ScopeRows):
             self._half = half
         self._priors = np.resize(self._priors, (room, 3))
 
+    def _trim(self) -> None:
+        super()._trim()
+        self._matrix, self._priors = self._matrix[: self.size], self._priors[: self.size]
+        self._half = self.half
+
+    def nbytes(self) -> int:
+        half = 0 if self._half is None else self._half.nelement() * self._half.element_size()
+        return super().nbytes() + int(self._matrix.nbytes + self._priors.nbytes) + half
+
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add (seq, embedding, expires_at, confidence, time, tier) rows."""
         if not rows:
@@ -149,63 +181,91 @@ class _ScopeMatrix(ScopeRows):
                 for seq, row in zip(held, self._priors[at], strict=True)}
 
 
-class ScopeVectorCache(ScopeCache[_ScopeMatrix]):
-    """Per-scope normalized vector matrices, checked against the scope's counters each query.
+@dataclass(frozen=True)
+class VectorRanking:
+    """A vector search under way: `hits`, the future of its best-first (seq, cosine); and
+    the cells' views it ranks, which answer `priors`."""
+
+    hits: Future[list[tuple[int, float]]]
+    cells: tuple[_ScopeMatrix, ...]
+
+    def priors(self, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
+        """(confidence, time: occurred, else created, compaction tier) of the records among
+        `seqs` that the ranked cells hold a vector of, as the ranking read them."""
+        found: dict[int, tuple[float, float, int]] = {}
+        for cell in self.cells:
+            found.update(cell.priors(seqs))
+        return found
+
+
+class ScopeVectorCache(CellFamily[_ScopeMatrix]):
+    """Normalized vector matrices per scope cell, checked against the cells' counters each
+    query; a search ranks the cells it sees together.
 
     Example:
-        >>> cache = ScopeVectorCache(size=2)
+        >>> cache = ScopeVectorCache(CellCache())
         >>> len(cache), cache.full_loads
         (0, 0)
     """
 
     def __init__(
-        self, size: int = 8, *, parallel_from: int = PARALLEL_FROM, chunks: int = CHUNKS
+        self, cache: CellCache, *, parallel_from: int = PARALLEL_FROM, chunks: int = CHUNKS,
+        cache_from: int = CACHE_FROM,
     ) -> None:
-        super().__init__(size, "appends")
+        super().__init__(cache, "vectors", "appends", cache_from)
         self.parallel_from = parallel_from
         self.chunks = chunks
 
     def top_k(
         self, scope: ScopeRead, query: Sequence[float], depth: int | None, *,
-        embedding: str, decode: Decode, tier: str,
-    ) -> Plan[Future[list[tuple[int, float]]]]:
-        """Best-first (seq, cosine) among the scope's rows (`scope.where` may also use alias
-        `v` for memory_vectors) that have not expired, one per record (max over its vectors);
-        `embedding` is the SQL expression fetched for `v.embedding`, `tier` the one of a
-        record's compaction tier (text or NULL), held for `priors`.
+        embedding: str, decode: Decode, tier: str, join: str = SQLITE_JOIN,
+    ) -> Plan[VectorRanking]:
+        """Best-first (seq, cosine) among the scope's rows (`scope.in_cell` per cell) that
+        have not expired, one per record (max over its vectors); `embedding` is the SQL
+        expression fetched for `v.embedding`, `tier` the one of a record's compaction tier
+        (text or NULL), held for `priors`, and `join` the dialect's join of each record's
+        vectors (`v`) to its row (`m`), which must look them up by the vectors' primary key.
 
-        The plan brings the scope up to date; its value is the ranking's future, already
-        done for a scope under `parallel_from` vectors, else running in worker threads, in
-        `chunks` equal chunks."""
-        select = Sql(f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
-                     f"coalesce(m.occurred_at, m.created_at), {tier} FROM memory_vectors v "
-                     f"CROSS JOIN memories m WHERE m.seq = v.seq AND {scope.where}",
-                     list(scope.params))
-        entry = yield from self.current(
-            (scope.where, tuple(scope.params)), scope.cells, select, "v.seq",
-            lambda changes, added: _ScopeMatrix(changes, added, decode))
-        # The views are taken now: a later append writes past them or into a new buffer.
-        matrix, seqs, half = entry.matrix, entry.seqs, entry.half
-        expires = entry.expires if entry.soonest <= scope.now else None
-        if entry.size < self.parallel_from:
+        The plan reads the cells' counters and brings their entries up to date; its value
+        holds the ranking's future, already done for scopes under `parallel_from` vectors,
+        else running in worker threads, in `chunks` equal chunks."""
+        columns = (f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
+                   f"coalesce(m.occurred_at, m.created_at), {tier} "
+                   f"FROM memories m {join} WHERE ")
+        counted = counted_cells(scope, (yield counters_sql(scope)))
+        cells = tuple((yield from self.views(
+            scope, counted, lambda where, params: Sql(columns + where, params),
+            lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode))))
+        return VectorRanking(self._ranked(cells, scope.now, query, depth), cells)
+
+    def _ranked(
+        self, cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
+        depth: int | None,
+    ) -> Future[list[tuple[int, float]]]:
+        """The future ranking of the cells' rows: inline under `parallel_from` rows in all,
+        else in `chunks` equal chunks over the cells, in worker threads."""
+        total = sum(cell.size for cell in cells)
+        parts: list[Future[list[tuple[int, float]]]] = []
+        step = total if total < self.parallel_from else -(-total // self.chunks)
+        for cell in cells:
+            expires = cell.expires if cell.soonest <= now else None
+            for i in range(0, cell.size, max(step, 1)):
+                args = (cell.matrix[i : i + step], cell.seqs[i : i + step],
+                        None if expires is None else expires[i : i + step], now, query, depth,
+                        None if cell.half is None else cell.half[i : i + step])
+                if total < self.parallel_from:
+                    part: Future[list[tuple[int, float]]] = Future()
+                    part.set_result(_rank(*args))
+                    parts.append(part)
+                else:
+                    parts.append(_WORKERS.submit(_rank, *args))
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
             done: Future[list[tuple[int, float]]] = Future()
-            done.set_result(_rank(matrix, seqs, expires, scope.now, query, depth, half))
+            done.set_result([])
             return done
-        step = -(-entry.size // self.chunks)
-        return _merged([
-            _WORKERS.submit(_rank, matrix[i : i + step], seqs[i : i + step],
-                            None if expires is None else expires[i : i + step], scope.now,
-                            query, depth, None if half is None else half[i : i + step])
-            for i in range(0, entry.size, step)
-        ], depth)
-
-
-    def priors(self, scope: ScopeRead, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
-        """(confidence, time: occurred, else created, compaction tier) of the records among
-        `seqs` that the scope's entry holds: as of the last `top_k` of that scope, so only a
-        search that has just run `top_k` may use them."""
-        entry = self._entries.get((scope.where, tuple(scope.params)))
-        return {} if entry is None else entry.priors(seqs)
+        return _merged(parts, depth)
 
 
 def _merged(

@@ -1,0 +1,392 @@
+"""The search caches' memory: rows kept per scope cell, bounded in bytes, shared by threads.
+
+A ranked search sees up to four cells (kind, tenant, user, agent): its own and the wider
+ones (tenant-wide, then user-wide, agent-wide). The cache keeps what a search reads of each
+cell apart (`ScopeRows` entries: a vector matrix, full-text postings), so a tenant-wide
+cell is held once however many users read it, and a user's entry holds only that user's
+rows. A search combines the views of its cells.
+
+Each cell's entry is kept valid by the cell's counters in `memory_scope_versions` (see
+`scope_cache`), read by equality on the cell columns, the form their index serves. A cell
+that has added fewer than `cache_from` rows is not kept: its rows are read by the scope
+index with each search, as fast as a cached entry at that size and costing no memory.
+
+`CellCache` holds the entries of every family (vectors, postings) of a store in one LRU
+bounded in bytes; a lock guards the LRU and every change to an entry, never a statement,
+so the threads of a pool-backed store and the tasks of an async one search concurrently.
+An entry is brought up to date by the first search that finds it stale; a search that
+finds it brought up to date meanwhile uses it as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.queries import Cell, ScopeRead, cell_filter
+from langgraph_typed_memory.store.scope_cache import ScopeRows
+
+__all__ = ["CellCache", "CellFamily", "Counted", "DEFAULT_CACHE_BYTES", "counters_sql",
+           "counted_cells", "answers_of"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CACHE_BYTES = 512 * 2**20
+"""The default bound of a store's search caches: room for one 100,000-memory scope's vectors
+(with their float16 copy) and postings, or for many smaller cells."""
+
+E = TypeVar("E", bound=ScopeRows)
+Key = tuple[str, Cell, str]
+"""(family, cell, status filter) of an entry."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A cell's counters: every change but an addition, vectors added, records added, and
+    the change log's newest id, as read together."""
+
+    changes: int
+    appends: int
+    inserts: int
+    logged: int
+
+
+def counters_sql(scope: ScopeRead) -> Sql:
+    """The counters of the cells `scope` sees, one row per cell that has any, read by
+    equality on the cell columns (the form the cell index serves).
+
+    Example:
+        >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
+        >>> counters_sql(read).params
+        ['fact', 'acme', '', 'alice', '', '']
+    """
+    return Sql(
+        "SELECT user_id, agent_id, version - appends, appends, inserts, "
+        "(SELECT coalesce(max(id), 0) FROM memory_scope_changes) FROM memory_scope_versions "
+        "WHERE kind = ? AND tenant_id = ? AND coalesce(user_id, '') IN (?, ?) "
+        "AND coalesce(agent_id, '') IN (?, ?)",
+        [scope.kind, scope.tenant_id, "", scope.user_id or "", "", scope.agent_id or ""])
+
+
+def counted_cells(scope: ScopeRead, rows: Sequence[Sequence[Any]]) -> dict[Cell, Counted]:
+    """`counters_sql`'s rows by cell.
+
+    Example:
+        >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
+        >>> counted_cells(read, [(None, None, 3, 2, 4, 9)])
+        {('fact', 'acme', None, None): Counted(changes=3, appends=2, inserts=4, logged=9)}
+    """
+    return {(scope.kind, scope.tenant_id, user, agent):
+            Counted(int(changes), int(appends), int(inserts), int(logged))
+            for user, agent, changes, appends, inserts, logged in rows}
+
+
+class CellCache:
+    """The entries of a store's search caches, least recently used first, bounded in bytes.
+
+    An entry larger than the bound is not kept. Every entry's size is counted when it is
+    stored and after each change (`resized`). `lock` guards the entries and every change to
+    one; it is never held while a statement runs.
+
+    Example:
+        >>> cache = CellCache(2**20)
+        >>> len(cache), cache.nbytes, cache.max_bytes
+        (0, 0, 1048576)
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"cache_bytes must be 0 or more, not {max_bytes}")
+        self.max_bytes = max_bytes
+        self.lock = threading.RLock()
+        self._entries: OrderedDict[Key, ScopeRows] = OrderedDict()
+        self._sizes: dict[Key, int] = {}
+        self._bytes = 0
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes held by the entries."""
+        return self._bytes
+
+    def count(self, family: str) -> int:
+        """The entries of one family."""
+        with self.lock:
+            return sum(1 for key in self._entries if key[0] == family)
+
+    def held(self, family: str) -> list[tuple[Cell, ScopeRows]]:
+        """The (cell, entry) of one family, least recently used first."""
+        with self.lock:
+            return [(key[1], entry) for key, entry in self._entries.items()
+                    if key[0] == family]
+
+    def get(self, key: Key) -> ScopeRows | None:
+        """The entry of `key`, now the most recently used; None if not held. Call with
+        `lock` held when the entry is then read or changed."""
+        with self.lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: Key, entry: ScopeRows) -> None:
+        """Hold `entry` for `key` (replacing any), then evict to the bound."""
+        with self.lock:
+            self._drop(key)
+            self._entries[key] = entry
+            self._sizes[key] = entry.nbytes()
+            self._bytes += self._sizes[key]
+            self._evict()
+
+    def resized(self, key: Key) -> None:
+        """Count the entry of `key` again after a change, then evict to the bound."""
+        with self.lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                size = entry.nbytes()
+                self._bytes += size - self._sizes[key]
+                self._sizes[key] = size
+                self._evict()
+
+    def drop(self, key: Key) -> None:
+        """Stop holding the entry of `key`."""
+        with self.lock:
+            self._drop(key)
+
+    def forget(self, tenant_id: str | None = None) -> None:
+        """Drop the entries of a tenant's cells (after an erasure: no copy of erased rows
+        stays in memory), or every entry."""
+        with self.lock:
+            for key in [k for k in self._entries if tenant_id is None or k[1][1] == tenant_id]:
+                self._drop(key)
+
+    def _drop(self, key: Key) -> None:
+        if self._entries.pop(key, None) is not None:
+            self._bytes -= self._sizes.pop(key)
+
+    def _evict(self) -> None:
+        while self._bytes > self.max_bytes and self._entries:
+            key = next(iter(self._entries))
+            self._drop(key)
+            self.evictions += 1
+            logger.debug("search cache: evicted %s (%d bytes held)", key, self._bytes)
+
+
+@dataclass(slots=True)
+class _Wanted:
+    """What a search fetches for one cell: `reads` into its round trip (their positions)."""
+
+    cell: Cell
+    how: str
+    """'direct' (not cached), 'load' (a full read) or 'patch' (rows added and changed)."""
+    reads: list[int]
+    counted: Counted
+    entry: ScopeRows | None = None
+    """The entry a patch starts from, and its counters (changes, added) then."""
+    state: tuple[int, int] = (0, 0)
+
+
+class CellFamily(Generic[E]):
+    """The entries of one kind of structure (`name`), brought up to date per cell.
+
+    `added` names the counter of the rows its select returns (`appends`: vectors,
+    `inserts`: records). `full_loads`, `appended_loads` (rows added only), `patched_loads`
+    (records changed) and `direct_reads` (cells under `cache_from` rows, not kept) count how
+    cells were read.
+
+    Example:
+        >>> family = CellFamily(CellCache(), "vectors", "appends")
+        >>> len(family), family.full_loads, family.cache_from
+        (0, 0, 256)
+    """
+
+    def __init__(self, cache: CellCache, name: str, added: str, cache_from: int = 256) -> None:
+        self.cache, self.name, self._added = cache, name, added
+        self.cache_from = cache_from
+        """Cells that have added fewer rows than this are read with each search, not kept."""
+        self.full_loads = self.appended_loads = self.patched_loads = self.direct_reads = 0
+
+    def __len__(self) -> int:
+        return self.cache.count(self.name)
+
+    def _count(self, counted: Counted) -> int:
+        return counted.appends if self._added == "appends" else counted.inserts
+
+    def views(
+        self, scope: ScopeRead, counted: dict[Cell, Counted],
+        select: Callable[[str, list[Any]], Sql], new: Callable[[int, int, int], E], *,
+        prepare: Callable[[list[tuple[Any, ...]]], Plan[Any]] | None = None,
+    ) -> Plan[list[E]]:
+        """Views of the rows of the cells `scope` sees, as of `counted` (their counters, read
+        by the caller with `counters_sql`) or later; cells without counters hold no rows.
+
+        `select(where, params)` is the statement of a cell's rows (`where` on alias `m`,
+        ordered by seq once the family adds its ORDER BY), `new(changes, added, logged)` an empty
+        entry read at those counters,
+        `prepare(rows)`, if given, a plan turning fetched rows into what `append` takes
+        (SQLite tokenizes texts). Everything the cells need goes out in one round trip: the
+        rows of cells not kept, full loads, and for stale entries the rows after the newest
+        held, the records logged as changed and their rows now, then the counters again. A
+        patch is kept only if it is exactly what was counted; else the cell is read again.
+        """
+        wanted: list[_Wanted] = []
+        reads: list[Sql] = []
+        out: dict[Cell, E] = {}
+        for cell in scope.cells():
+            now = counted.get(cell)
+            if now is None:
+                continue
+            where, params = scope.in_cell(cell)
+            if self._count(now) < self.cache_from:
+                wanted.append(_Wanted(cell, "direct", [len(reads)], now))
+                reads.append(_ordered(select(where, params)))
+                continue
+            key = (self.name, cell, scope.status)
+            with self.cache.lock:
+                entry = self.cache.get(key)
+                if entry is not None and entry.covers(now.changes, self._count(now)):
+                    if entry.changes == now.changes and self._count(now) == entry.added:
+                        entry.logged = max(entry.logged, now.logged)  # nothing changed here
+                    out[cell] = entry.view()  # type: ignore[assignment]
+                    continue
+                state = None if entry is None or not entry.newest() else (
+                    entry, entry.changes, entry.added, entry.logged, entry.newest())
+            if state is None:
+                wanted.append(_Wanted(cell, "load", [len(reads)], now))
+                reads.append(_ordered(select(where, params)))
+                continue
+            entry, changes, added, logged, newest = state
+            patch = _Wanted(cell, "patch", [len(reads)], now, entry, (changes, added))
+            reads.append(_ordered(select(f"{where} AND m.seq > ?", [*params, newest])))
+            if now.changes != changes:
+                log, args = _logged(cell, logged)
+                patch.reads += [len(reads), len(reads) + 1]
+                reads += [Sql(log, args), _ordered(select(
+                    f"{where} AND m.seq IN ({log} AND c.seq <= ?)",
+                    [*params, *args, newest]))]
+            wanted.append(patch)
+        if not wanted:
+            return [out[c] for c in scope.cells() if c in out]
+        patching = any(w.how == "patch" for w in wanted)
+        if patching:
+            reads.append(counters_sql(scope))
+        answers = answers_of((yield Reads(tuple(reads))))
+        again = counted_cells(scope, answers[-1]) if patching else {}
+        reload: list[_Wanted] = []
+        for w in wanted:
+            if w.how == "patch":
+                view = yield from self._patch(scope, w, answers, again, prepare)
+                if view is None:
+                    reload.append(w)
+                else:
+                    out[w.cell] = view
+                continue
+            entry = self._new(new, w.counted)
+            yield from _append(entry, answers[w.reads[0]], prepare)
+            if w.how == "direct":
+                self.direct_reads += 1
+                out[w.cell] = entry.view()  # type: ignore[assignment]
+            else:
+                out[w.cell] = self._publish(scope, w.cell, entry)
+        if reload:  # a patch that did not add up: read those cells again, whole
+            answers = answers_of((yield Reads(tuple(
+                _ordered(select(*scope.in_cell(w.cell))) for w in reload))))
+            for w, rows in zip(reload, answers, strict=True):
+                entry = self._new(new, w.counted)
+                yield from _append(entry, rows, prepare)
+                out[w.cell] = self._publish(scope, w.cell, entry)
+        return [out[c] for c in scope.cells() if c in out]
+
+    def _new(self, new: Callable[[int, int, int], E], counted: Counted) -> E:
+        return new(counted.changes, self._count(counted), counted.logged)
+
+    def _publish(self, scope: ScopeRead, cell: Cell, entry: E) -> E:
+        """Keep a fully read entry (unless one as recent is held already); its view."""
+        key = (self.name, cell, scope.status)
+        with self.cache.lock:
+            self.full_loads += 1
+            held = self.cache.get(key)
+            if held is not None and held.covers(entry.changes, entry.added):
+                return held.view()  # type: ignore[return-value]
+            self.cache.put(key, entry)
+            return entry.view()  # type: ignore[return-value]
+
+    def _patch(
+        self, scope: ScopeRead, w: _Wanted, answers: list[list[tuple[Any, ...]]],
+        again: dict[Cell, Counted], prepare: Callable[[list[tuple[Any, ...]]], Plan[Any]] | None,
+    ) -> Plan[E | None]:
+        """Bring a stale entry up to the counters read after its rows were fetched; its view,
+        or None when what was fetched is not all that was counted (the caller reloads).
+
+        Whatever was fetched is counted by the time the counters are read again, so it is
+        kept only if it is all that was counted (a shortfall is a change fetched too late
+        or a row not selected). A changed record newer than the newest held comes as an
+        added row; one held comes with its rows as they are now, appended after it is
+        masked. Another search may have brought the entry up to date meanwhile: then it
+        is used as it is if it is as recent."""
+        entry, now = w.entry, again.get(w.cell)
+        assert entry is not None
+        if now is None:
+            return None
+        rows = answers[w.reads[0]]
+        changes = now.changes - w.state[0]
+        changed = len(w.reads) > 1
+        if len(rows) != self._count(now) - w.state[1] or (
+                len(answers[w.reads[1]]) != changes if changed else changes):
+            return None
+        if changed:
+            rows = [*answers[w.reads[2]], *rows]
+        prepared = rows if prepare is None else (yield from prepare(rows))
+        key = (self.name, w.cell, scope.status)
+        with self.cache.lock:
+            held = self.cache.get(key)
+            if held is not entry or (entry.changes, entry.added) != w.state:
+                if held is not None and held.covers(now.changes, self._count(now)):
+                    return held.view()  # type: ignore[return-value]
+                return None
+            if changed:
+                if not entry.mask([s for (s,) in answers[w.reads[1]]]):
+                    self.cache.drop(key)
+                    return None  # too many dead rows: reloaded
+                self.patched_loads += 1
+            else:
+                self.appended_loads += 1
+            entry.append(prepared)
+            entry.changes, entry.added, entry.logged = now.changes, self._count(now), now.logged
+            self.cache.resized(key)
+            return entry.view()  # type: ignore[return-value]
+
+
+def _ordered(sql: Sql) -> Sql:
+    return Sql(f"{sql.text} ORDER BY m.seq", sql.params)
+
+
+def _logged(cell: Cell, since: int) -> tuple[str, list[Any]]:
+    """The seqs the change log holds for `cell` after id `since` (alias `c`)."""
+    where, params = cell_filter(cell, "c")
+    return (f"SELECT c.seq FROM memory_scope_changes c WHERE {where} AND c.id > ?",
+            [*params, since])
+
+
+def answers_of(answers: list[Any]) -> list[list[tuple[Any, ...]]]:
+    """A `Reads` answer's rows, raising the first statement's error there is."""
+    for answer in answers:
+        if isinstance(answer, Exception):
+            raise answer
+    return answers
+
+
+def _append(
+    entry: ScopeRows, rows: list[tuple[Any, ...]],
+    prepare: Callable[[list[tuple[Any, ...]]], Plan[Any]] | None,
+) -> Plan[None]:
+    if rows:
+        entry.append(rows if prepare is None else (yield from prepare(rows)))
