@@ -26,7 +26,7 @@ from langgraph_typed_memory.entities import (
     similarity,
     spelling_distance,
 )
-from langgraph_typed_memory.entities.roles import ROLES
+from langgraph_typed_memory.extraction.roles import ROLES
 
 SCOPE = "tenant:acme/user:u1"
 

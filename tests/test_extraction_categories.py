@@ -70,6 +70,31 @@ def test_no_correction_is_read_into_unrelated_statements(before: str, turn: str)
     assert not any(c.replaces for c in extract_rules(turn, earlier=[before]))
 
 
+EARLIER = ["My sister Lena lives in Vienna.", "I live in Paris.", "We use Teams for chat."]
+
+
+@pytest.mark.parametrize(("turn", "old", "new"), [
+    ("I moved to Berlin last month.", None, None),  # the speaker moved, not their sister
+    ("He moved to Cork.", None, None),  # a he is not the sister
+    ("She just moved to Graz.", "Vienna", "Graz"),
+    ("Lena moved to Graz last week.", "Vienna", "Graz"),
+    ("My brother moved to Leeds.", None, None),  # another person
+])
+def test_a_correction_is_about_the_one_the_earlier_statement_is_about(
+        turn: str, old: str | None, new: str | None) -> None:
+    changes = [(c.old, c.new) for c in find_changes(turn, EARLIER)]
+    assert ("Vienna", new) in changes if old else all(o != "Vienna" for o, _ in changes)
+
+
+@pytest.mark.parametrize(("before", "turn", "old"), [
+    ("I'm on the early shift at the bakery.", "My manager moved me onto the late shift.",
+     "early"),  # someone else did it, to the speaker
+    ("My dog eats dry kibble.", "Actually, we switched him to a raw diet.", "dry kibble"),
+])
+def test_a_correction_told_through_someone_else(before: str, turn: str, old: str) -> None:
+    assert [old in c.old for c in find_changes(turn, [before])] == [True]
+
+
 def test_a_correction_keeps_the_earlier_statement_with_the_new_value() -> None:
     [c] = extract_rules("Small update: my team moved me to the Austin office.",
                         earlier=["I work in the Denver office, on the payments team."])

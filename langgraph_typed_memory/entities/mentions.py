@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from langgraph_typed_memory.entities.roles import DEPARTMENTS, Pronoun, Role, role
 from langgraph_typed_memory.entities.similarity import spelling_distance
+from langgraph_typed_memory.extraction.roles import DEPARTMENTS, Pronoun, Role, role
 from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.extraction.values import typed_spans
 

@@ -42,12 +42,12 @@ from langgraph_typed_memory.entities.mentions import (
     Mention,
     name_key,
 )
-from langgraph_typed_memory.entities.roles import Pronoun, role, roles_conflict
 from langgraph_typed_memory.entities.similarity import (
     TRIGRAM_THRESHOLD,
     similarity,
     spelling_distance,
 )
+from langgraph_typed_memory.extraction.roles import Pronoun, role, roles_conflict
 
 __all__ = ["Entity", "Resolution", "Stage", "ModelFallback", "entity_id", "compatible",
            "resolve_mention", "ENTITY_NAMESPACE"]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from langgraph_typed_memory.extraction.roles import role
 from langgraph_typed_memory.extraction.text import is_question, sentences
 from langgraph_typed_memory.extraction.values import (
     CONTENT_STOP,
@@ -519,6 +520,91 @@ def _until_punctuation(tokens: Sequence[str]) -> list[str]:
     return out
 
 
+_LEAD = frozenset("""actually oh ok okay so well also btw update correction sorry ugh um hmm
+quick small just hey anyway and but plus fyi heads up note""".split())
+_USER = frozenset("i i'm im i've ive i'd i'll me myself".split())
+_WE = frozenset("we we're we've we'd we'll our ours us".split())
+_THIRD = {"she": "she", "she's": "she", "her": "she", "he": "he", "he's": "he", "his": "he"}
+_OBJECTS = frozenset("him her them his hers their it its".split())
+_WHO_TOKEN = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def _who(clause: str) -> tuple[str | None, str | None, list[str]]:
+    """Who a clause is about, when its first words tell, and the words after them: "user"
+    (I, my flight), "we" (we, our team), or someone else: the name after a role ("my sister
+    Lena": "lena"), the role ("sister"), "she" or "he". None when they do not tell ("they"
+    is as often the airline as a person). Then the pronoun it goes by, when known (a sister
+    is "she").
+
+    Example:
+        >>> [_who(t)[0] for t in ("Actually I moved.", "My sister Lena lives in Vienna.",
+        ...                       "Our standup is at 9:30.", "My flight leaves at 7.",
+        ...                       "She just moved to Graz.", "My brother is a dentist.",
+        ...                       "Tom is a dentist.", "They rescheduled it.")]
+        ['user', 'lena', 'we', 'user', 'she', 'brother', None, None]
+        >>> _who("My sister Lena lives in Vienna.")[1]
+        'she'
+    """
+    words = _WHO_TOKEN.findall(clause)
+    while words and words[0].lower() in _LEAD:
+        words = words[1:]
+    if not words:
+        return None, None, []
+    first = words[0].lower()
+    if first in _USER:
+        return "user", None, words[1:]
+    if first in _WE:
+        return "we", None, words[1:]
+    if first in _THIRD:
+        return _THIRD[first], _THIRD[first], words[1:]
+    if first == "my" and len(words) > 1:
+        kin = role(words[1].lower())
+        if kin is None:
+            return "user", None, words[2:]  # my flight, my car: the speaker's
+        if len(words) > 2 and words[2][0].isupper():
+            return words[2].lower(), kin.pronoun, words[3:]
+        return kin.name, kin.pronoun, words[2:]
+    return None, None, words
+
+
+def _mentions(words: Sequence[str], who: str) -> bool:
+    """Whether words name `who` again: the speaker (me, my, I), a person (their name or role
+    word), or someone as an object (him, her, them)."""
+    lower = {w.lower() for w in words}
+    if who in ("user", "we"):
+        return bool(lower & (_USER | _WE | {"my", "mine"}))
+    return bool(lower & _OBJECTS) or who in lower or any(
+        (r := role(w)) is not None and r.name == who for w in lower)
+
+
+def _same_subject(turn: str, statement: str) -> bool:
+    """Whether a turn can change what an earlier statement says: not when one is about the
+    speaker and the other about someone else (or two different people), unless it names the
+    other again ("my manager moved me to the late shift", "we switched him to a raw diet").
+
+    Example:
+        >>> _same_subject("I moved to Berlin.", "My sister Lena lives in Vienna.")
+        False
+        >>> _same_subject("She moved to Graz.", "My sister Lena lives in Vienna.")
+        True
+        >>> _same_subject("My manager moved me to the late shift.", "I'm on the early shift.")
+        True
+        >>> _same_subject("He moved to Cork.", "My sister Lena lives in Vienna.")
+        False
+    """
+    (a, says_a, rest_a), (b, says_b, rest_b) = _who(turn), _who(statement)
+    if a is None or b is None or a == b or {a, b} <= {"user", "we"}:
+        return True
+    if _mentions(rest_a, b) or _mentions(rest_b, a):
+        return True
+    pronouns = ("she", "he")
+    if (a in pronouns) != (b in pronouns):  # "she" and a name or a role: unless they disagree
+        other, goes_by = (b, says_b) if a in pronouns else (a, says_a)
+        pronoun = a if a in pronouns else b
+        return other not in ("user", "we") and goes_by in (None, "they", pronoun)
+    return False
+
+
 def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     """The values a turn replaces, read against the speaker's earlier statements (newest
     first): named old values, new values after a change marker matched to a same-typed value
@@ -579,6 +665,8 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             typed = _values(after.group(1)) if after else []
             new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
         for i, statement in enumerate(statements):
+            if not _same_subject(turn, statement):
+                continue
             replaced = _old_like(new, statement, turn, near=i == 0)
             if replaced:
                 changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
@@ -588,6 +676,8 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     clauses = [c for s in parts for c in ([s] if cued else _clauses(s)) if cued or _state(c)]
     for clause in clauses:  # a value in place of one of the same type, on one topic
         for i, statement in enumerate(s for s in statements if cued or _state(s)):
+            if not _same_subject(clause, statement):
+                continue
             found = _typed_change(clause, statement, near=i < 3, cued=cued) or (
                 _noun_change(clause, statement) if cued else _frame_change(clause, statement))
             if found and not cued and not _state(statement):
