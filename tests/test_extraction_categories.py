@@ -79,6 +79,7 @@ EARLIER = ["My sister Lena lives in Vienna.", "I live in Paris.", "We use Teams 
     ("She just moved to Graz.", "Vienna", "Graz"),
     ("Lena moved to Graz last week.", "Vienna", "Graz"),
     ("My brother moved to Leeds.", None, None),  # another person
+    ("Tom moved to Cork last month.", None, None),  # another name
 ])
 def test_a_correction_is_about_the_one_the_earlier_statement_is_about(
         turn: str, old: str | None, new: str | None) -> None:

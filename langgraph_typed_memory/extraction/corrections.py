@@ -525,7 +525,7 @@ quick small just hey anyway and but plus fyi heads up note""".split())
 _USER = frozenset("i i'm im i've ive i'd i'll me myself".split())
 _WE = frozenset("we we're we've we'd we'll our ours us".split())
 _THIRD = {"she": "she", "she's": "she", "her": "she", "he": "he", "he's": "he", "his": "he"}
-_OBJECTS = frozenset("him her them his hers their it its".split())
+_OBJECTS = frozenset("she he they him her them his hers their it its".split())
 _WHO_TOKEN = re.compile(r"[A-Za-z][\w'-]*")
 
 
@@ -533,15 +533,16 @@ def _who(clause: str) -> tuple[str | None, str | None, list[str]]:
     """Who a clause is about, when its first words tell, and the words after them: "user"
     (I, my flight), "we" (we, our team), or someone else: the name after a role ("my sister
     Lena": "lena"), the role ("sister"), "she" or "he". None when they do not tell ("they"
-    is as often the airline as a person). Then the pronoun it goes by, when known (a sister
-    is "she").
+    is as often the airline as a person); "?tom" for a capitalized first word, which may be
+    a name or only the sentence's first word ("Leadership changed..."). Then the pronoun it
+    goes by, when known (a sister is "she").
 
     Example:
         >>> [_who(t)[0] for t in ("Actually I moved.", "My sister Lena lives in Vienna.",
         ...                       "Our standup is at 9:30.", "My flight leaves at 7.",
         ...                       "She just moved to Graz.", "My brother is a dentist.",
         ...                       "Tom is a dentist.", "They rescheduled it.")]
-        ['user', 'lena', 'we', 'user', 'she', 'brother', None, None]
+        ['user', 'lena', 'we', 'user', 'she', 'brother', '?tom', None]
         >>> _who("My sister Lena lives in Vienna.")[1]
         'she'
     """
@@ -564,6 +565,8 @@ def _who(clause: str) -> tuple[str | None, str | None, list[str]]:
         if len(words) > 2 and words[2][0].isupper():
             return words[2].lower(), kin.pronoun, words[3:]
         return kin.name, kin.pronoun, words[2:]
+    if words[0][0].isupper() and first not in CONTENT_STOP:
+        return f"?{first}", None, words[1:]  # a name, or a word that starts the sentence
     return None, None, words
 
 
@@ -591,10 +594,16 @@ def _same_subject(turn: str, statement: str) -> bool:
         True
         >>> _same_subject("He moved to Cork.", "My sister Lena lives in Vienna.")
         False
+        >>> _same_subject("Tom moved to Cork.", "My sister Lena lives in Vienna.")
+        False
     """
     (a, says_a, rest_a), (b, says_b, rest_b) = _who(turn), _who(statement)
     if a is None or b is None or a == b or {a, b} <= {"user", "we"}:
         return True
+    if a.startswith("?") or b.startswith("?"):  # maybe a name: only against another person
+        weak, strong, rest = (a[1:], b, rest_a) if a.startswith("?") else (b[1:], a, rest_b)
+        return (strong.startswith("?") or strong in ("user", "we") or weak == strong
+                or _mentions(rest, strong))
     if _mentions(rest_a, b) or _mentions(rest_b, a):
         return True
     pronouns = ("she", "he")
