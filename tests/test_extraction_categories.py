@@ -186,6 +186,18 @@ def test_a_named_persons_job_home_and_employer_are_one_current_value_each(
     assert said[0].subject == now[0].subject != "user"  # the gate supersedes the old value
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("Lena moved to Graz last week.", "Graz"),  # not "Graz la"
+    ("My sister Lena moved to Graz on Monday.", "Graz"),
+    ("My sister Lena moved to Rio de Janeiro in May.", "Rio de Janeiro"),
+    ("My brother Tom lives in Stratford upon Avon.", "Stratford upon Avon"),
+])
+def test_a_persons_new_home_ends_where_the_place_name_does(text: str, value: str) -> None:
+    homes = [c.value for c in extract_rules(text, earlier=["My sister Lena lives in Vienna."])
+             if c.predicate == "home_city"]
+    assert homes == [value]
+
+
 @pytest.mark.parametrize("turn", [
     "Bram became a grandfather in May.",  # family, not a job
     "Bram is a great cook.",  # not a job frame the rules read

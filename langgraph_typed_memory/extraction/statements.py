@@ -99,7 +99,12 @@ _PEOPLE = ("manager|boss|supervisor|mentor|colleague|coworker|co-worker|teammate
            "nephew|dog|cat|puppy|kitten|vet|cofounder|co-founder|roommate|flatmate|housemate|"
            "stepson|stepdaughter|baby|twin|pet|horse|rabbit|parrot|hamster")
 _CAP = r"(?-i:[A-Z])"
-_CAP_WORDS = rf"{_CAP}[\w'&.-]*(?:\s+(?:{_CAP}[\w'&.-]*|de|du|la|le|of|on|upon|am))*"
+_WHEN_WORD = (r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|"
+              r"March|April|May|June|July|August|September|October|November|December)\b")
+_CAP_WORDS = (rf"{_CAP}[\w'&.-]*(?:\s+(?:(?:de|du|la|le|of|on|upon|am)\s+)?"
+              rf"(?!{_WHEN_WORD}){_CAP}[\w'&.-]*)*")
+"""A capitalized name of one or more words ("Rio de Janeiro", "Stratford upon Avon"), without
+a day or month after it ("Graz on Monday", "Graz last week")."""
 _NAMED = re.compile(
     rf"\b(?P<who>my|our)\s+(?P<adj>(?:(?:older|younger|little|big|new|eldest|youngest|oldest|"
     rf"best|old)\s+)?)(?P<role>{_PEOPLE})\s+(?P<name>{_CAP}[\w'-]+(?:\s+{_CAP}[\w'-]+)?)"
