@@ -115,6 +115,19 @@ async def test_a_question_naming_a_time_gets_that_spans_turns_first(backend_stor
     assert out["memory_trace"]["retrieval"]["time_window"] is None
 
 
+def test_extract_reads_she_as_the_person_the_thread_named():
+    messages = [HumanMessage("My sister Lena lives in Vienna."),
+                HumanMessage("She just moved to Graz.")]
+    out = create_extract_node().invoke({"messages": messages}, ALICE)
+    moved = [c for c in out["memory_candidates"] if c.get("predicate") == "home_city"]
+    assert [(c["subject"], c["value"], c.get("replaces")) for c in moved] == [
+        ("Lena", "Graz", "Vienna")]
+    # nobody the rules can tell: the pronoun stays and no one's home changes
+    messages = [HumanMessage("Lena met Tom at the gym."), HumanMessage("She moved to Graz.")]
+    out = create_extract_node().invoke({"messages": messages}, ALICE)
+    assert not [c for c in out["memory_candidates"] if c.get("subject") in ("Lena", "Tom")]
+
+
 class BrokenStore:
     def batch(self, ops):
         raise OSError("disk on fire")

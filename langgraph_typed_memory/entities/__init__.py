@@ -32,6 +32,7 @@ from langgraph_typed_memory.entities.turns import (
     KnownEntities,
     LinkedRelation,
     TurnEntities,
+    named_subjects,
     read_turn,
 )
 
@@ -39,6 +40,7 @@ __all__ = [
     "Alias", "Entity", "EntityType", "KnownEntities", "LinkedRelation", "Mention",
     "ModelFallback", "Relation", "Resolution", "STATEFUL", "Stage", "TRIGRAM_THRESHOLD",
     "TurnEntities", "compatible", "entity_id", "find_aliases", "find_mentions",
-    "find_relations", "name_key", "read_turn", "resolve_mention", "resolve_pronoun",
+    "find_relations", "name_key", "named_subjects", "read_turn", "resolve_mention",
+    "resolve_pronoun",
     "similarity", "spelling_distance", "trigrams",
 ]

@@ -8,6 +8,7 @@ loads `KnownEntities` and persists the result.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -27,7 +28,8 @@ from langgraph_typed_memory.entities.resolve import (
     resolve_mention,
 )
 
-__all__ = ["KnownEntities", "TurnEntities", "LinkedRelation", "read_turn", "RECENT_LIMIT"]
+__all__ = ["KnownEntities", "TurnEntities", "LinkedRelation", "read_turn", "RECENT_LIMIT",
+           "named_subjects"]
 
 RECENT_LIMIT = 30
 """How many of the thread's latest entities are kept for pronouns."""
@@ -265,4 +267,39 @@ def _link(relations: Sequence[Relation], resolved: dict[int, Resolution], book: 
             link = (subject, relation.relation, obj)
             if link not in book.links:
                 book.links.append(link)
+    return out
+
+
+_OPENING_PRONOUN = re.compile(r"(?:^|[.!?;]\s+|,\s+(?:so|and|but)\s+)(?:she|he)\b", re.I)
+
+
+def named_subjects(text: str, earlier: Sequence[str], *, scope: str = "") -> str:
+    """`text` with each "she" or "he" that opens a sentence or clause written as the name of
+    the person the thread's earlier texts (oldest first) say it is, where the rules can tell:
+    what the rules that read statements about named people need ("She moved to Graz." after
+    "My sister Lena lives in Vienna." is about Lena). Unresolved pronouns stay.
+
+    Example:
+        >>> named_subjects("She just moved to Graz.", ["My sister Lena lives in Vienna."])
+        'Lena just moved to Graz.'
+        >>> named_subjects("She just moved to Graz.", ["Lena met Tom."])  # who? it stays
+        'She just moved to Graz.'
+        >>> named_subjects("I moved to Graz.", ["My sister Lena lives in Vienna."])
+        'I moved to Graz.'
+    """
+    if not earlier or not _OPENING_PRONOUN.search(text):
+        return text  # most turns: nothing to read
+    known = KnownEntities()
+    for said in earlier:
+        known = read_turn(said, known, scope=scope).known
+    opening = {m.end() for m in _OPENING_PRONOUN.finditer(text)}
+    out, shift = text, 0
+    for found in sorted(read_turn(text, known, scope=scope).resolutions,
+                        key=lambda r: r.mention.start):
+        mention, entity = found.mention, found.entity
+        if (mention.is_pronoun and mention.end in opening and found.stage == "pronoun"
+                and entity is not None and entity.type in (None, "person")):
+            at, end = mention.start + shift, mention.end + shift
+            out = out[:at] + entity.name + out[end:]
+            shift += len(entity.name) - (mention.end - mention.start)
     return out

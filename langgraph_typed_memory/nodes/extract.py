@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langgraph_typed_memory.entities import named_subjects
 from langgraph_typed_memory.extraction import (
     EXTRACTION_PROMPT,
     ExtractionResult,
@@ -42,6 +43,8 @@ class _Kept:
     earlier: list[str]
     """The speaker's earlier statements, newest first: the thread's previous messages, then
     what memory returned for this turn (what a correction corrects)."""
+    thread: list[str]
+    """The thread's previous messages of the speaker, newest first (who "she" is)."""
     extraction: dict[str, Any]
     """The trace's `extraction` entry, filled as extraction goes."""
 
@@ -110,13 +113,14 @@ def create_extract_node(
             extraction.update(method="prefiltered", candidates=0)
             return None, {**update, "memory_candidates": []}
         speaker = str(human.name) if human is not None and human.name else "user"
-        earlier = [*_previous_user_texts(messages, human),
-                   *_remembered(state.get("memory_context") or {}, speaker)]
-        return _Kept(text, speaker, earlier, extraction), update
+        thread = _previous_user_texts(messages, human)
+        earlier = [*thread, *_remembered(state.get("memory_context") or {}, speaker)]
+        return _Kept(text, speaker, earlier, thread, extraction), update
 
     def rules(turn: _Kept, update: dict[str, Any], why: str | None = None) -> dict[str, Any]:
+        text = named_subjects(turn.text, turn.thread[::-1])  # "She moved" -> "Lena moved"
         found = [c.model_dump(mode="json", exclude_defaults=True) for c in extract_rules(
-            turn.text, speaker=turn.speaker, earlier=turn.earlier)]
+            text, speaker=turn.speaker, earlier=turn.earlier)]
         turn.extraction.update(method="rules", candidates=len(found))
         if why:
             update["memory_trace"]["degraded"].append(why)
