@@ -182,7 +182,7 @@ def backend_store_factory(
 
     yield make
     try:
-        for made in created:  # I3: every test leaves a database whose invariants hold
+        for made in created:  # every test leaves a database whose invariants hold
             report = made.check_invariants()  # type: ignore[attr-defined]
             assert report.ok, f"invariants broken after the test: {report}"
     finally:

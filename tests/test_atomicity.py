@@ -1,4 +1,4 @@
-"""Atomicity (SPEC I3): a process killed mid-promotion or mid-erasure leaves no partial state.
+"""Atomicity: a process killed mid-promotion or mid-erasure leaves no partial state.
 
 A forked child opens the store on a copy of a seeded database, counts the statements its
 connection runs (SQLite's trace callback, which also sees the statements triggers run; on

@@ -1,4 +1,4 @@
-"""Bad input (SPEC I4): a typed error naming the field, nothing written, nothing existing lost.
+"""Bad input: a typed error naming the field, nothing written, nothing existing lost.
 
 Each case of `BAD` does one bad operation on a seeded store of every backend. The case passes
 when the operation raises the expected typed error (or, for the promotion gate, answers with
@@ -9,7 +9,7 @@ exactly as before: every public read (`list_namespaces`, `search` of every names
 Each case of `DATA` feeds characters that mean something to SQL, LIKE, GLOB or full-text
 syntax: those must not error, must round-trip as plain data, and must leave the seed intact.
 
-Cases where the package differs from SPEC I4 are marked `xfail(strict=True)` with a `BUG:`
+Cases where the package differs from that promise are marked `xfail(strict=True)` with a `BUG:`
 reason, so the suite stays green while the bug is visible (and fails once it is fixed).
 """
 
@@ -240,7 +240,7 @@ def public_view(store: BaseStore, namespaces: list[tuple[str, ...]] | None = Non
     return view
 
 
-_ACCESS_TRACKING = {"last_accessed_at", "access_count"}  # reads may update these (D4)
+_ACCESS_TRACKING = {"last_accessed_at", "access_count"}  # reads may update these (access tracking)
 
 
 def _rows(cursor: Any, table: str) -> dict[Any, tuple[Any, ...]]:
@@ -403,7 +403,7 @@ BAD: list[Bad] = [
     Bad("observation-without-quote",
         lambda s: s.put(ALICE_BOT_OBSERVATIONS, "k", {"category": "format"}),
         InvalidRecord, "quote"),
-    # ---- computed fields (B3)
+    # ---- computed fields
     Bad("caller-sets-status", lambda s: s.put(ALICE_FACTS, "city", fact(status="active")),
         StatusNotAllowed, "status"),
     Bad("caller-sets-superseded_by",

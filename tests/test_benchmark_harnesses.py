@@ -1,4 +1,4 @@
-"""The H2-H5 harnesses (latency, matrix product, GIN pending lists, ingest, prompt budget,
+"""The benchmark harnesses (latency, matrix product, GIN pending lists, ingest, prompt budget,
 continuity): quick runs, checked.
 
 Each script runs in its `--quick` mode (small sizes, seconds) and its JSON is checked for

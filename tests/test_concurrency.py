@@ -1,4 +1,4 @@
-"""Concurrency (SPEC I2): many threads and processes writing conflicting memory at once.
+"""Concurrency: many threads and processes writing conflicting memory at once.
 
 Eight threads and four forked processes write to the same few keys of one user, on a SQLite
 file and on Postgres: plain `put`s of preferences and facts to the typed namespaces, and
@@ -194,7 +194,7 @@ def run_all(open_store: Callable[[], Any], open_shared: Callable[[], Any], ops: 
 
 
 def verify(store: Any, logs: list[Log]) -> dict[str, int]:
-    """Every property of I2 over the final database; returns the figures of the run."""
+    """Every concurrency property over the final database; returns the figures of the run."""
     errors = [e for log in logs for e in log.errors]
     assert not errors, f"{len(errors)} error(s) reached a caller, the first:\n{errors[0]}"
     report = store.check_invariants()

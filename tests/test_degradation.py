@@ -1,4 +1,4 @@
-"""Degradation (SPEC I5): a failing, hanging or wrong embedder or chat model never fails a turn.
+"""Degradation: a failing, hanging or wrong embedder or chat model never fails a turn.
 
 Through the memory chat graph (`create_memory_chat_graph`), on every backend:
 

@@ -1,4 +1,4 @@
-"""Erasure (G1): a user's canary is gone from every table, index and (SQLite) file byte."""
+"""Erasure: a user's canary is gone from every table, index and (SQLite) file byte."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def plant(store: Any, graph: Any) -> None:
                      {"configurable": {"thread_id": f"thread-{user}", "tenant_id": "acme",
                                        "user_id": user}})
     store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
-    # Derived records: maintenance compacts the old episodes into weekly summaries (F3).
+    # Derived records: maintenance compacts the old episodes into weekly summaries.
     assert store.maintain(tenant_id="acme").step("compaction").changed >= 2
     summaries = store.search(("tenant:acme", "user:alice", "episode"), query=f"trip {CANARY}")
     assert any(s.key.startswith("compact:") and CANARY in str(s.value) for s in summaries)

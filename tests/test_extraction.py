@@ -141,7 +141,7 @@ def test_several_sentences_and_duplicates() -> None:
 
 
 # ----------------------------------------------------------------------------- natural phrasings
-# Phrasings the continuity benchmark (H5) found missed or mis-extracted, and variants:
+# Phrasings the continuity benchmark found missed or mis-extracted, and variants:
 # utterance -> (kind, key or predicate, value, content, correction); the subject is the user.
 NATURAL: list[tuple[str, list[tuple[str, str, str, str, bool]]]] = [
     ("I'm Priya.", [(F, "name", "Priya", "The user's name is Priya.", False)]),

@@ -1,5 +1,5 @@
-"""Freshness, expiry, garbage collection, access tracking, history mode and retention
-(D4, D5, F1, F2, G2): every transition on every backend, with the injected clock."""
+"""Freshness, expiry, garbage collection, access tracking, history mode and retention:
+every transition on every backend, with the injected clock."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def make(backend_store_factory: Any, clock: Any) -> Any:
     return build
 
 
-# ------------------------------------------------------------------ F2 expiry and access
+# ------------------------------------------------------------------ expiry and access
 
 
 def test_unused_fact_expires_and_access_brings_it_back(make, clock):
@@ -282,7 +282,7 @@ def test_without_a_store_hook_the_engine_flushes_inline(make):
     assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
 
 
-# ------------------------------------------------------------------ F2 garbage collection
+# ------------------------------------------------------------------ garbage collection
 
 
 def test_gc_forgets_only_long_expired_low_confidence_records(make, clock):
@@ -325,7 +325,7 @@ def test_gc_takes_the_older_versions_with_it(make, clock):
     assert store.check_invariants().ok
 
 
-# ------------------------------------------------------------------ D5 history mode
+# ------------------------------------------------------------------ history mode
 
 
 def test_history_mode_includes_superseded_and_expired_records(make, clock):
@@ -377,7 +377,7 @@ def test_history_flag_must_be_a_boolean(make, bad):
         store.search(FACTS, query="Lyon", filter={"$history": bad})
 
 
-# ------------------------------------------------------------------ G2 retention and TTL
+# ------------------------------------------------------------------ retention and TTL
 
 
 def test_retention_classes_forget_records_past_their_age(make, clock):

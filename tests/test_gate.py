@@ -1,4 +1,4 @@
-"""The promotion gate (C1-C7) on every backend."""
+"""The promotion gate on every backend."""
 
 from __future__ import annotations
 

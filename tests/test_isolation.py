@@ -1,4 +1,4 @@
-"""Isolation (SPEC I1, B2): no read path ever returns memory from outside the caller's scope.
+"""Isolation: no read path ever returns memory from outside the caller's scope.
 
 Hypothesis generates multi-tenant datasets (every kind, untyped items too, near-duplicate
 texts across scopes, ids that differ by a suffix, a case or a SQL wildcard, updates and
@@ -89,7 +89,7 @@ HYPOTHESIS = {
 
 
 def visible(record: Scope, caller: Scope) -> bool:
-    """The B2 rule: same tenant, and a user / agent that is absent or the caller's own."""
+    """The visibility rule: same tenant, and a user / agent that is absent or the caller's own."""
     return (
         record.tenant_id == caller.tenant_id
         and record.user_id in (None, caller.user_id)
@@ -119,7 +119,7 @@ class Record:
 
     @property
     def searchable(self) -> bool:
-        """Active: tenant-wide facts enter `provisional`, invisible to search (C6)."""
+        """Active: tenant-wide facts enter `provisional`, invisible to search."""
         assert self.scope is not None
         return not (self.kind == "fact" and self.scope.level == "tenant")
 
@@ -423,13 +423,13 @@ def check_search(u: Universe, read: Read, caller: Scope) -> None:
     assert len({id(r) for r in records}) == len(records), "a record returned twice"
     expected = expected_search(u, read, caller)
     assert all(r in expected for r in records)
-    if read.kind in EXACT_KINDS:  # D1: every visible record, widest scope first, then by key
+    if read.kind in EXACT_KINDS:  # every visible record, widest scope first, then by key
         order = sorted(expected, key=lambda r: (r.scope.user_id is not None,
                                                 r.scope.agent_id is not None, r.key))
         assert records == order
     elif not read.query:  # list mode: creation order, windowed
         assert records == expected[read.offset: read.offset + read.limit]
-    elif u.config == "lexical":  # no embedder: BM25, else substrings (D3)
+    elif u.config == "lexical":  # no embedder: BM25, else substrings
         assert found.retrieval_mode in ("lexical", "like") and len(records) <= read.limit
     else:  # the vector retriever scores every in-scope record
         assert found.retrieval_mode in ("hybrid", "vector")

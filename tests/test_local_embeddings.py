@@ -1,4 +1,4 @@
-"""The bundled offline embedder (A8) loads from site-packages and gives real embeddings."""
+"""The bundled offline embedder loads from site-packages and gives real embeddings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Maintenance (F3-F6) on every backend: compaction, consolidation, the observation engine,
+"""Maintenance on every backend: compaction, consolidation, the observation engine,
 feedback, the fixed order, the graph, and maintenance while the chat graph writes.
 
 Time moves with the injected `FakeClock`; nothing sleeps.
@@ -61,7 +61,7 @@ def active(store: Any, ns: tuple[str, ...]) -> list[Any]:
     return list(store.search(ns, limit=100))
 
 
-# ----------------------------------------------------------------------------- F3 compaction
+# ----------------------------------------------------------------------------- compaction
 
 
 def test_session_summary_compacts_a_finished_session(make, clock):
@@ -191,7 +191,7 @@ def test_consolidation_merges_near_identical_records(make, clock):
     assert store.maintain().changed == 0
 
 
-# ----------------------------------------------------------------------------- F4 detection
+# ----------------------------------------------------------------------------- detection
 
 
 LINES = ["Ran the flaky payment integration tests twice before merging.",
@@ -285,7 +285,7 @@ def test_pure_detector_ignores_repeats_within_one_session():
     assert detect_patterns(ev) == []
 
 
-# ----------------------------------------------------------------------------- F5 feedback
+# ----------------------------------------------------------------------------- feedback
 
 
 def test_feedback_correct_promotes_and_wrong_demotes(make, clock):
@@ -341,7 +341,7 @@ def test_feedback_errors_are_typed_and_write_nothing(make, clock):
         normalize_maintenance({"nope": 1})
 
 
-# ----------------------------------------------------------------------------- F6 order, graph
+# ----------------------------------------------------------------------------- order, graph
 
 
 def test_fixed_order_and_progress(make, clock):

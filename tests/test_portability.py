@@ -1,4 +1,4 @@
-"""Encrypted export and import of a scope (G3), on every backend.
+"""Encrypted export and import of a scope, on every backend.
 
 The scope's rows are compared through an independent dump (every column the database has,
 read with the test's own SQL), so a column the exporter forgets fails the round trip.
@@ -166,7 +166,7 @@ def populate(store: Any, clock: FakeClock) -> None:
                     "content": "Acme runs in eu-west-1.", "confidence": 0.9}],
                   run_id="r9", tenant_id="acme", user_id="alice")
     store.put(("tenant:globex", "user:alice", "preference"), "tone", {"value": "globex"})
-    # access tracking (D4) as a reader would leave it
+    # access tracking as a reader would leave it
     sql(store, "UPDATE memories SET access_count = 3, last_accessed_at = ? WHERE key = 'q3'",
         [clock().timestamp()])
     store.put(("memories", "carl"), "m", {"text": "not exported"})

@@ -59,7 +59,7 @@ class FilterDecision:
 def prefilter(text: str, *, role: str, recent: Sequence[tuple[str, float]] = (), now: float,
               min_words: int = 2, max_words: int = 400, duplicate_window_s: float = 60.0
               ) -> FilterDecision:
-    """Decide whether a turn is worth extracting from (C8); most turns stop here.
+    """Decide whether a turn is worth extracting from; most turns stop here.
 
     Gates, in order: `role` (only "human"/"user"), `too_short`/`too_long` (alphanumeric words),
     `chit_chat` (only greetings, thanks, acknowledgements, emoji), `question` (questions that
