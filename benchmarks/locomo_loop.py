@@ -70,6 +70,8 @@ DIMS = 384
 QUICK_SESSIONS = 3
 QUICK_QUESTIONS = 20
 PRODUCT = "typed_memory"
+UNTIMED = "typed_memory without time windows"
+"""The product without the span-of-time listing: what that retriever adds, per category."""
 BASELINES = ("recent_window", "truncated")
 
 
@@ -277,7 +279,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
     index = {"dims": DIMS, "embed": embedder, "fields": ["text"]}
     clock = Clock()
     variants = {f"{PRODUCT} facts={f} episodes={e}": (f, e) for f, e in fan_outs}
-    tallies = {name: Tally() for name in (PRODUCT, *variants, *BASELINES)}
+    tallies = {name: Tally() for name in (PRODUCT, UNTIMED, *variants, *BASELINES)}
     write_ms: list[float] = []
     embed_ms: list[float] = []
     outcomes: Counter[str] = Counter()
@@ -287,6 +289,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
         retrieve, assemble = create_retrieve_node(store), create_assemble_node()
         others = {name: create_retrieve_node(store, facts=f, episodes=e)
                   for name, (f, e) in variants.items()}
+        others[UNTIMED] = create_retrieve_node(store, time_windows=False)
         for conversation in conversations:
             log(f"conversation {conversation.id}: {len(conversation.turns)} turns, "
                 f"{len(conversation.questions)} questions")

@@ -110,9 +110,12 @@ async def test_a_question_naming_a_time_gets_that_spans_turns_first(backend_stor
     # what it finds, then the span's others
     out = node.invoke({"messages": [HumanMessage("the budget I mentioned this week")]}, ALICE)
     assert [e["key"] for e in out["memory_context"]["episodes"]][:3] == ["mon", "feb", "tue"]
-    # a question naming no time: no span
+    # a question naming no time, or a node told not to read spans: no span
     out = node.invoke({"messages": [HumanMessage("budget?")]}, ALICE)
     assert out["memory_trace"]["retrieval"]["time_window"] is None
+    out = create_retrieve_node(store, time_windows=False).invoke(question, ALICE)
+    assert out["memory_trace"]["retrieval"]["time_window"] is None
+    assert "window" not in out["memory_trace"]["retrieval"]["modes"]["episodes"]
 
 
 def test_extract_reads_she_as_the_person_the_thread_named():

@@ -149,19 +149,20 @@ def _span_first(ranked: Any, spanned: Any, limit: int, only_time: bool) -> Searc
     and the span's others only where room is left (they do not share its subject).
 
     Example:
-        >>> from types import SimpleNamespace as Item
-        >>> ranked = SearchResults([Item(key=k) for k in "abcd"], retrieval_mode="hybrid")
-        >>> span = [Item(key=k) for k in "xdb"]
+        >>> from types import SimpleNamespace
+        >>> def Item(key): return SimpleNamespace(namespace=("tenant:t", "episode"), key=key)
+        >>> ranked = SearchResults([Item(k) for k in "abcd"], retrieval_mode="hybrid")
+        >>> span = [Item(k) for k in "xdb"]
         >>> [i.key for i in _span_first(ranked, span, 5, only_time=True)]
         ['b', 'd', 'x', 'a', 'c']
         >>> [i.key for i in _span_first(ranked, span, 5, only_time=False)]
         ['b', 'd', 'a', 'c', 'x']
     """
-    inside = {item.key for item in spanned}
-    found = {item.key for item in ranked}
-    lead = [i for i in ranked if i.key in inside]
-    others = [i for i in spanned if i.key not in found]
-    rest = [i for i in ranked if i.key not in inside]
+    inside = {(*item.namespace, item.key) for item in spanned}
+    found = {(*item.namespace, item.key) for item in ranked}
+    lead = [i for i in ranked if (*i.namespace, i.key) in inside]
+    others = [i for i in spanned if (*i.namespace, i.key) not in found]
+    rest = [i for i in ranked if (*i.namespace, i.key) not in inside]
     order = [*lead, *others, *rest] if only_time else [*lead, *rest, *others]
     return SearchResults(order[:limit], retrieval_mode=getattr(ranked, "retrieval_mode", None)
                          or "during", degraded=list(getattr(ranked, "degraded", [])))
@@ -231,6 +232,7 @@ def create_retrieve_node(
     facts: int = DEFAULT_FACTS,
     episodes: int = DEFAULT_EPISODES,
     messages_key: str = "messages",
+    time_windows: bool = True,
 ) -> RunnableLambda:
     """Build the retrieve node.
 
@@ -241,9 +243,9 @@ def create_retrieve_node(
     episodes too (`NEWEST_FILL`, a second batch; the trace's mode reads e.g.
     `"lexical+newest"`). A question that names a span of time ("yesterday", "last week", "in
     May", "since Monday": `understanding.time_window`, by the store's clock) also lists that
-    span's episodes, latest first, in the same batch: they lead the episodes slot (those the
-    search found in its order, then the others), then the rest (the trace's
-    `retrieval.time_window`, and a mode like `"hybrid+window"`). It writes
+    span's episodes, latest first, in the same batch; those the search found too lead the
+    episodes slot (see `_span_first`; the trace's `retrieval.time_window`, and a mode like
+    `"hybrid+window"`). It writes
     `memory_context`, starts the turn's `memory_trace` and counts the turn in `memory_turns`
     (the trace's `turn_index`). A failing store degrades the turn (recorded in the trace and
     logged); no store at all is a misconfiguration and raises `ConfigurationError`.
@@ -254,6 +256,8 @@ def create_retrieve_node(
             as its token budget allows, best first).
         episodes: How many episodes to retrieve at most (candidates, as for facts).
         messages_key: The state key holding the conversation.
+        time_windows: List the episodes of a span of time the question names (default
+            True); False ranks by the question's words and meaning alone.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -272,7 +276,7 @@ def create_retrieve_node(
         query = message_text(last_human(state.get(messages_key) or []))
         scope = scope_from_config(config)
         found_in = resolve_store(store)  # no store is a misconfiguration: it raises
-        window = _window(found_in, query)
+        window = _window(found_in, query) if time_windows else None
         ops = _ops(scope, query, facts, episodes, window)
         try:
             results = _spanned(found_in.batch(ops), window, episodes, query)
@@ -287,7 +291,7 @@ def create_retrieve_node(
         query = message_text(last_human(state.get(messages_key) or []))
         scope = scope_from_config(config)
         found_in = resolve_store(store)
-        window = _window(found_in, query)
+        window = _window(found_in, query) if time_windows else None
         ops = _ops(scope, query, facts, episodes, window)
         try:
             results = _spanned(await found_in.abatch(ops), window, episodes, query)
