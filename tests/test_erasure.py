@@ -159,3 +159,34 @@ async def test_async_erasure_with_an_async_checkpointer(tmp_path):
         report = await store.aerase("acme", "alice", checkpointer=saver)
         assert report.threads == ["t-a"] and report.records["fact"] == 1
         assert await store.asearch(("tenant:acme", "user:alice", "fact"), query=CANARY) == []
+
+
+class _BrokenSaver:
+    """A checkpointer whose thread listing fails (a database gone away)."""
+
+    def list(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError("checkpoint database unreachable")
+
+    async def alist(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError("checkpoint database unreachable")
+        yield  # an async generator
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_a_failing_checkpointer_still_leaves_nothing_erased_in_memory(tmp_path, asynchronous):
+    with SqliteMemoryStore.from_conn_string(str(tmp_path / "b.db"), index=hash_index()) as store:
+        store.setup()
+        cache_every_cell(store)
+        ns = ("tenant:acme", "user:alice", "fact")
+        store.put(ns, "home", {"subject": "user", "predicate": "home_city",
+                               "content": f"The user lives in {CANARY}ville."})
+        assert store.search(ns, query=CANARY)  # the cells are cached now
+        cache = store._engine.dialect.cache  # type: ignore[attr-defined]
+        assert len(cache) > 0
+        with pytest.raises(OSError, match="unreachable"):
+            if asynchronous:
+                await store.aerase("acme", "alice", checkpointer=_BrokenSaver())  # type: ignore[arg-type]
+            else:
+                store.erase("acme", "alice", checkpointer=_BrokenSaver())  # type: ignore[arg-type]
+        assert len(cache) == 0  # purged although the checkpointer step failed
+        assert store.search(ns, query=CANARY) == []

@@ -317,12 +317,14 @@ class MemoryStoreBase(LangGraphApi):
         plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
                        untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = self._run(plan)
-        if checkpointer is not None:
-            report.threads = _threads(checkpointer.list(None, filter=_thread_filter(
-                tenant_id, user_id)))
-            for thread in report.threads:
-                checkpointer.delete_thread(thread)
-        self._run(partial(purge_plan, self._engine))
+        try:
+            if checkpointer is not None:
+                report.threads = _threads(checkpointer.list(None, filter=_thread_filter(
+                    tenant_id, user_id)))
+                for thread in report.threads:
+                    checkpointer.delete_thread(thread)
+        finally:  # erased text leaves this process's memory and the file whatever happens
+            self._run(partial(purge_plan, self._engine))
         return report
 
     async def aerase(
@@ -339,13 +341,15 @@ class MemoryStoreBase(LangGraphApi):
         plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
                        untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = await asyncio.to_thread(self._run, plan)
-        if checkpointer is not None:
-            found = [c async for c in checkpointer.alist(
-                None, filter=_thread_filter(tenant_id, user_id))]
-            report.threads = _threads(found)
-            for thread in report.threads:
-                await checkpointer.adelete_thread(thread)
-        await asyncio.to_thread(self._run, partial(purge_plan, self._engine))
+        try:
+            if checkpointer is not None:
+                found = [c async for c in checkpointer.alist(
+                    None, filter=_thread_filter(tenant_id, user_id))]
+                report.threads = _threads(found)
+                for thread in report.threads:
+                    await checkpointer.adelete_thread(thread)
+        finally:
+            await asyncio.to_thread(self._run, partial(purge_plan, self._engine))
         return report
 
     def export_scope(
