@@ -596,14 +596,17 @@ def _same_subject(turn: str, statement: str) -> bool:
         False
         >>> _same_subject("Tom moved to Cork.", "My sister Lena lives in Vienna.")
         False
+        >>> _same_subject("Mum moved to Spain.", "My mother lives in Leeds.")
+        True
     """
     (a, says_a, rest_a), (b, says_b, rest_b) = _who(turn), _who(statement)
     if a is None or b is None or a == b or {a, b} <= {"user", "we"}:
         return True
     if a.startswith("?") or b.startswith("?"):  # maybe a name: only against another person
         weak, strong, rest = (a[1:], b, rest_a) if a.startswith("?") else (b[1:], a, rest_b)
+        said = role(weak)  # "Mum moved" is about "my mother"
         return (strong.startswith("?") or strong in ("user", "we") or weak == strong
-                or _mentions(rest, strong))
+                or (said is not None and said.name == strong) or _mentions(rest, strong))
     if _mentions(rest_a, b) or _mentions(rest_b, a):
         return True
     pronouns = ("she", "he")
