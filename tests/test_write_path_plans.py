@@ -57,3 +57,19 @@ def test_postgres_plans(pg_server: Any) -> None:
             text = sql(PostgresDialect.position_fn).replace("?", "%s")
             plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {text}", params))
             assert index in plan, (what, plan)
+
+
+def test_a_correction_reads_only_the_newest_records_for_the_value_it_replaces(monkeypatch
+                                                                              ) -> None:
+    """Its cost does not grow with the turn log: the held value is looked for among the
+    namespace's `HOLDING_WINDOW` newest active records."""
+    monkeypatch.setattr(q, "HOLDING_WINDOW", 3)
+    store = SqliteMemoryStore(connect_sqlite(":memory:"))
+    store.setup()
+    episodes = ("tenant:t", "user:u", "episode")
+    for i, text in enumerate(["I drink green tea", "filler one", "filler two", "oolong now"]):
+        store.put(episodes, f"e{i}", {"title": "user", "summary": f"user: {text}"})
+    ns = "tenant:t.user:u.episode"
+    held = store.conn.execute(q.sql_holding_text("instr"), [ns, "oolong"]).fetchall()
+    assert [row[2] for row in held] == ["e3"]
+    assert store.conn.execute(q.sql_holding_text("instr"), [ns, "green tea"]).fetchall() == []

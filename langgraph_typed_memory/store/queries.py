@@ -71,13 +71,21 @@ SQL_STATED_IN_TURN = (
 """The active records of a namespace written from one turn (a run and a turn index)."""
 
 
+HOLDING_WINDOW = 2000
+"""How many of a namespace's newest active records a correction reads for the value it
+replaces: a user's turn log only grows, and a correction's cost must not grow with it."""
+
+
 def sql_holding_text(position_fn: str) -> str:
-    """The newest active records of a namespace whose indexed text holds a lower-cased
-    string; `position_fn` is the dialect's substring function (a constant)."""
+    """The newest active records of a namespace, among its `HOLDING_WINDOW` newest, whose
+    indexed text holds a lower-cased string; `position_fn` is the dialect's substring function
+    (a constant)."""
     return (
-        "SELECT seq, id, key, value, source_run_id, source_turn FROM memories m "
-        f"WHERE ns = ? AND m.status = 'active' AND {position_fn}(lower(m.search_text), ?) > 0 "
-        "ORDER BY m.seq DESC LIMIT 20"
+        "SELECT seq, id, key, value, source_run_id, source_turn FROM ("
+        "SELECT seq, id, key, value, source_run_id, source_turn, search_text FROM memories m "
+        f"WHERE ns = ? AND m.status = 'active' ORDER BY m.seq DESC LIMIT {HOLDING_WINDOW}"
+        f") recent WHERE {position_fn}(lower(recent.search_text), ?) > 0 "
+        "ORDER BY recent.seq DESC LIMIT 20"
     )
 
 
