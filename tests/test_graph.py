@@ -53,6 +53,18 @@ def test_two_sessions_offline(store):
     assert_continuity(graph)
 
 
+def test_who_stands_where_is_remembered_and_corrected(store):
+    """Relations between people and teams become facts; one that holds one value at a time
+    ("reports to") is replaced by the new one, and the turn that said the old one goes too."""
+    graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
+    play(graph, "s1", ["I report to Priya.", "Sarah leads the platform team.",
+                       "After the reorg I report to Dana now."])
+    [answer] = play(graph, "s2", ["Who do I report to, and who leads the platform team?"])
+    prompt = system_prompt(answer)
+    assert "The user reports to Dana." in prompt and "Sarah leads platform team." in prompt
+    assert "Priya" not in prompt
+
+
 def test_the_prebuilt_graph_keeps_the_memory_block_and_takes_a_preamble(store):
     graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver(),
                                      preamble="You are Acme's support bot.\n")

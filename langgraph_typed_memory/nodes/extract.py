@@ -13,6 +13,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_typed_memory.entities import named_subjects
+from langgraph_typed_memory.entities.facts import relation_facts
 from langgraph_typed_memory.extraction import (
     EXTRACTION_PROMPT,
     ExtractionResult,
@@ -119,8 +120,9 @@ def create_extract_node(
 
     def rules(turn: _Kept, update: dict[str, Any], why: str | None = None) -> dict[str, Any]:
         text = named_subjects(turn.text, turn.thread[::-1])  # "She moved" -> "Lena moved"
-        found = [c.model_dump(mode="json", exclude_defaults=True) for c in extract_rules(
-            text, speaker=turn.speaker, earlier=turn.earlier)]
+        ruled = extract_rules(text, speaker=turn.speaker, earlier=turn.earlier)
+        ruled += relation_facts(text, speaker=turn.speaker, already=ruled)  # "I report to Priya"
+        found = [c.model_dump(mode="json", exclude_defaults=True) for c in ruled]
         turn.extraction.update(method="rules", candidates=len(found))
         if why:
             update["memory_trace"]["degraded"].append(why)

@@ -1,0 +1,81 @@
+"""Relations as facts: what a turn says of how people, teams and organisations stand to each
+other ("I report to Priya", "Sarah leads the platform team", "Ana founded Brightwave"),
+proposed as fact candidates the promotion gate writes like any other.
+
+A relation is a fact whose subject is the entity ("user" for the speaker), whose predicate is
+the relation and whose value is the other end. Relations that hold one value at a time
+(`STATEFUL`: reports to, lives in, works at...) supersede the earlier value like every
+one-value fact. What the rule extractor already writes (a person's home, employer and job,
+the names of the user's family) is not proposed twice. Pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from langgraph_typed_memory.entities.relations import STATEFUL, Relation, find_relations
+from langgraph_typed_memory.extraction.candidates import (
+    EXPLICIT_CONFIDENCE,
+    HEDGED_CONFIDENCE,
+    Candidate,
+)
+from langgraph_typed_memory.extraction.text import sentences
+
+__all__ = ["relation_facts", "SAME_AS_RULES"]
+
+SAME_AS_RULES = {"lives_in": "home_city", "works_at": "employer", "works_as": "occupation"}
+"""Relations the rule extractor writes under its own predicate: proposed under that one, so
+the two agree on one key, and not at all when the rules already did."""
+_PHRASES = {
+    "leads": "leads", "reports_to": "reports to", "married_to": "is married to",
+    "founded": "founded", "member_of": "is in", "located_in": "is in", "works_in": "works in",
+    "lives_in": "lives in", "works_at": "works at", "works_as": "works as",
+}
+_HEDGE = ("i think", "maybe", "probably", "might", "not sure", "i guess")
+
+
+def _content(relation: Relation, speaker: str) -> str:
+    subject = "The user" if relation.subject == "user" and speaker == "user" else (
+        speaker if relation.subject == "user" else relation.subject)
+    phrase = _PHRASES.get(relation.relation, relation.relation.replace("_", " "))
+    return f"{subject} {phrase} {relation.object}."
+
+
+def relation_facts(text: str, *, speaker: str = "user",
+                   already: Sequence[Candidate] = ()) -> list[Candidate]:
+    """Fact candidates for the relations `text` states that `already` (the rule extractor's
+    candidates for the same text) does not hold. Role relations to the speaker ("my sister
+    Lena") are the rules' (`sister_name`), and so are a person's home, employer and job.
+
+    Example:
+        >>> [(c.subject, c.predicate, c.value, c.stateful) for c in relation_facts(
+        ...     "I report to Priya. Sarah leads the platform team.")]
+        [('user', 'reports_to', 'Priya', True), ('Sarah', 'leads', 'platform team', False)]
+        >>> relation_facts("My sister Lena lives in Vienna.", already=[Candidate(
+        ...     kind="fact", subject="Lena", predicate="home_city", content="x", value="Vienna",
+        ...     confidence=0.9, grounding="My sister Lena lives in Vienna.")])
+        []
+    """
+    held = {((c.subject or "").lower(), c.predicate) for c in already if c.kind == "fact"}
+    out: list[Candidate] = []
+    for sentence in (s for s in sentences(text) if len(s) <= 1_000):
+        hedged = any(h in sentence.lower() for h in _HEDGE)
+        for relation in find_relations(sentence):
+            if relation.relation.endswith("_of") and relation.relation != "member_of":
+                continue  # "my sister Lena", "Tom's brother": the rules' role facts
+            predicate = SAME_AS_RULES.get(relation.relation, relation.relation)
+            subject = speaker if relation.subject == "user" else relation.subject
+            if (subject.lower(), predicate) in held:
+                continue
+            held.add((subject.lower(), predicate))
+            try:
+                out.append(Candidate(
+                    kind="fact", subject=subject, predicate=predicate, value=relation.object,
+                    content=_content(relation, speaker), grounding=sentence,
+                    confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
+                    stateful=relation.relation in STATEFUL))
+            except ValidationError:  # a predicate or value the schema refuses
+                continue
+    return out
