@@ -330,3 +330,32 @@ def test_name_key() -> None:
     assert name_key("The  Hague") == "hague"
     assert name_key("Marco's") == "marco"
     assert name_key("Mr. Alvarez") == "alvarez"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I report to Priya.", [("user", "reports_to", "Priya", True)]),
+    ("Sarah leads the platform team.", [("Sarah", "leads", "platform team", False)]),
+    ("Tom is married to Ana.", [("Tom", "married_to", "Ana", True)]),
+    ("Ana founded Brightwave.", [("Ana", "founded", "Brightwave", False)]),
+    ("Marco from accounting approved the budget.", [("Marco", "member_of", "accounting", True)]),
+    ("I work at Volkswagen (VW).", [("Volkswagen", "also_called", "VW", False)]),
+    ("Elizabeth goes by Liz.", [("Elizabeth", "also_called", "Liz", False)]),
+    ("We call him Bob.", []),  # who "him" is: not from this sentence alone
+    ("The meeting with Sarah went well.", []),
+])
+def test_relations_and_other_names_as_facts(text: str, expected: list[tuple]) -> None:
+    from langgraph_typed_memory.entities.facts import relation_facts
+    from langgraph_typed_memory.extraction import extract_rules
+
+    found = relation_facts(text, already=extract_rules(text))
+    assert [(c.subject, c.predicate, c.value, c.stateful) for c in found] == expected
+
+
+def test_what_the_rules_already_say_is_not_proposed_twice() -> None:
+    from langgraph_typed_memory.entities.facts import relation_facts
+    from langgraph_typed_memory.extraction import extract_rules
+
+    text = "My sister Lena lives in Vienna and I work at Acme."
+    assert relation_facts(text, already=extract_rules(text)) == []
+    hedged = relation_facts("I think Sarah reports to Dana now.")
+    assert [c.confidence for c in hedged] == [0.6]  # below the gate's fact threshold

@@ -187,6 +187,14 @@ def test_a_named_persons_job_home_and_employer_are_one_current_value_each(
 
 
 @pytest.mark.parametrize(("text", "value"), [
+    ("I work at Volkswagen (VW).", "Volkswagen"),  # the other name is a fact of its own
+    ("I work at Deutsche Bank (Frankfurt office).", "Deutsche Bank"),
+])
+def test_an_aside_in_parentheses_is_not_the_value(text: str, value: str) -> None:
+    assert [c.value for c in extract_rules(text) if c.predicate == "employer"] == [value]
+
+
+@pytest.mark.parametrize(("text", "value"), [
     ("Lena moved to Graz last week.", "Graz"),  # not "Graz la"
     ("My sister Lena moved to Graz on Monday.", "Graz"),
     ("My sister Lena moved to Rio de Janeiro in May.", "Rio de Janeiro"),

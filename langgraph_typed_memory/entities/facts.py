@@ -1,6 +1,7 @@
 """Relations as facts: what a turn says of how people, teams and organisations stand to each
-other ("I report to Priya", "Sarah leads the platform team", "Ana founded Brightwave"),
-proposed as fact candidates the promotion gate writes like any other.
+other ("I report to Priya", "Sarah leads the platform team", "Ana founded Brightwave") and
+the other names it gives them ("Volkswagen (VW)", "Elizabeth goes by Liz"), proposed as fact
+candidates the promotion gate writes like any other.
 
 A relation is a fact whose subject is the entity ("user" for the speaker), whose predicate is
 the relation and whose value is the other end. Relations that hold one value at a time
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+from langgraph_typed_memory.entities.aliases import find_aliases
 from langgraph_typed_memory.entities.relations import STATEFUL, Relation, find_relations
 from langgraph_typed_memory.extraction.candidates import (
     EXPLICIT_CONFIDENCE,
@@ -34,6 +36,7 @@ _PHRASES = {
     "lives_in": "lives in", "works_at": "works at", "works_as": "works as",
 }
 _HEDGE = ("i think", "maybe", "probably", "might", "not sure", "i guess")
+_PRONOUNS = frozenset("him her them it he she they".split())
 
 
 def _content(relation: Relation, speaker: str) -> str:
@@ -53,12 +56,16 @@ def relation_facts(text: str, *, speaker: str = "user",
         >>> [(c.subject, c.predicate, c.value, c.stateful) for c in relation_facts(
         ...     "I report to Priya. Sarah leads the platform team.")]
         [('user', 'reports_to', 'Priya', True), ('Sarah', 'leads', 'platform team', False)]
+        >>> [(c.subject, c.predicate, c.value, c.content) for c in relation_facts(
+        ...     "I work at Volkswagen (VW).", already=[])][-1]
+        ('Volkswagen', 'also_called', 'VW', 'Volkswagen is also called VW.')
         >>> relation_facts("My sister Lena lives in Vienna.", already=[Candidate(
         ...     kind="fact", subject="Lena", predicate="home_city", content="x", value="Vienna",
         ...     confidence=0.9, grounding="My sister Lena lives in Vienna.")])
         []
     """
     held = {((c.subject or "").lower(), c.predicate) for c in already if c.kind == "fact"}
+    named: set[tuple[str, str]] = set()
     out: list[Candidate] = []
     for sentence in (s for s in sentences(text) if len(s) <= 1_000):
         hedged = any(h in sentence.lower() for h in _HEDGE)
@@ -77,5 +84,17 @@ def relation_facts(text: str, *, speaker: str = "user",
                     confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
                     stateful=relation.relation in STATEFUL))
             except ValidationError:  # a predicate or value the schema refuses
+                continue
+        for alias in find_aliases(sentence):  # "Volkswagen (VW)": a question about VW finds it
+            if alias.name.lower() in _PRONOUNS or (alias.name.lower(), alias.alias) in named:
+                continue  # "we call him Bob": who "him" is, the entity rules may tell later
+            named.add((alias.name.lower(), alias.alias))
+            try:
+                out.append(Candidate(
+                    kind="fact", subject=alias.name, predicate="also_called", value=alias.alias,
+                    content=f"{alias.name} is also called {alias.alias}.", grounding=sentence,
+                    confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
+                    stateful=False))
+            except ValidationError:
                 continue
     return out

@@ -134,8 +134,12 @@ _Draft = Draft
 _slug = slug
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)?")
+"""A parenthesis in a value: an aside or another name ("Volkswagen (VW)"), not the value."""
+
+
 def _clean(value: str | None) -> str:
-    value = (value or "").strip(_TRIM)
+    value = _ASIDE.sub("", (value or "")).strip(_TRIM)
     for pattern in (_CUT, _TAIL):
         value = pattern.sub("", value).strip(_TRIM)
     return "" if value.lower().startswith(("not ", "no ", "that ")) else value
