@@ -9,7 +9,6 @@ pipeline can carry present.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -19,32 +18,19 @@ from typing import Any
 import pytest
 
 from langgraph_typed_memory.nodes.retrieve import DEFAULT_EPISODES, DEFAULT_FACTS
+from tests.benchmark_scripts import load_benchmark
 
-REPO = Path(__file__).resolve().parents[1]
 SKIP_POSTGRES = bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"))
 
 
-def _load(name: str) -> Any:
-    """Import a script as `python benchmarks/<name>.py` runs it (`_common` beside it)."""
-    folder = str(REPO / "benchmarks")
-    if folder not in sys.path:
-        sys.path.append(folder)
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-latency = _load("latency")
-ingest = _load("ingest")
-prompt_budget = _load("prompt_budget")
-continuity = _load("continuity")
-gin_pending = _load("gin_pending")
-matvec = _load("matvec")
+latency = load_benchmark("latency")
+ingest = load_benchmark("ingest")
+prompt_budget = load_benchmark("prompt_budget")
+continuity = load_benchmark("continuity")
+gin_pending = load_benchmark("gin_pending")
+matvec = load_benchmark("matvec")
 common = sys.modules["_common"]
 SLOTS = {"policies": 3, "procedures": 3, "preferences": 5,
          "facts": DEFAULT_FACTS, "episodes": DEFAULT_EPISODES}  # what the retrieve node asks

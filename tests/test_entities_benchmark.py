@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.benchmark_scripts import load_benchmark
 
-
-def _load(name: str) -> Any:
-    """Import a script as `python benchmarks/<name>.py` runs it (`_common` beside it)."""
-    folder = str(REPO / "benchmarks")
-    if folder not in sys.path:
-        sys.path.append(folder)
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load("entity_resolution")
+harness = load_benchmark("entity_resolution")
 CATEGORIES = {"exact", "alias", "variant", "pronoun", "same-name", "company-person",
               "org-place", "negative"}
 
