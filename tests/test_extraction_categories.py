@@ -87,6 +87,26 @@ def test_a_correction_is_about_the_one_the_earlier_statement_is_about(
     assert ("Vienna", new) in changes if old else all(o != "Vienna" for o, _ in changes)
 
 
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    ("We heat the greenhouse with a paraffin heater.",
+     "We swapped that heater for a small electric fan heater.", "paraffin heater",
+     "small electric fan heater"),
+    ("I commute on my old road bike.", "I replaced the bike with an e-bike.", "old road bike",
+     "e-bike"),
+])
+def test_a_correction_that_points_at_the_old_value(before: str, turn: str, old: str,
+                                                   new: str) -> None:
+    [change] = find_changes(turn, [before])
+    assert (change.old, change.new, change.statement) == (old, new, before)
+
+
+def test_a_correction_goes_to_the_statement_on_its_topic_before_the_one_right_before() -> None:
+    earlier = ["We also moved to a new office with far better coffee.",  # the latest
+               "Our team standup is first thing in the morning."]
+    [change] = find_changes("Standup got pushed to late afternoon.", earlier)
+    assert change.statement == earlier[1] and change.new == "late afternoon"
+
+
 @pytest.mark.parametrize(("before", "turn", "old"), [
     ("I'm on the early shift at the bakery.", "My manager moved me onto the late shift.",
      "early"),  # someone else did it, to the speaker

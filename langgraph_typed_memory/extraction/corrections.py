@@ -676,10 +676,13 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             after = re.search(rf"{re.escape(new)}\W{{1,3}}((?:\S+\s*){{1,3}})", turn)
             typed = _values(after.group(1)) if after else []
             new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
-        for i, statement in enumerate(statements):
+        # a statement on the turn's topic first, wherever it stands; then the one right
+        # before, which may share no word ("switched to helix" after "I use vim")
+        tries = [(s, False) for s in statements] + [(s, True) for s in statements[:1]]
+        for statement, near in tries:
             if not _same_subject(turn, statement):
                 continue
-            replaced = _old_like(new, statement, turn, near=i == 0)
+            replaced = _old_like(new, statement, turn, near=near)
             if replaced:
                 changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
                 break
@@ -700,7 +703,32 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     return _distinct(changes)
 
 
+_POINTING = re.compile(r"^(?:that|this|those|these|the|my|our)\s+(?:old\s+|previous\s+)?"
+                       r"(?P<head>[A-Za-z][\w-]*)$", re.I)
+
+
+def _named(old: str, statements: Sequence[str]) -> str:
+    """What "that heater" points at: the statement's phrase ending with the same noun
+    ("a paraffin heater": "paraffin heater"); `old` itself when none says it.
+
+    Example:
+        >>> _named("that heater", ["We heat the greenhouse with a paraffin heater."])
+        'paraffin heater'
+    """
+    m = _POINTING.match(old.strip())
+    if m is None:
+        return old
+    head = re.escape(m["head"])
+    for statement in statements:
+        found = re.search(rf"\b(?:a|an|the|my|our)\s+((?:[A-Za-z][\w-]*\s+){{1,2}}{head})\b",
+                          statement, re.I)
+        if found and not any(w.lower() in CONTENT_STOP for w in found.group(1).split()[:-1]):
+            return found.group(1)
+    return old
+
+
 def _change(old: str, new: str, statements: Sequence[str]) -> Change:
+    old = _named(old, statements)
     statement = next((s for s in statements if _holds(s, old)), None)
     if statement is None:
         return Change(old, new, None, None)
