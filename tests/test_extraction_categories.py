@@ -100,6 +100,17 @@ def test_a_correction_that_points_at_the_old_value(before: str, turn: str, old: 
     assert (change.old, change.new, change.statement) == (old, new, before)
 
 
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    ("my go-to breakfast is granola w yogurt", "breakfast is eggs on toast these days",
+     "granola w yogurt", "eggs on toast"),
+    ("Our office dog is a beagle.", "These days the office dog is a spaniel.", "beagle",
+     "spaniel"),
+])
+def test_one_thing_said_to_be_something_else_now(before: str, turn: str, old: str,
+                                                 new: str) -> None:
+    assert [(c.old, c.new) for c in find_changes(turn, [before])] == [(old, new)]
+
+
 def test_a_correction_goes_to_the_statement_on_its_topic_before_the_one_right_before() -> None:
     earlier = ["We also moved to a new office with far better coffee.",  # the latest
                "Our team standup is first thing in the morning."]

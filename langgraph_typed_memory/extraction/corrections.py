@@ -345,6 +345,34 @@ def _modifier_change(new: str, statement: str, turn: str) -> str | None:
     return None
 
 
+_COPULA = re.compile(r"\b(?P<head>[A-Za-z][\w-]*)\s+(?:is|are|'s)\s+(?P<value>[^,.;:!?()]+)",
+                     re.I)
+_VALUE_END = re.compile(r"\s+(?:these\s+days|nowadays|now|lately|anymore|instead|for\s+now|"
+                        r"at\s+the\s+moment|though)\b.*$", re.I)
+
+
+def _copula_change(clause: str, statement: str) -> tuple[str, str] | None:
+    """One thing said to be something else ("my go-to breakfast is granola" / "breakfast is
+    eggs on toast these days"): the same noun before "is", another value after it; the
+    (old, new) pair. For a turn with a change cue only.
+
+    Example:
+        >>> _copula_change("breakfast is eggs on toast these days",
+        ...                "my go-to breakfast is granola w yogurt")
+        ('granola w yogurt', 'eggs on toast')
+    """
+    turn, said = _COPULA.search(clause), _COPULA.search(statement)
+    if turn is None or said is None or turn["head"].lower() != said["head"].lower() or (
+            turn["head"].lower() in CONTENT_STOP):
+        return None
+    new = _ARTICLE_LEAD.sub("", _VALUE_END.sub("", turn["value"]).strip(" '\""))
+    old = _ARTICLE_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\""))
+    if not new or not old or old.lower() == new.lower() or len(new.split()) > 5 or (
+            len(old.split()) > 5):
+        return None
+    return old, new
+
+
 def _noun_change(clause: str, statement: str) -> tuple[str, str] | None:
     """A noun both say, with other modifiers before it ("I'm on night shift" / "I work the
     day shift"): the (old, new) phrases."""
@@ -694,7 +722,8 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             if not _same_subject(clause, statement):
                 continue
             found = _typed_change(clause, statement, near=i < 3, cued=cued) or (
-                _noun_change(clause, statement) if cued else _frame_change(clause, statement))
+                (_noun_change(clause, statement) or _copula_change(clause, statement)) if cued
+                else _frame_change(clause, statement))
             if found and not cued and not _state(statement):
                 found = None
             if found and not _holds(turn, found[0]):
