@@ -333,7 +333,7 @@ def test_name_key() -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("I report to Priya.", [("user", "reports_to", "Priya", True)]),
+    ("I report to Priya.", [("user", "manager", "Priya", True)]),  # as "my manager is"
     ("Sarah leads the platform team.", [("Sarah", "leads", "platform team", False)]),
     ("Tom is married to Ana.", [("Tom", "married_to", "Ana", True)]),
     ("Ana founded Brightwave.", [("Ana", "founded", "Brightwave", False)]),

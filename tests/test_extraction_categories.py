@@ -111,6 +111,18 @@ def test_one_thing_said_to_be_something_else_now(before: str, turn: str, old: st
     assert [(c.old, c.new) for c in find_changes(turn, [before])] == [(old, new)]
 
 
+def test_a_corrected_email_is_taken_whole() -> None:
+    before = "My landlord's email is rentals@kestrelprops.com, I need to ask about the lease."
+    [change] = find_changes("Sorry, typo in that — it's rentals@kestrelproperties.com", [before])
+    assert (change.old, change.new) == ("rentals@kestrelprops.com",
+                                        "rentals@kestrelproperties.com")
+
+
+def test_my_new_manager_is_my_manager() -> None:
+    [fact] = extract_rules("Got reorged. My new manager is Bartholomew Quince.")
+    assert (fact.predicate, fact.value) == ("manager", "Bartholomew Quince")
+
+
 def test_a_correction_goes_to_the_statement_on_its_topic_before_the_one_right_before() -> None:
     earlier = ["We also moved to a new office with far better coffee.",  # the latest
                "Our team standup is first thing in the morning."]
@@ -173,6 +185,9 @@ def test_standing_instructions(text: str, value: str) -> None:
     ("change of plan: reply in Portuguese instead", "language", "Portuguese"),
     ("Please use a strictly professional tone with me.", "tone", "professional"),
     ("correction, I want ISO format, YYYY-MM-DD", "date_format", "ISO format, YYYY-MM-DD"),
+    ("Please always answer me in Spanish, I'm practicing.", "language", "Spanish"),
+    ("Give me temperatures in Fahrenheit please.", "temperature_units", "Fahrenheit"),
+    ("wait, Celsius please", "temperature_units", "Celsius"),
 ])
 def test_settings_phrased_many_ways(text: str, key: str, value: str) -> None:
     assert ("preference", key, value) in found(text)

@@ -27,7 +27,8 @@ from langgraph_typed_memory.extraction.text import sentences
 
 __all__ = ["relation_facts", "SAME_AS_RULES"]
 
-SAME_AS_RULES = {"lives_in": "home_city", "works_at": "employer", "works_as": "occupation"}
+SAME_AS_RULES = {"lives_in": "home_city", "works_at": "employer", "works_as": "occupation",
+                 "reports_to": "manager"}
 """Relations the rule extractor writes under its own predicate: proposed under that one, so
 the two agree on one key, and not at all when the rules already did."""
 _PHRASES = {
@@ -55,7 +56,7 @@ def relation_facts(text: str, *, speaker: str = "user",
     Example:
         >>> [(c.subject, c.predicate, c.value, c.stateful) for c in relation_facts(
         ...     "I report to Priya. Sarah leads the platform team.")]
-        [('user', 'reports_to', 'Priya', True), ('Sarah', 'leads', 'platform team', False)]
+        [('user', 'manager', 'Priya', True), ('Sarah', 'leads', 'platform team', False)]
         >>> [(c.subject, c.predicate, c.value, c.content) for c in relation_facts(
         ...     "I work at Volkswagen (VW).", already=[])][-1]
         ('Volkswagen', 'also_called', 'VW', 'Volkswagen is also called VW.')

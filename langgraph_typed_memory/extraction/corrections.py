@@ -416,8 +416,27 @@ def _explicit(sentence: str, cued: bool = True
     for pattern in _OLD:
         olds += [v for m in pattern.finditer(sentence) if (v := _core(_clean(m["old"])))]
     for pattern in (*_NEW, *(_ACQUIRED if cued else ())):
-        news += [v for m in pattern.finditer(sentence) if (v := _core(_clean(m["new"])))]
+        news += [_whole(sentence, m.start("new"), v) for m in pattern.finditer(sentence)
+                 if (v := _core(_clean(m["new"])))]
     return pairs, olds, news
+
+
+_WHOLE_TYPES = ("email", "url", "phone", "money", "version", "time", "date")
+
+
+def _whole(sentence: str, at: int, value: str) -> str:
+    """The whole typed value a captured one begins ("rentals@kestrelproperties" of
+    "rentals@kestrelproperties.com": the capture stops at a dot).
+
+    Example:
+        >>> _whole("it's rentals@kestrel.com now", 5, "rentals@kestrel")
+        'rentals@kestrel.com'
+    """
+    for span in typed_spans(sentence):
+        if span.type in _WHOLE_TYPES and span.start <= at < span.end and (
+                len(span.text) > len(value)):
+            return span.text
+    return value
 
 
 _KIN = {"version": "number", "number": "number", "code": "name"}
@@ -702,7 +721,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     for new in lone_news:  # "switched to helix a few weeks ago"
         if _type_of(new) == "word":  # "I meant the blue one, Marseille": the name
             after = re.search(rf"{re.escape(new)}\W{{1,3}}((?:\S+\s*){{1,3}})", turn)
-            typed = _values(after.group(1)) if after else []
+            typed = [v for v in typed_spans(after.group(1), fragment=True)] if after else []
             new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
         # a statement on the turn's topic first, wherever it stands; then the one right
         # before, which may share no word ("switched to helix" after "I use vim")

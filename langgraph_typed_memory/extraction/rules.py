@@ -155,9 +155,15 @@ def _draft(kind: _Kind, name: str, value: str, template: str = "",
         stateful)
 
 
+_TEMPERATURE = re.compile(r"^(?:(?:temperatures?|temps?|degrees)\s+in\s+)?(celsius|fahrenheit)"
+                          r"(?:\s+please)?$")
+
+
 def _classify(value: str) -> tuple[str, str] | None:
     """The preference key and canonical value of a phrase such as "JSON" or "French"."""
     v = re.sub(r"^(?:the|a|an|more|very)\s+", "", value.lower().strip())
+    if scale := _TEMPERATURE.search(v):  # "temperatures in Fahrenheit please", "Celsius"
+        return "temperature_units", scale.group(1).capitalize()
     bare = re.sub(r"\s+(?:format|formatting|units?|system|language|dates?)$", "", v)
     if bare in _LANGUAGES:
         return "language", bare.capitalize()
@@ -208,6 +214,9 @@ def _role(phrase: str) -> str:
     return _ROLE_AT_START.sub(lambda m: _ROLES[" ".join(m[0].lower().split())], phrase)
 
 
+_NOW_MODIFIER = re.compile(r"^(?:new|current|present)\s+(?=\S)", re.I)
+
+
 def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
     """The drafts of a matched rule; `how` is explained above `_RULES`."""
     kind, _, spec = how.partition(":")
@@ -224,7 +233,8 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
     if spec.startswith("my"):  # "my X is Y"; "my_name": "my X is named Y"; "my_origin": from Y
         subject, suffix = " ".join(m["x"].lower().split()), spec[2:]
         value = _clean(m["v"])
-        predicate = _slug(_role(subject).replace("'s", ""), words=5) + suffix
+        current = _NOW_MODIFIER.sub("", subject)  # "my new manager" is my manager now
+        predicate = _slug(_role(current).replace("'s", ""), words=5) + suffix
         if (not value or subject.split()[-1] in _REJECT["my"] or _REJECT["my_clause"] & set(
                 subject.split()) or not re.match(SNAKE, predicate)):
             return []
@@ -287,13 +297,15 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
     (r"^(?:my\s+)?time\s*zone\s+is\s+(?P<v>.+)", "p:timezone"),
     (rf"^{_AM}on\s+(?P<v>[\w/+:-]+(?:\s+[\w/+:-]+)?)\s+time\b", "p:timezone"),
     (r"^(?:(?:only|always)\s+)?(?:answer|respond|reply|write|talk|speak|communicate)"
-     r"(?:\s+(?:to|with)\s+me)?\s+(?:only\s+|always\s+)?in\s+(?P<v>.+)", "p:?response_style"),
+     r"(?:\s+(?:to|with)\s+me|\s+me)?\s+(?:only\s+|always\s+)?in\s+(?P<v>.+)",
+     "p:?response_style"),  # "answer me in Spanish", "reply to me in German"
     (rf"^i(?:'d|\s+would)?\s+(?:like|prefer|want|need)\s+(?:your\s+|the\s+|all\s+|my\s+)?"
      rf"{_ANSWERS}\s+(?:to\s+be\s+)?(?:in|as|formatted\s+(?:in|as)|written\s+in)\s+(?P<v>.+)",
      "p:?response_style"),
     (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format|formatting)\b", "p:?"),
     (r"^(?:(?:please\s+)?give\s+me|i\s+(?:want|need)|(?:please\s+)?go)\s+(?P<v>.+)", "p:?"),
     (r"^(?:use|(?:let's\s+)?switch\s+(?:over\s+)?to)\s+(?P<v>.+)", "p:?"),
+    (r"^(?P<v>celsius|fahrenheit)(?:\s+please)?$", "p:?"),  # "wait, Celsius please"
     (rf"^(?:be|stay|keep\s+it|(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWERS}|things))\s+"
      rf"(?:(?:more|a\s+(?:bit|little)\s+more|very|extra|super|really)\s+)?"
      rf"(?P<v>(?:less\s+)?(?:{_TONES}))\b", "p:?"),
