@@ -336,6 +336,8 @@ def test_name_key() -> None:
     ("I report to Priya.", [("user", "manager", "Priya", True)]),  # as "my manager is"
     ("Sarah leads the platform team.", [("Sarah", "leads", "platform team", False)]),
     ("Tom is married to Ana.", [("Tom", "married_to", "Ana", True)]),
+    ("Whoops, I'm actually reporting to Odalys Mbeki.", [("user", "manager", "Odalys Mbeki",
+                                                          True)]),
     ("Ana founded Brightwave.", [("Ana", "founded", "Brightwave", False)]),
     ("Marco from accounting approved the budget.", [("Marco", "member_of", "accounting", True)]),
     ("I work at Volkswagen (VW).", [("Volkswagen", "also_called", "VW", False)]),

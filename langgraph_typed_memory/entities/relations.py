@@ -26,7 +26,8 @@ STATEFUL = frozenset({"lives_in", "works_at", "works_as", "works_in", "reports_t
 
 _ADV = r"(?:(?:now|currently|still|just|also|actually|recently|finally|officially)\s+)*"
 _FRAMES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(r"^\s*(?:,\s*)?" + _ADV + p, re.I), relation) for p, relation in (
+    (re.compile(r"^(?:'m|'re)?\s*(?:,\s*)?(?:(?:am|are)\s+)?" + _ADV + p, re.I), relation)
+    for p, relation in (  # after "I'm", "we are": "I'm actually reporting to Dana"
         (r"(?:leads|led|runs|ran|heads(?:\s+up)?|headed|manages|managed|is\s+in\s+charge\s+of|"
          r"(?:is|was)\s+(?:the\s+)?(?:head|lead|leader|manager|director)\s+of|leading|running|"
          r"managing|heading(?:\s+up)?)\s+(?P<o>\S)", "leads"),
