@@ -606,7 +606,7 @@ def _who(clause: str) -> tuple[str | None, str | None, list[str]]:
     if first in _THIRD:
         return _THIRD[first], _THIRD[first], words[1:]
     if first == "my" and len(words) > 1:
-        kin = role(words[1].lower())
+        kin = role(words[1].lower().removesuffix("'s"))  # "my daughter's lesson": hers
         if kin is None:
             return "user", None, words[2:]  # my flight, my car: the speaker's
         if len(words) > 2 and words[2][0].isupper():
@@ -644,6 +644,9 @@ def _same_subject(turn: str, statement: str) -> bool:
         >>> _same_subject("Tom moved to Cork.", "My sister Lena lives in Vienna.")
         False
         >>> _same_subject("Mum moved to Spain.", "My mother lives in Leeds.")
+        True
+        >>> _same_subject("My daughter's piano lesson is on Wednesdays.",
+        ...               "My daughter has piano on Mondays.")
         True
     """
     (a, says_a, rest_a), (b, says_b, rest_b) = _who(turn), _who(statement)
