@@ -9,6 +9,7 @@ expired versions. Plans over the engine, like erasure and promotion.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import Item, SearchOp
@@ -156,47 +157,53 @@ def _typed_find(
 
 
 def _newest(engine: Engine, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
-    """The namespace's own current records, newest first (its index on ns and seq), read in
-    pages until the window is full when a filter leaves some out."""
-    now, want = engine.clock().timestamp(), op.offset + op.limit
-    ns = encode_namespace(typed.namespace())
-    size = want if not op.filter else max(want, NEWEST_PAGE)
-    rows: list[Any] = []
-    before = 2**62  # above any sequence number
-    while len(rows) < want:
-        read = yield Sql(q.SQL_NEWEST, [ns, now, before, size])
-        rows.extend(r for r in read if matches_filter(engine.dialect.load_json(r[4]), op.filter))
-        if len(read) < size:
-            break
-        before = read[-1][0]
-    page = rows[op.offset: op.offset + op.limit]
-    return SearchResults([engine.to_item(r, None, retrieval_mode="newest") for r in page],
-                         retrieval_mode="newest")
+    """The namespace's own current records, newest first (its index of active rows by ns and
+    seq)."""
+    ns, now = encode_namespace(typed.namespace()), engine.clock().timestamp()
 
+    def page(last: tuple[Any, ...] | None, size: int) -> Sql:
+        before = last[0] if last else 2**62  # above any sequence number
+        return Sql(q.SQL_NEWEST, [ns, now, before, size])
 
-NEWEST_PAGE = 500
-"""Rows a filtered newest-first listing reads at a time."""
+    return (yield from _listing(engine, op, page, "newest"))
 
 
 def _during(engine: Engine, op: SearchOp, typed: TypedNamespace, start: float, end: float
             ) -> Plan[SearchResults]:
     """The namespace's current records whose time of occurrence falls in [start, end), latest
-    first (its index on ns, occurrence and seq), read in pages until the window is full when a
-    filter leaves some out. Records without a time of occurrence are not listed."""
-    now, want = engine.clock().timestamp(), op.offset + op.limit
-    ns = encode_namespace(typed.namespace())
+    first (its index of active rows by ns, occurrence and seq). Records without a time of
+    occurrence are not listed."""
+    ns, now = encode_namespace(typed.namespace()), engine.clock().timestamp()
+
+    def page(last: tuple[Any, ...] | None, size: int) -> Sql:
+        before = (last[12], last[0]) if last else (end, 0)  # (occurred_at, seq); not `end`
+        return Sql(q.SQL_DURING, [ns, now, start, *before, size])
+
+    return (yield from _listing(engine, op, page, "during"))
+
+
+NEWEST_PAGE = 500
+"""Rows a filtered listing reads at a time."""
+
+
+def _listing(engine: Engine, op: SearchOp,
+             page: Callable[[tuple[Any, ...] | None, int], Sql], mode: str
+             ) -> Plan[SearchResults]:
+    """A listing read page after page (`page(last row read, size)`), until the window is
+    full when the filter's other keys leave some rows out."""
+    want = op.offset + op.limit
     size = want if not op.filter else max(want, NEWEST_PAGE)
     rows: list[Any] = []
-    before = (end, 0)  # (occurred_at, seq): nothing at `end` itself
+    last = None
     while len(rows) < want:
-        read = yield Sql(q.SQL_DURING, [ns, now, start, *before, size])
+        read = yield page(last, size)
         rows.extend(r for r in read if matches_filter(engine.dialect.load_json(r[4]), op.filter))
         if len(read) < size:
             break
-        before = (read[-1][12], read[-1][0])
-    page = rows[op.offset: op.offset + op.limit]
-    return SearchResults([engine.to_item(r, None, retrieval_mode="during") for r in page],
-                         retrieval_mode="during")
+        last = read[-1]
+    found = rows[op.offset: op.offset + op.limit]
+    return SearchResults([engine.to_item(r, None, retrieval_mode=mode) for r in found],
+                         retrieval_mode=mode)
 
 
 def _searchable(kind: str) -> str:
