@@ -61,7 +61,7 @@ def test_who_stands_where_is_remembered_and_corrected(store):
                        "After the reorg I report to Dana now."])
     [answer] = play(graph, "s2", ["Who do I report to, and who leads the platform team?"])
     prompt = system_prompt(answer)
-    assert "The user reports to Dana." in prompt and "Sarah leads platform team." in prompt
+    assert "The user reports to Dana." in prompt and "Sarah leads the platform team." in prompt
     assert "Priya" not in prompt
 
 

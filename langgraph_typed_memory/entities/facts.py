@@ -12,6 +12,7 @@ the names of the user's family) is not proposed twice. Pure functions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -40,11 +41,15 @@ _HEDGE = ("i think", "maybe", "probably", "might", "not sure", "i guess")
 _PRONOUNS = frozenset("him her them it he she they".split())
 
 
-def _content(relation: Relation, speaker: str) -> str:
+def _content(relation: Relation, speaker: str, sentence: str) -> str:
+    """The relation as a sentence of its own ("Sarah leads the platform team.")."""
     subject = "The user" if relation.subject == "user" and speaker == "user" else (
         speaker if relation.subject == "user" else relation.subject)
     phrase = _PHRASES.get(relation.relation, relation.relation.replace("_", " "))
-    return f"{subject} {phrase} {relation.object}."
+    said = re.search(rf"\b(?:the|our|my)\s+{re.escape(relation.object)}\b", sentence, re.I)
+    other = said.group() if said and said.group().lower().startswith("the") else (
+        relation.object)
+    return f"{subject} {phrase} {other}."
 
 
 def relation_facts(text: str, *, speaker: str = "user",
@@ -81,7 +86,7 @@ def relation_facts(text: str, *, speaker: str = "user",
             try:
                 out.append(Candidate(
                     kind="fact", subject=subject, predicate=predicate, value=relation.object,
-                    content=_content(relation, speaker), grounding=sentence,
+                    content=_content(relation, speaker, sentence), grounding=sentence,
                     confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
                     stateful=relation.relation in STATEFUL))
             except ValidationError:  # a predicate or value the schema refuses
