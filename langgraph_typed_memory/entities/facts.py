@@ -46,9 +46,12 @@ def _content(relation: Relation, speaker: str, sentence: str) -> str:
     subject = "The user" if relation.subject == "user" and speaker == "user" else (
         speaker if relation.subject == "user" else relation.subject)
     phrase = _PHRASES.get(relation.relation, relation.relation.replace("_", " "))
-    said = re.search(rf"\b(?:the|our|my)\s+{re.escape(relation.object)}\b", sentence, re.I)
-    other = said.group() if said and said.group().lower().startswith("the") else (
-        relation.object)
+    whole = re.search(rf"\b{re.escape(relation.object)}\s+(?:team|department|group|squad)\b",
+                      sentence, re.I)  # "on the data team": the team, not "the data"
+    other = whole.group() if whole else relation.object
+    said = re.search(rf"\b(?:the|our|my)\s+{re.escape(other)}\b", sentence, re.I)
+    if said and said.group().lower().startswith("the") or whole:
+        other = f"the {other}"
     return f"{subject} {phrase} {other}."
 
 
