@@ -18,7 +18,7 @@ with k1 = 1.2, b = 0.75, idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) (1e-6 where t
 positive), N and avgdl over every row of the kind's full-text table (FTS5 knows no scopes),
 n_i the rows of the table holding p_i, f_i its occurrences in the row and D the row's token
 count. N and the token total come from the table's averages record, each n_i from an
-`fts5vocab` table (one statement, beside the cells' counters); f_i and D come from the
+`fts5vocab` table (one statement); f_i and D come from the
 postings. The same operations run in the same order, so the scores are FTS5's to the bit, and
 each query term counts as a phrase of its own (two that stem alike count twice, as in FTS5):
 the tests compare whole rankings with the statement's on random corpora.
@@ -37,16 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.cell_cache import (
-    CellCache,
-    CellFamily,
-    answers_of,
-    counted_cells,
-    counters_sql,
-)
+from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
 from langgraph_typed_memory.store.lexical_cache import ScopePostings, at_least_kth
-from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
-from langgraph_typed_memory.store.queries import ScopeRead
+from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.queries import Cell, ScopeRead
 
 __all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache", "averages", "bm25_ranked"]
 
@@ -189,10 +183,6 @@ _STATS = ("SELECT (SELECT block FROM {table}_data WHERE id = 1), "
 """What a ranking reads beside the cells' counters: the full-text table's averages record
 and the row count (n_i) of each query token, from its `fts5vocab` row table."""
 
-CACHE_FROM = 256
-"""Cells that have added fewer records are read (and tokenized) with each search, not
-cached."""
-
 
 class _Tokenized(ScopePostings):
     """Postings whose rows come tokenized (`ScopeFts5Cache._tokenized`)."""
@@ -214,8 +204,8 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         (0, 0)
     """
 
-    def __init__(self, cache: CellCache, *, cache_from: int = CACHE_FROM) -> None:
-        super().__init__(cache, "postings", "inserts", cache_from)
+    def __init__(self, cache: CellCache) -> None:
+        super().__init__(cache, "postings", "inserts")
         self.tokenizer = Tokenizer()
 
     def _tokenized(self, rows: list[tuple[Any, ...]]) -> Plan[tuple[Any, ...]]:
@@ -225,17 +215,17 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         return [r[0] for r in rows], [r[2] for r in rows], lengths, holders
 
     def ranked(
-        self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int
+        self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int,
+        counted: dict[Cell, Counted],
     ) -> Plan[list[tuple[int, float]]]:
         """`bm25_ranked` over the scope's rows of `table` (the scope's kind's full-text
         table), for the query's terms of one token each, `tokens`: per cell (a row's score
-        depends on the table and the row alone), merged."""
-        stats, counters = answers_of((yield Reads((
-            Sql(_STATS.format(table=table), [json.dumps(list(dict.fromkeys(tokens)))]),
-            counters_sql(scope)))))
-        record, held = stats[0]
+        depends on the table and the row alone), merged; the cells brought up to date first
+        from `counted`, their counters as the caller read them (`counters_sql`)."""
+        record, held = (yield Sql(_STATS.format(table=table),
+                                  [json.dumps(list(dict.fromkeys(tokens)))]))[0]
         cells = yield from self.views(
-            scope, counted_cells(scope, counters),
+            scope, counted,
             lambda where, params: Sql(_SELECT.format(where=where), params), _Tokenized,
             prepare=self._tokenized)
         rows, total = averages(record)

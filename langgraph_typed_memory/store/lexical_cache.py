@@ -168,10 +168,6 @@ fetch, half the postings; measured once): a reload (the first search, a trimmed 
 rows past a quarter) costs that much once."""
 
 
-CACHE_FROM = 256
-"""Cells that have added fewer records are read with each search, not cached."""
-
-
 class ScopeLexicalCache(CellFamily[ScopePostings]):
     """Postings per scope cell, checked against the cells' counters each query; a search
     ranks the cells it sees together.
@@ -182,8 +178,8 @@ class ScopeLexicalCache(CellFamily[ScopePostings]):
         (0, 0)
     """
 
-    def __init__(self, cache: CellCache, *, cache_from: int = CACHE_FROM) -> None:
-        super().__init__(cache, "postings", "inserts", cache_from)
+    def __init__(self, cache: CellCache) -> None:
+        super().__init__(cache, "postings", "inserts")
 
     def ranked(
         self, scope: ScopeRead, lexemes: Sequence[str | None], total: float, depth: int,

@@ -2,9 +2,8 @@
 
 Both backends rank vectors the same way: each scope cell's vectors, read after the SQL scope
 filter, are kept unit-normalized as one float32 matrix (`cell_cache`: a byte-bounded LRU
-shared by a store's caches; small cells are read with each search instead), so a query is
-one matrix-vector product per cell the scope sees (exact: every vector in scope is scored),
-and the cells' best are merged.
+shared by a store's caches), so a query is one matrix-vector product per cell the scope sees
+(exact: every vector in scope is scored), and the cells' best are merged.
 
 Entries are kept valid by the cells' counters (`scope_cache`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
@@ -52,12 +51,6 @@ __all__ = ["ScopeVectorCache", "VectorRanking", "SQLITE_JOIN", "POSTGRES_JOIN"]
 
 Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
-
-CACHE_FROM = 256
-"""Cells that have added fewer vectors are read with each search, not cached: from the
-scope index and the vectors' primary key. They cost no memory, but a read: on SQLite a
-search of one such cell took 1.7 ms at 16 rows and 4.6 ms at 256 against 1.1 and 1.6 cached
-(docs/backends.md), so the threshold trades time for memory."""
 
 SQLITE_JOIN = "CROSS JOIN memory_vectors v ON v.seq = m.seq"
 """A cell's vectors, driven from its rows: SQLite keeps the tables in the order written
@@ -210,9 +203,8 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
 
     def __init__(
         self, cache: CellCache, *, parallel_from: int = PARALLEL_FROM, chunks: int = CHUNKS,
-        cache_from: int = CACHE_FROM,
     ) -> None:
-        super().__init__(cache, "vectors", "appends", cache_from)
+        super().__init__(cache, "vectors", "appends")
         self.parallel_from = parallel_from
         self.chunks = chunks
 
