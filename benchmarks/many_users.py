@@ -39,8 +39,7 @@ package's server (pgvector); each Postgres database gets `VACUUM ANALYZE` and a
 (docs/kinds.md), so they go through the gate (`store.promote`, 2,000 proposals a call) twice,
 from two sources, and are active when the traffic starts. Each system writes its pending
 access counts and is closed before the next one starts. torch is imported (one thread) as in
-latency.py: a service embedding with the bundled MiniLM has it loaded, and the product's
-vector caches then keep a float16 copy of each matrix.
+latency.py: a service embedding with the bundled MiniLM has it loaded.
 
 Reported per system and pattern: p50 / p95 / max ms, requests, distinct users touched, mean
 facts and episodes returned, the product's search-cache full loads of scope cells during

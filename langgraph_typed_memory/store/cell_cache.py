@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CACHE_BYTES = 512 * 2**20
 """The default bound of a store's search caches: room for one 100,000-memory scope's vectors
-(with their float16 copy) and postings, or for many smaller cells."""
+and postings, or for many smaller cells."""
 
 E = TypeVar("E", bound=ScopeRows)
 Key = tuple[str, Cell, str]
