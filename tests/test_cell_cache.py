@@ -12,6 +12,7 @@ back to a scan fails.
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store.discovery import scope_read
+from langgraph_typed_memory.store.lexical_cache import ScopePostings
 from langgraph_typed_memory.store.protocol import Reads, Sql
 from langgraph_typed_memory.store.sqlite import connect_sqlite
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
@@ -432,3 +434,32 @@ def test_postgres_cache_statements_use_their_indexes(pg_server: Any) -> None:
                     assert "memory_vectors_pkey" in plan, plan
         assert any("m.seq > ?" in s.text for s in statements["vectors"])
         assert statements["log"]
+
+
+def test_postings_appended_in_segments_equal_postings_read_at_once() -> None:
+    """Rows appended a few at a time (segments merged as they grow) hold the same postings
+    as the same rows read at once, and a view cut before an append keeps its own."""
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(40)]
+    rows = []
+    for seq in range(1, 301):
+        lexemes = sorted(set(rng.choices(words, k=rng.randint(1, 6))))
+        rows.append((seq, lexemes, [rng.randint(1, 3) for _ in lexemes], None))
+    whole = ScopePostings(0, 0)
+    whole.append(rows)
+    grown, views, at = ScopePostings(0, 0), [], 0
+    while at < len(rows):
+        step = rng.randint(1, 40)
+        grown.append(rows[at : at + step])
+        at += step
+        views.append((at, grown.view()))
+    assert len(grown._segments) <= 10
+    for word in [*words, "absent"]:
+        for view in (grown, whole):
+            assert [a.tolist() for a in view.holding(word, None)] == \
+                [a.tolist() for a in whole.holding(word, None)]
+        for size, view in views:
+            expected = [(r, c) for r, c in zip(*(a.tolist() for a in whole.holding(word, None)),
+                                               strict=True) if r < size]
+            assert list(zip(*(a.tolist() for a in view.holding(word, None)), strict=True)) \
+                == expected

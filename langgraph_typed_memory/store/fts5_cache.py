@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
-from langgraph_typed_memory.store.lexical_cache import ScopePostings, at_least_kth
+from langgraph_typed_memory.store.lexical_cache import ScopePostings, Segment, at_least_kth
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import Cell, ScopeRead
 
@@ -108,11 +108,9 @@ class Tokenizer:
                       "VALUES ('delete-all')")
         return rows  # type: ignore[no-any-return]
 
-    def postings(
-        self, texts: Sequence[str | None]
-    ) -> Plan[tuple[np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]]:
+    def postings(self, texts: Sequence[str | None]) -> Plan[tuple[np.ndarray, Segment]]:
         """The texts' token counts, and for each token the texts holding it (indexes,
-        ascending) with its occurrences in each (None holds none).
+        ascending) with its occurrences in each (None holds none), as a `Segment`.
 
         SQLite lists each token's instances as one string (the instance table comes in
         token order, so its GROUP BY needs no sort) and numpy counts them: the 1.1M
@@ -131,10 +129,10 @@ class Tokenizer:
         starts = np.flatnonzero(first)
         counts = np.diff(np.append(starts, len(docs))).astype(np.int32)
         held = docs[starts].astype(np.int32)
-        ends = np.cumsum(np.bincount(token_of[starts], minlength=len(found))).tolist()
+        bounds = np.zeros(len(found) + 1, np.int64)
+        np.cumsum(np.bincount(token_of[starts], minlength=len(found)), out=bounds[1:])
         lengths = np.bincount(docs, minlength=len(texts)).astype(np.int32)
-        return lengths, [(row[0], held[begin:end], counts[begin:end])
-                         for row, begin, end in zip(found, [0, *ends][:-1], ends, strict=True)]
+        return lengths, Segment.of([row[0] for row in found], bounds, held, counts)
 
     def tokens(self, terms: Sequence[str]) -> Plan[list[tuple[str, ...]]]:
         """Each term's tokens in order: usually one, none for a term the tokenizer drops,
@@ -211,8 +209,8 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
     def _tokenized(self, rows: list[tuple[Any, ...]]) -> Plan[tuple[Any, ...]]:
         """(seqs, expiry times, lengths, postings) of (seq, text, expires_at) rows, tokenized;
         a row's length is its token count (FTS5's document size)."""
-        lengths, holders = yield from self.tokenizer.postings([r[1] for r in rows])
-        return [r[0] for r in rows], [r[2] for r in rows], lengths, holders
+        lengths, postings = yield from self.tokenizer.postings([r[1] for r in rows])
+        return [r[0] for r in rows], [r[2] for r in rows], lengths, postings
 
     def ranked(
         self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int,
@@ -246,11 +244,10 @@ def bm25_ranked(
 
     Example (a table of 10 rows and 30 tokens, two rows holding "tulip"; row 12 has
     expired):
-        >>> from functools import partial
-        >>> entry, i32 = ScopePostings(0, 0), partial(np.array, dtype=np.int32)
-        >>> entry.add([7, 9, 12], [None, None, 5.0], [3, 4, 1], [
-        ...     ("red", i32([0]), i32([1])), ("tulip", i32([0, 1]), i32([2, 1])),
-        ...     ("pot", i32([1]), i32([3])), ("rose", i32([2]), i32([1]))])
+        >>> entry = ScopePostings(0, 0)
+        >>> entry.add([7, 9, 12], [None, None, 5.0], [3, 4, 1], Segment.of(
+        ...     ["red", "tulip", "pot", "rose"], starts=[0, 1, 3, 4, 5],
+        ...     rows=[0, 0, 1, 1, 2], counts=[1, 2, 1, 3, 1]))
         >>> [(seq, round(score, 4)) for seq, score in bm25_ranked(
         ...     entry, ["tulip", "rose"], {"tulip": 2, "rose": 1}, rows=10, total=30,
         ...     now=10.0, depth=5)]
