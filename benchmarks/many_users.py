@@ -39,15 +39,13 @@ package's server (pgvector); each Postgres database gets `VACUUM ANALYZE` and a
 (docs/kinds.md), so they go through the gate (`store.promote`, 2,000 proposals a call) twice,
 from two sources, and are active when the traffic starts. Each system writes its pending
 access counts and is closed before the next one starts. torch is imported (one thread) as in
-latency.py: a service embedding with the bundled MiniLM has it loaded, and the product's
-vector caches then keep a float16 copy of each matrix.
+latency.py: a service embedding with the bundled MiniLM has it loaded.
 
 Reported per system and pattern: p50 / p95 / max ms, requests, distinct users touched, mean
 facts and episodes returned, the product's search-cache full loads of scope cells during
-the timed requests (vectors / postings; cells too small to cache are read with each search
-and not counted there) and the MiB its caches hold at the end beside their bound, the
-database size, the ingest rate, and the harness
-process's RSS (psutil `memory_info().rss`, or /proc/self/statm where psutil is missing)
+the timed requests (vectors / postings) and the cells its byte bound evicted then, the MiB
+its caches hold at the end beside their bound, the database size, the ingest rate, and the
+harness process's RSS (psutil `memory_info().rss`, or /proc/self/statm where psutil is missing)
 before the system's load, after it, and after each pattern's traffic. RSS includes file
 pages the process maps (SQLite's mmap of its database: the `anon` figures in the JSON,
 rss - shared, leave them out); Postgres' memory is the server's and is not counted. Between
@@ -284,8 +282,8 @@ def release_memory() -> None:
 
 def cache_state(store: BaseStore) -> dict[str, Any] | None:
     """The product's search caches: their bound and the bytes held (MiB), the cells held per
-    family, and how cells were read so far (full loads, and cells too small to cache read
-    with the search); None for another store. Reads the caches' counters: a benchmark's
+    family, the full loads of cells so far and the cells evicted for the bound; None for
+    another store. Reads the caches' counters: a benchmark's
     view, not an API."""
     dialect = getattr(getattr(store, "_engine", None), "dialect", None)
     if dialect is None:
@@ -295,7 +293,7 @@ def cache_state(store: BaseStore) -> dict[str, Any] | None:
             "cache_mb": round(cache.nbytes / 2**20, 1),
             "vector_entries": len(vectors), "postings_entries": len(postings),
             "vector_full_loads": vectors.full_loads, "postings_full_loads": postings.full_loads,
-            "direct_reads": vectors.direct_reads + postings.direct_reads}
+            "evictions": cache.evictions}
 
 
 # ------------------------------------------------------------------------------------ systems
@@ -432,7 +430,7 @@ class System:
         row["anon_mb"]["after_traffic"] = after["anon"]
         cache = cache_state(self.store)
         if cache is not None and before is not None:
-            for counter in ("vector_full_loads", "postings_full_loads", "direct_reads"):
+            for counter in ("vector_full_loads", "postings_full_loads", "evictions"):
                 cache[counter] -= before[counter]
             row["cache"] = cache
         log(f"  {self.name} {plan.pattern}: p50 {row['p50_ms']:.2f} ms, p95 "

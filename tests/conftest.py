@@ -98,14 +98,6 @@ class _LoopThread:
 StoreFactory = Callable[..., BaseStore]
 
 
-def cache_every_cell(store: BaseStore) -> BaseStore:
-    """Have the store cache every scope cell, however small (by default cells under a few
-    hundred rows are read with each search): for tests of the caches themselves."""
-    dialect = store._engine.dialect  # type: ignore[attr-defined]
-    dialect.vectors.cache_from = dialect.postings.cache_from = 0
-    return store
-
-
 def call_maintenance(store: BaseStore, method: str) -> Any:
     """Call a store method that is sync on sync classes and a coroutine on async ones."""
     result = getattr(store, method)()

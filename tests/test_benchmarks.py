@@ -259,9 +259,9 @@ def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) ->
             # the product: 6 own facts + 500 tenant-wide ones, top 16; LangGraph: its own 6
             assert (r["mean_facts"], r["mean_episodes"]) == ((16.0 if typed else 6.0), 3.0)
             if typed:
-                # the tenant-wide cell cached, the users' small cells read with each search
+                # the tenant-wide cell and the users' cells cached, within the bound
                 assert 0 < r["cache"]["cache_mb"] <= r["cache"]["cache_bound_mb"]
-                assert r["cache"]["direct_reads"] > 0
+                assert r["cache"]["vector_entries"] > 1
         # Zipf's law puts most requests on a few users
         assert rows["zipf"]["distinct_users"] < rows["uniform"]["distinct_users"], name
     for name, verdict in report["acceptance"].items():

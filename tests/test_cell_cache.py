@@ -12,6 +12,7 @@ back to a scan fails.
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -23,13 +24,13 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store.discovery import scope_read
+from langgraph_typed_memory.store.lexical_cache import ScopePostings
 from langgraph_typed_memory.store.protocol import Reads, Sql
 from langgraph_typed_memory.store.sqlite import connect_sqlite
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
 from tests.conftest import (
     POSTGRES_BACKENDS,
     FakeClock,
-    cache_every_cell,
     fresh_database,
     hash_index,
 )
@@ -141,9 +142,8 @@ def _pg_store(url: str, pool: bool) -> Any:
     return store, conn
 
 
-@pytest.mark.parametrize("cached", [True, False], ids=["cached", "read-each-search"])
 def test_threads_search_and_write_one_store_exactly(
-        backend: str, concurrent_store: Any, cached: bool) -> None:
+        backend: str, concurrent_store: Any) -> None:
     """8 threads on one store object, each searching its user's scope (its cell and the
     tenant-wide one) while it changes its own record and another thread changes a
     tenant-wide one: every answer is the one a lone search gives in that state."""
@@ -154,8 +154,6 @@ def test_threads_search_and_write_one_store_exactly(
     if url is not None:
         store, closing = _pg_store(url, pool=backend == "postgres_pool")
     try:
-        if cached:
-            cache_every_cell(store)
         _fill(store)
         write = _writer(store, backend, url)
         expected = _states(store, write)
@@ -207,7 +205,6 @@ def test_async_tasks_search_and_write_one_store_exactly(
         pytest.skip("the sync stores: test_threads_search_and_write_one_store_exactly")
     store, url = concurrent_store
     if url is None:
-        store = cache_every_cell(store)
         _fill(store)
         write = _writer(store, backend, url)
         expected = _states(store, write)
@@ -238,7 +235,6 @@ def test_tenant_wide_rows_are_cached_once_however_many_users_read_them() -> None
     with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(),
                                             clock=FakeClock()) as store:
         store.setup()
-        cache_every_cell(store)
         _fill(store, users=20, per_user=5, tenant=40)
         for user in range(20):
             assert store.search(_user_facts(user), query="red tulips")
@@ -263,7 +259,6 @@ def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
                                                 clock=FakeClock(), cache_bytes=bound) as store:
             store.setup()
             cache = store._engine.dialect.cache
-            cache_every_cell(store)
             _fill(store, users=12, per_user=20, tenant=10)
             for _ in range(2):
                 for user in range(12):
@@ -296,7 +291,6 @@ def _statements(run: Callable[[Any, list[Sql]], Any], dialect: Any,
     """The statements of a vector and a lexical search of alice's facts (her cell and the
     tenant-wide one): loaded, after an added record, and after a changed one."""
     read = scope_read(Scope("acme", user_id="u3"), "fact", "m.status = 'active'", 1e12)
-    dialect.vectors.cache_from = dialect.postings.cache_from = 0
     seen: list[Sql] = []
     for change in (None, "add", "update"):
         if change:
@@ -440,3 +434,32 @@ def test_postgres_cache_statements_use_their_indexes(pg_server: Any) -> None:
                     assert "memory_vectors_pkey" in plan, plan
         assert any("m.seq > ?" in s.text for s in statements["vectors"])
         assert statements["log"]
+
+
+def test_postings_appended_in_segments_equal_postings_read_at_once() -> None:
+    """Rows appended a few at a time (segments merged as they grow) hold the same postings
+    as the same rows read at once, and a view cut before an append keeps its own."""
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(40)]
+    rows = []
+    for seq in range(1, 301):
+        lexemes = sorted(set(rng.choices(words, k=rng.randint(1, 6))))
+        rows.append((seq, lexemes, [rng.randint(1, 3) for _ in lexemes], None))
+    whole = ScopePostings(0, 0)
+    whole.append(rows)
+    grown, views, at = ScopePostings(0, 0), [], 0
+    while at < len(rows):
+        step = rng.randint(1, 40)
+        grown.append(rows[at : at + step])
+        at += step
+        views.append((at, grown.view()))
+    assert len(grown._segments) <= 10
+    for word in [*words, "absent"]:
+        for view in (grown, whole):
+            assert [a.tolist() for a in view.holding(word, None)] == \
+                [a.tolist() for a in whole.holding(word, None)]
+        for size, view in views:
+            expected = [(r, c) for r, c in zip(*(a.tolist() for a in whole.holding(word, None)),
+                                               strict=True) if r < size]
+            assert list(zip(*(a.tolist() for a in view.holding(word, None)), strict=True)) \
+                == expected

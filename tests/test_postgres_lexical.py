@@ -28,7 +28,7 @@ from langgraph_typed_memory.store.discovery import scope_read
 from langgraph_typed_memory.store.postgres import to_psycopg
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
-from tests.conftest import FakeClock, cache_every_cell, fresh_database, hash_index
+from tests.conftest import FakeClock, fresh_database, hash_index
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")),
                                 reason="TYPED_MEMORY_SKIP_POSTGRES is set")
@@ -191,14 +191,11 @@ def _assert_same(found: list[tuple[int, float]], expected: list[tuple[int, float
         assert math.isclose(score, want, rel_tol=0, abs_tol=1e-9)
 
 
-@pytest.mark.parametrize("cache_from", [0, 256], ids=["cached", "read-each-search"])
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no-statistics", "analyzed"])
-def test_ranking_equals_the_replaced_statement(corpus: Corpus, analyzed: bool,
-                                               cache_from: int) -> None:
+def test_ranking_equals_the_replaced_statement(corpus: Corpus, analyzed: bool) -> None:
     if analyzed:  # N: 2 x the largest df without statistics, the table's rows with them
         corpus.conn.execute("ANALYZE memories")
     dialect, compared = PostgresDialect(), 0
-    dialect.postings.cache_from = cache_from
     for n, (scope, kind, terms) in enumerate(_queries(corpus, 7, 60)):
         read = _where(scope, kind)
         depth = DEPTHS[n % len(DEPTHS)]
@@ -206,8 +203,7 @@ def test_ranking_equals_the_replaced_statement(corpus: Corpus, analyzed: bool,
         _assert_same(found, _run(corpus.conn, _reference(*read.live(), terms, depth)))
         compared += bool(found)
     assert compared > 40  # most queries match something
-    # the ranked queries ran on postings, cached or read with the search
-    assert dialect.postings.full_loads if not cache_from else dialect.postings.direct_reads
+    assert dialect.postings.full_loads  # the ranked queries ran on cached postings
 
 
 def test_ranks_exactly_the_visible_rows_holding_a_term(corpus: Corpus) -> None:
@@ -283,7 +279,6 @@ def test_cached_postings_follow_every_change(pg_server: Any) -> None:
     facts = ("tenant:acme", "user:alice", "fact")
     with psycopg.connect(url, autocommit=True) as w, psycopg.connect(url, autocommit=True) as r:
         writer, reader = PostgresMemoryStore(w, clock=clock), PostgresMemoryStore(r, clock=clock)
-        cache_every_cell(reader)
         writer.setup()
         cache = reader._engine.dialect.postings  # type: ignore[attr-defined]
 
@@ -338,7 +333,7 @@ def test_a_cached_hybrid_search_takes_two_round_trips(
         return real(plan, one, *args, reads=together if reads else None, **kw)
 
     with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
-        store = cache_every_cell(PostgresMemoryStore(conn, index=hash_index(), clock=FakeClock()))
+        store = PostgresMemoryStore(conn, index=hash_index(), clock=FakeClock())
         store.setup()
         for i, text in enumerate(("red tulips in the garden", "tulips on the balcony",
                                   "a blue door", "roses, tulips and a garden gnome")):
@@ -354,7 +349,8 @@ def test_a_cached_hybrid_search_takes_two_round_trips(
 
         search()  # loads both caches
         assert search()[0] == "k0" and len(trips) == 2
-        assert len(trips[0]) == 3  # both caches' counters and the lexemes, pipelined
+        # the counters (asked by both caches, sent once) and the lexemes, pipelined
+        assert len(trips[0]) == 2
         store.put(facts, "k4", {"subject": "alice", "predicate": "p4",
                                 "content": "tulips in the garden again"})
         assert "k4" in search() and len(trips) == 3

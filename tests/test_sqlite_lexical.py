@@ -110,13 +110,10 @@ def _reference(
     return ranked if depth is None else ranked[:depth]
 
 
-@pytest.mark.parametrize("cache_from", [0, 256], ids=["cached", "read-each-search"])
-def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int], cache_from: int
-                                  ) -> None:
+def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> None:
     conn, seed = corpus
     rng = random.Random(100 + seed)
     dialect = SqliteDialect()
-    dialect.postings.cache_from = cache_from
     tied = 0
     for _ in range(150):
         read = _where(rng)
@@ -185,7 +182,6 @@ def test_cached_postings_follow_every_change() -> None:
     read = scope_read(Scope("t1", user_id="u1"), "fact", "m.status = 'active'", NOW)
     dialect = SqliteDialect()
     cache = dialect.postings
-    cache.cache_from = 0  # every cell cached, however small
     queries = [rng.choices(WORDS, ZIPF, k=rng.randint(1, 5)) for _ in range(12)]
 
     def check(at: float = NOW) -> None:

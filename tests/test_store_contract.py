@@ -15,7 +15,7 @@ from langgraph_typed_memory import (
     StatusNotAllowed,
     UnknownKind,
 )
-from tests.conftest import cache_every_cell, call_maintenance, hash_index
+from tests.conftest import call_maintenance, hash_index
 from tests.fake_embeddings import FailingEmbeddings, HashEmbeddings, QueryFailingEmbeddings
 
 ALICE_FACTS = ("tenant:acme", "user:alice", "fact")
@@ -460,7 +460,7 @@ def test_vector_results_follow_writes_and_expiry(store, clock):
 
 
 def test_new_records_join_the_cached_vectors_without_a_reload(store, clock):
-    cache = cache_every_cell(store)._engine.dialect.vectors
+    cache = store._engine.dialect.vectors
     store.put(ALICE_FACTS, "a", fact("the garden has red tulips"))
     assert [h.key for h in store.search(ALICE_FACTS, query="red tulips")] == ["a"]
     loads = cache.full_loads
@@ -493,7 +493,7 @@ def test_changed_records_are_patched_into_the_cached_scope(store, clock, monkeyp
     garbage collection before a search read it) reloads the scope instead."""
     from langgraph_typed_memory.store import freshness
 
-    cache = cache_every_cell(store)._engine.dialect.vectors
+    cache = store._engine.dialect.vectors
     for key in "abcd":
         store.put(ALICE_FACTS, key, fact(f"red tulips in bed {key}"))
 
@@ -530,7 +530,7 @@ def test_a_database_from_before_the_change_log_is_upgraded_and_patched(
     for dialect in (SqliteDialect, PostgresDialect):
         monkeypatch.setattr(dialect, "migrations", lambda self, dims, every=dialect.migrations:
                             tuple(m for m in every(self, dims) if m[0] < "0015"))
-    store = cache_every_cell(make_store(hash_index(), clock=clock))
+    store = make_store(hash_index(), clock=clock)
     store.batch([PutOp(ALICE_FACTS, k, fact(f"red tulips in bed {k}")) for k in "abc"])
     monkeypatch.undo()
     call_maintenance(store, "setup")
@@ -547,7 +547,7 @@ def test_cached_priors_follow_real_changes_only(store, clock):
     feedback) patches the record's rows and shows in the score; a restatement, which sets a
     record's status again to what it was, changes nothing the cache holds and reloads
     nothing."""
-    cache = cache_every_cell(store)._engine.dialect.vectors
+    cache = store._engine.dialect.vectors
     notes = ("tenant:acme", "user:alice", "observation")
     store.put(notes, "o1", {"category": "format", "quote": "Asks for CSV exports.",
                             "confidence": 0.6})

@@ -7,9 +7,10 @@ cell is held once however many users read it, and a user's entry holds only that
 rows. A search combines the views of its cells.
 
 Each cell's entry is kept valid by the cell's counters in `memory_scope_versions` (see
-`scope_cache`), read by equality on the cell columns, the form their index serves. A cell
-that has added fewer than `cache_from` rows is not kept: its rows are read by the scope
-index with each search, as fast as a cached entry at that size and costing no memory.
+`scope_cache`), read by equality on the cell columns, the form their index serves. Every
+cell a search sees is kept, however small: reading a user's few rows with each search cost
+more than ranking them cached at every size measured (docs/backends.md), and the byte bound,
+not a size threshold, limits the memory.
 
 `CellCache` holds the entries of every family (vectors, postings) of a store in one LRU
 bounded in bytes; a lock guards the LRU and every change to an entry, never a statement,
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CACHE_BYTES = 512 * 2**20
 """The default bound of a store's search caches: room for one 100,000-memory scope's vectors
-(with their float16 copy) and postings, or for many smaller cells."""
+and postings, or for many smaller cells."""
 
 E = TypeVar("E", bound=ScopeRows)
 Key = tuple[str, Cell, str]
@@ -58,7 +59,8 @@ class Counted:
 
 def counters_sql(scope: ScopeRead) -> Sql:
     """The counters of the cells `scope` sees, one row per cell that has any, read by
-    equality on the cell columns (the form the cell index serves).
+    equality on the cell columns (the form the cell index serves); `shared`: the vector and
+    the lexical search of one scope, run together, read them once.
 
     Example:
         >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
@@ -70,7 +72,8 @@ def counters_sql(scope: ScopeRead) -> Sql:
         "(SELECT coalesce(max(id), 0) FROM memory_scope_changes) FROM memory_scope_versions "
         "WHERE kind = ? AND tenant_id = ? AND coalesce(user_id, '') IN (?, ?) "
         "AND coalesce(agent_id, '') IN (?, ?)",
-        [scope.kind, scope.tenant_id, "", scope.user_id or "", "", scope.agent_id or ""])
+        [scope.kind, scope.tenant_id, "", scope.user_id or "", "", scope.agent_id or ""],
+        shared=True)
 
 
 def counted_cells(scope: ScopeRead, rows: Sequence[Sequence[Any]]) -> dict[Cell, Counted]:
@@ -186,7 +189,7 @@ class _Wanted:
 
     cell: Cell
     how: str
-    """'direct' (not cached), 'load' (a full read) or 'patch' (rows added and changed)."""
+    """'load' (a full read) or 'patch' (rows added and changed)."""
     reads: list[int]
     counted: Counted
     entry: ScopeRows | None = None
@@ -198,21 +201,18 @@ class CellFamily(Generic[E]):
     """The entries of one kind of structure (`name`), brought up to date per cell.
 
     `added` names the counter of the rows its select returns (`appends`: vectors,
-    `inserts`: records). `full_loads`, `appended_loads` (rows added only), `patched_loads`
-    (records changed) and `direct_reads` (cells under `cache_from` rows, not kept) count how
-    cells were read.
+    `inserts`: records). `full_loads`, `appended_loads` (rows added only) and
+    `patched_loads` (records changed) count how cells were read.
 
     Example:
         >>> family = CellFamily(CellCache(), "vectors", "appends")
-        >>> len(family), family.full_loads, family.cache_from
-        (0, 0, 256)
+        >>> len(family), family.full_loads
+        (0, 0)
     """
 
-    def __init__(self, cache: CellCache, name: str, added: str, cache_from: int = 256) -> None:
+    def __init__(self, cache: CellCache, name: str, added: str) -> None:
         self.cache, self.name, self._added = cache, name, added
-        self.cache_from = cache_from
-        """Cells that have added fewer rows than this are read with each search, not kept."""
-        self.full_loads = self.appended_loads = self.patched_loads = self.direct_reads = 0
+        self.full_loads = self.appended_loads = self.patched_loads = 0
 
     def __len__(self) -> int:
         return self.cache.count(self.name)
@@ -233,7 +233,7 @@ class CellFamily(Generic[E]):
         entry read at those counters,
         `prepare(rows)`, if given, a plan turning fetched rows into what `append` takes
         (SQLite tokenizes texts). Everything the cells need goes out in one round trip: the
-        rows of cells not kept, full loads, and for stale entries the rows after the newest
+        full loads of cells not held, and for stale entries the rows after the newest
         held, the records logged as changed and their rows now, then the counters again. A
         patch is kept only if it is exactly what was counted; else the cell is read again.
         """
@@ -245,10 +245,6 @@ class CellFamily(Generic[E]):
             if now is None:
                 continue
             where, params = scope.in_cell(cell)
-            if self._count(now) < self.cache_from:
-                wanted.append(_Wanted(cell, "direct", [len(reads)], now))
-                reads.append(_ordered(select(where, params)))
-                continue
             key = (self.name, cell, scope.status)
             with self.cache.lock:
                 entry = self.cache.get(key)
@@ -291,11 +287,7 @@ class CellFamily(Generic[E]):
                 continue
             entry = self._new(new, w.counted)
             yield from _append(entry, answers[w.reads[0]], prepare)
-            if w.how == "direct":
-                self.direct_reads += 1
-                out[w.cell] = entry.view()  # type: ignore[assignment]
-            else:
-                out[w.cell] = self._publish(scope, w.cell, entry)
+            out[w.cell] = self._publish(scope, w.cell, entry)
         if reload:  # a patch that did not add up: read those cells again, whole
             answers = answers_of((yield Reads(tuple(
                 _ordered(select(*scope.in_cell(w.cell))) for w in reload))))

@@ -18,7 +18,7 @@ with k1 = 1.2, b = 0.75, idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) (1e-6 where t
 positive), N and avgdl over every row of the kind's full-text table (FTS5 knows no scopes),
 n_i the rows of the table holding p_i, f_i its occurrences in the row and D the row's token
 count. N and the token total come from the table's averages record, each n_i from an
-`fts5vocab` table (one statement, beside the cells' counters); f_i and D come from the
+`fts5vocab` table (one statement); f_i and D come from the
 postings. The same operations run in the same order, so the scores are FTS5's to the bit, and
 each query term counts as a phrase of its own (two that stem alike count twice, as in FTS5):
 the tests compare whole rankings with the statement's on random corpora.
@@ -37,16 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.cell_cache import (
-    CellCache,
-    CellFamily,
-    answers_of,
-    counted_cells,
-    counters_sql,
-)
-from langgraph_typed_memory.store.lexical_cache import ScopePostings, at_least_kth
-from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
-from langgraph_typed_memory.store.queries import ScopeRead
+from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
+from langgraph_typed_memory.store.lexical_cache import ScopePostings, Segment, at_least_kth
+from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.queries import Cell, ScopeRead
 
 __all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache", "averages", "bm25_ranked"]
 
@@ -114,11 +108,9 @@ class Tokenizer:
                       "VALUES ('delete-all')")
         return rows  # type: ignore[no-any-return]
 
-    def postings(
-        self, texts: Sequence[str | None]
-    ) -> Plan[tuple[np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]]:
+    def postings(self, texts: Sequence[str | None]) -> Plan[tuple[np.ndarray, Segment]]:
         """The texts' token counts, and for each token the texts holding it (indexes,
-        ascending) with its occurrences in each (None holds none).
+        ascending) with its occurrences in each (None holds none), as a `Segment`.
 
         SQLite lists each token's instances as one string (the instance table comes in
         token order, so its GROUP BY needs no sort) and numpy counts them: the 1.1M
@@ -137,10 +129,10 @@ class Tokenizer:
         starts = np.flatnonzero(first)
         counts = np.diff(np.append(starts, len(docs))).astype(np.int32)
         held = docs[starts].astype(np.int32)
-        ends = np.cumsum(np.bincount(token_of[starts], minlength=len(found))).tolist()
+        bounds = np.zeros(len(found) + 1, np.int64)
+        np.cumsum(np.bincount(token_of[starts], minlength=len(found)), out=bounds[1:])
         lengths = np.bincount(docs, minlength=len(texts)).astype(np.int32)
-        return lengths, [(row[0], held[begin:end], counts[begin:end])
-                         for row, begin, end in zip(found, [0, *ends][:-1], ends, strict=True)]
+        return lengths, Segment.of([row[0] for row in found], bounds, held, counts)
 
     def tokens(self, terms: Sequence[str]) -> Plan[list[tuple[str, ...]]]:
         """Each term's tokens in order: usually one, none for a term the tokenizer drops,
@@ -189,10 +181,6 @@ _STATS = ("SELECT (SELECT block FROM {table}_data WHERE id = 1), "
 """What a ranking reads beside the cells' counters: the full-text table's averages record
 and the row count (n_i) of each query token, from its `fts5vocab` row table."""
 
-CACHE_FROM = 256
-"""Cells that have added fewer records are read (and tokenized) with each search, not
-cached."""
-
 
 class _Tokenized(ScopePostings):
     """Postings whose rows come tokenized (`ScopeFts5Cache._tokenized`)."""
@@ -214,28 +202,28 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         (0, 0)
     """
 
-    def __init__(self, cache: CellCache, *, cache_from: int = CACHE_FROM) -> None:
-        super().__init__(cache, "postings", "inserts", cache_from)
+    def __init__(self, cache: CellCache) -> None:
+        super().__init__(cache, "postings", "inserts")
         self.tokenizer = Tokenizer()
 
     def _tokenized(self, rows: list[tuple[Any, ...]]) -> Plan[tuple[Any, ...]]:
         """(seqs, expiry times, lengths, postings) of (seq, text, expires_at) rows, tokenized;
         a row's length is its token count (FTS5's document size)."""
-        lengths, holders = yield from self.tokenizer.postings([r[1] for r in rows])
-        return [r[0] for r in rows], [r[2] for r in rows], lengths, holders
+        lengths, postings = yield from self.tokenizer.postings([r[1] for r in rows])
+        return [r[0] for r in rows], [r[2] for r in rows], lengths, postings
 
     def ranked(
-        self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int
+        self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int,
+        counted: dict[Cell, Counted],
     ) -> Plan[list[tuple[int, float]]]:
         """`bm25_ranked` over the scope's rows of `table` (the scope's kind's full-text
         table), for the query's terms of one token each, `tokens`: per cell (a row's score
-        depends on the table and the row alone), merged."""
-        stats, counters = answers_of((yield Reads((
-            Sql(_STATS.format(table=table), [json.dumps(list(dict.fromkeys(tokens)))]),
-            counters_sql(scope)))))
-        record, held = stats[0]
+        depends on the table and the row alone), merged; the cells brought up to date first
+        from `counted`, their counters as the caller read them (`counters_sql`)."""
+        record, held = (yield Sql(_STATS.format(table=table),
+                                  [json.dumps(list(dict.fromkeys(tokens)))]))[0]
         cells = yield from self.views(
-            scope, counted_cells(scope, counters),
+            scope, counted,
             lambda where, params: Sql(_SELECT.format(where=where), params), _Tokenized,
             prepare=self._tokenized)
         rows, total = averages(record)
@@ -256,11 +244,10 @@ def bm25_ranked(
 
     Example (a table of 10 rows and 30 tokens, two rows holding "tulip"; row 12 has
     expired):
-        >>> from functools import partial
-        >>> entry, i32 = ScopePostings(0, 0), partial(np.array, dtype=np.int32)
-        >>> entry.add([7, 9, 12], [None, None, 5.0], [3, 4, 1], [
-        ...     ("red", i32([0]), i32([1])), ("tulip", i32([0, 1]), i32([2, 1])),
-        ...     ("pot", i32([1]), i32([3])), ("rose", i32([2]), i32([1]))])
+        >>> entry = ScopePostings(0, 0)
+        >>> entry.add([7, 9, 12], [None, None, 5.0], [3, 4, 1], Segment.of(
+        ...     ["red", "tulip", "pot", "rose"], starts=[0, 1, 3, 4, 5],
+        ...     rows=[0, 0, 1, 1, 2], counts=[1, 2, 1, 3, 1]))
         >>> [(seq, round(score, 4)) for seq, score in bm25_ranked(
         ...     entry, ["tulip", "rose"], {"tulip": 2, "rose": 1}, rows=10, total=30,
         ...     now=10.0, depth=5)]

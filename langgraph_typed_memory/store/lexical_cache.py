@@ -23,8 +23,8 @@ the statement's on random corpora.
 from __future__ import annotations
 
 import math
-from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +35,7 @@ from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import Cell, ScopeRead
 from langgraph_typed_memory.store.scope_cache import ScopeRows
 
-__all__ = ["ScopeLexicalCache", "ScopePostings", "at_least_kth", "ranked"]
+__all__ = ["ScopeLexicalCache", "ScopePostings", "Segment", "at_least_kth", "ranked"]
 
 _NONE = np.zeros(0, np.int32)
 
@@ -70,21 +70,72 @@ def at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
     return scores >= -np.partition(-scores, k - 1)[k - 1]  # type: ignore[no-any-return]
 
 
-POSTING_OVERHEAD = 250
-"""Bytes a lexeme's postings cost beyond their arrays (its key and two numpy arrays),
-counted in an entry's size."""
+TERM_OVERHEAD = 120
+"""Bytes a lexeme costs in a segment beyond its postings (its key and its slot in the
+segment's dict), counted in an entry's size."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """The postings of some rows of a cell, in flat arrays: lexeme `terms[t]`'s postings
+    are `rows[starts[t] : starts[t + 1]]` (the rows holding it, ascending) with its
+    occurrences in each (`counts`, the same slice). Never changed once made.
+
+    Example:
+        >>> seg = Segment.of(["red", "tulip"], [0, 1, 3], [0, 0, 1], [1, 2, 1])
+        >>> [a.tolist() for a in seg.postings("tulip")]
+        [[0, 1], [2, 1]]
+    """
+
+    terms: dict[str, int]
+    starts: np.ndarray
+    rows: np.ndarray
+    counts: np.ndarray
+
+    @staticmethod
+    def of(terms: Sequence[str], starts: Sequence[int] | np.ndarray,
+           rows: Sequence[int] | np.ndarray, counts: Sequence[int] | np.ndarray) -> Segment:
+        return Segment({t: i for i, t in enumerate(terms)}, np.asarray(starts, np.int64),
+                       np.asarray(rows, np.int32), np.asarray(counts, np.int32))
+
+    def postings(self, lexeme: str) -> tuple[np.ndarray, np.ndarray] | None:
+        t = self.terms.get(lexeme)
+        if t is None:
+            return None
+        a, b = self.starts[t], self.starts[t + 1]
+        return self.rows[a:b], self.counts[a:b]
+
+    def nbytes(self) -> int:
+        return (int(self.starts.nbytes + self.rows.nbytes + self.counts.nbytes)
+                + TERM_OVERHEAD * len(self.terms))
+
+    def merged(self, later: Segment) -> Segment:
+        """One segment of this one's rows and `later`'s (rows after these)."""
+        terms = dict(self.terms)
+        for lexeme in later.terms:
+            terms.setdefault(lexeme, len(terms))
+        moved = np.fromiter((terms[t] for t in later.terms), np.int64, len(later.terms))
+        ids = np.concatenate((np.repeat(np.arange(len(self.terms)), np.diff(self.starts)),
+                              np.repeat(moved, np.diff(later.starts))))
+        order = np.argsort(ids, kind="stable")  # a lexeme's rows stay ascending
+        starts = np.zeros(len(terms) + 1, np.int64)
+        np.cumsum(np.bincount(ids, minlength=len(terms)), out=starts[1:])
+        return Segment(terms, starts, np.concatenate((self.rows, later.rows))[order],
+                       np.concatenate((self.counts, later.counts))[order])
 
 
 class ScopePostings(ScopeRows):
     """A cell's rows (seq, expiry: `ScopeRows`; length) and, per lexeme, the numbers of the
-    rows holding it (ascending) with its occurrences in each. A lexeme's arrays are replaced,
-    never changed, when rows are added: a view reads them up to its own rows."""
+    rows holding it (ascending) with its occurrences in each, in `Segment`s: one per load
+    or append, the last two merged while the last is at least half the one before (so a
+    cell of n rows has at most log2(n) + 1, and a row is merged about log2(n) times). A
+    segment is never changed; a view keeps the list of segments it was cut with."""
 
-    __slots__ = ("postings", "_lengths", "_posting_bytes")
+    __slots__ = ("_segments", "_lengths", "_posting_bytes")
 
     def __init__(self, changes: int, added: int, logged: int = 0) -> None:
         super().__init__(changes, added, logged)
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._segments: list[Segment] = []
         self._lengths = np.zeros(0, np.int32)
         self._posting_bytes = 0
 
@@ -99,6 +150,7 @@ class ScopePostings(ScopeRows):
     def _trim(self) -> None:
         super()._trim()
         self._lengths = self._lengths[: self.size]
+        self._segments = list(self._segments)
 
     def nbytes(self) -> int:
         return super().nbytes() + int(self._lengths.nbytes) + self._posting_bytes
@@ -106,13 +158,13 @@ class ScopePostings(ScopeRows):
     def holding(self, lexeme: str | None, live: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The numbers of the rows holding `lexeme` (ascending) and its occurrences in each,
         kept to the rows `live` marks (None: all)."""
-        held = self.postings.get(lexeme) if lexeme is not None else None
-        if held is None:
+        if lexeme is None:
             return _NONE, _NONE
-        rows, counts = held
-        if len(rows) and rows[-1] >= self.size:  # rows added after this view was cut
-            cut = int(np.searchsorted(rows, self.size))
-            rows, counts = rows[:cut], counts[:cut]
+        found = [held for seg in self._segments if (held := seg.postings(lexeme)) is not None]
+        if not found:
+            return _NONE, _NONE
+        rows, counts = found[0] if len(found) == 1 else (
+            np.concatenate([r for r, _ in found]), np.concatenate([c for _, c in found]))
         if live is not None:
             alive = live[rows]
             rows, counts = rows[alive], counts[alive]
@@ -121,41 +173,41 @@ class ScopePostings(ScopeRows):
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add (seq, lexemes, occurrences, expires_at) rows, a row's length its count of
         distinct lexemes (Postgres' `length(tsvector)`)."""
-        grouped: dict[str, tuple[array[int], array[int]]] = {}
+        terms: dict[str, int] = {}
+        ids: list[int] = []
+        owners: list[int] = []
+        counts: list[int] = []
         for row, (_, lexemes, occurrences, _) in enumerate(rows):
-            for lexeme, count in zip(lexemes, occurrences, strict=True):
-                held = grouped.get(lexeme)
-                if held is None:
-                    grouped[lexeme] = (array("i", (row,)), array("i", (count,)))
-                else:
-                    held[0].append(row)
-                    held[1].append(count)
+            ids.extend([terms.setdefault(lexeme, len(terms)) for lexeme in lexemes])
+            owners.extend([row] * len(lexemes))
+            counts.extend(occurrences)
+        by_term = np.asarray(ids, np.int64)
+        order = np.argsort(by_term, kind="stable")  # each lexeme's rows ascending
+        starts = np.zeros(len(terms) + 1, np.int64)
+        np.cumsum(np.bincount(by_term, minlength=len(terms)), out=starts[1:])
         self.add([r[0] for r in rows], [r[3] for r in rows], [len(r[1]) for r in rows],
-                 ((lexeme, np.frombuffer(held[0], np.int32), np.frombuffer(held[1], np.int32))
-                  for lexeme, held in grouped.items()))
+                 Segment(terms, starts, np.asarray(owners, np.int32)[order],
+                         np.asarray(counts, np.int32)[order]))
 
     def add(
         self, seqs: Sequence[int], expires: Sequence[float | None],
-        lengths: Sequence[int] | np.ndarray, holders: Iterable[tuple[str, np.ndarray, np.ndarray]],
+        lengths: Sequence[int] | np.ndarray, postings: Segment,
     ) -> None:
-        """Add rows after those held: their seqs, expiry times and lengths, and for each
-        lexeme the rows holding it, as indexes into these (ascending, int32), with its
-        occurrences in each (int32)."""
+        """Add rows after those held: their seqs, expiry times and lengths, and their
+        postings (rows numbered from 0 in these rows)."""
         if not len(seqs):
             return
         start, end = self._place(seqs, expires)
         self._lengths[start:end] = lengths
-        postings = self.postings
-        for lexeme, rows, counts in holders:
-            rows = rows + np.int32(start) if start else rows
-            held = postings.get(lexeme)
-            if held is None:
-                self._posting_bytes += POSTING_OVERHEAD
-            else:
-                self._posting_bytes -= held[0].nbytes + held[1].nbytes
-                rows, counts = np.concatenate((held[0], rows)), np.concatenate((held[1], counts))
-            postings[lexeme] = (rows, counts)
-            self._posting_bytes += rows.nbytes + counts.nbytes
+        if start:
+            postings = Segment(postings.terms, postings.starts, postings.rows + np.int32(start),
+                               postings.counts)
+        segments = self._segments
+        segments.append(postings)
+        while len(segments) > 1 and len(segments[-1].rows) * 2 >= len(segments[-2].rows):
+            later = segments.pop()
+            segments[-1] = segments[-1].merged(later)
+        self._posting_bytes = sum(seg.nbytes() for seg in segments)
         self.size = end
 
 
@@ -168,10 +220,6 @@ fetch, half the postings; measured once): a reload (the first search, a trimmed 
 rows past a quarter) costs that much once."""
 
 
-CACHE_FROM = 256
-"""Cells that have added fewer records are read with each search, not cached."""
-
-
 class ScopeLexicalCache(CellFamily[ScopePostings]):
     """Postings per scope cell, checked against the cells' counters each query; a search
     ranks the cells it sees together.
@@ -182,8 +230,8 @@ class ScopeLexicalCache(CellFamily[ScopePostings]):
         (0, 0)
     """
 
-    def __init__(self, cache: CellCache, *, cache_from: int = CACHE_FROM) -> None:
-        super().__init__(cache, "postings", "inserts", cache_from)
+    def __init__(self, cache: CellCache) -> None:
+        super().__init__(cache, "postings", "inserts")
 
     def ranked(
         self, scope: ScopeRead, lexemes: Sequence[str | None], total: float, depth: int,

@@ -145,7 +145,8 @@ DEAD_FLOOR = 1024
 
 class ScopeRows:
     """The rows a cache holds for one cell: their records' seqs and expiry times, in buffers
-    with spare room (an eighth, growing by half when full) so that appends rarely copy them,
+    with spare room (an eighth after a load, growing by half when full, by at least 64 rows)
+    so that appends rarely copy them,
     and the cell's counters they were read at (`changes`, `added`, `logged`). A record's
     rows are masked when it changes (expiry -inf) and its rows now selected appended again,
     so seqs ascend until a record is added again. A subclass keeps its own columns beside
@@ -271,8 +272,9 @@ class ScopeRows:
         """Write the seqs and expiry times of rows after those held; returns their
         (start, end) in the buffers. The caller fills its columns, then sets `size`."""
         start, end = self.size, self.size + len(seqs)
-        if end > len(self._seqs):
-            self._grow(max(end + end // 8, len(self._seqs) * 3 // 2, 64))
+        if end > len(self._seqs):  # a first load gets an eighth spare, a growth half again
+            self._grow(end + end // 8 if not self.size
+                       else max(end + end // 8, len(self._seqs) * 3 // 2, 64))
         self._seqs[start:end] = seqs
         self._expires[start:end] = [np.inf if e is None else e for e in expires]
         self.soonest = min(self.soonest, float(self._expires[start:end].min()))

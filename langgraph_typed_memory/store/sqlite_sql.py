@@ -18,7 +18,12 @@ import numpy as np
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES, CellCache
+from langgraph_typed_memory.store.cell_cache import (
+    DEFAULT_CACHE_BYTES,
+    CellCache,
+    counted_cells,
+    counters_sql,
+)
 from langgraph_typed_memory.store.fts5_cache import TOKENIZE, ScopeFts5Cache
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.scope_cache import (
@@ -324,8 +329,9 @@ class SqliteDialect:
         best first (ties: older row first).
 
         A ranking with a depth runs on the scope's cached postings (`ScopeFts5Cache`, the
-        same scores to the bit): one statement reads the table's statistics and the scope's
-        counters, and the rest is arithmetic in this process. A term the tokenizer splits
+        same scores to the bit): a statement reads the scope's counters (shared with the
+        vector search beside it), one the table's statistics, and the rest is arithmetic in
+        this process. A term the tokenizer splits
         into several tokens or none (`foo_bar`: a phrase), or a ranking of every matching row
         (a value filter, no depth), runs as one statement instead. Its ties are broken by seq
         so the list does not depend on the sorter; `CROSS JOIN` keeps the full-text scan
@@ -350,10 +356,13 @@ class SqliteDialect:
                              f"ranks the kinds {sorted(FTS_TABLES)}")
         terms = list(dict.fromkeys(terms))
         if depth is not None:
+            # the cells' counters first: the vector search of the same scope, run beside
+            # this one, asks for them in the same turn, and they go out once
+            counted = counted_cells(scope, (yield counters_sql(scope)))
             tokens = yield from self.postings.tokenizer.tokens(terms)
             if all(len(t) == 1 for t in tokens):
                 return (yield from self.postings.ranked(
-                    scope, table, [t for t, in tokens], depth))
+                    scope, table, [t for t, in tokens], depth, counted))
         where, params = scope.live()
         match = " OR ".join(f'"{t}"' for t in terms)
         rows = yield Sql(

@@ -2,9 +2,8 @@
 
 Both backends rank vectors the same way: each scope cell's vectors, read after the SQL scope
 filter, are kept unit-normalized as one float32 matrix (`cell_cache`: a byte-bounded LRU
-shared by a store's caches; small cells are read with each search instead), so a query is
-one matrix-vector product per cell the scope sees (exact: every vector in scope is scored),
-and the cells' best are merged.
+shared by a store's caches), so a query is one matrix-vector product per cell the scope sees
+(exact: every vector in scope is scored), and the cells' best are merged.
 
 Entries are kept valid by the cells' counters (`scope_cache`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
@@ -17,19 +16,15 @@ and one BLAS call on two threads reads it no faster than one thread (75k x 384: 
 way), while two threads on two halves do (100k x 384: 4.9 against 7.6 ms, measured once);
 chunks also let the facts and episodes searches of one fan-out share both threads.
 
-Where the process has already imported torch (the bundled offline embedder does), an entry
-also keeps a float16 copy of its matrix, and a ranking with a depth reads that instead: half
-the bytes, `torch.mv` on float16 (75k x 384: ~3.6 ms against einsum's ~5.3 on float32, one
-thread). The result stays exact: every row whose float16 score comes within twice the error
-bound (`HALF_ERROR`) of the float16 cut is rescored from the float32 matrix, and the ranking
-is taken on those exact scores (`_rank_half` gives the argument). torch is never imported
-here: ~1 s and hundreds of MB for a process that does not otherwise use it.
+No float16 copy is kept: `torch.mv` on float16 (rescored exactly near the cut) had been ~0.7
+ms faster per fan-out at 100k on a quiet machine, but with other work on the cores it was
+slower than einsum on float32 (75k x 384: 14.5 against 9.2 ms, one thread) and cost half
+again the cache's memory (docs/backends.md).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -53,12 +48,6 @@ __all__ = ["ScopeVectorCache", "VectorRanking", "SQLITE_JOIN", "POSTGRES_JOIN"]
 Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
 
-CACHE_FROM = 256
-"""Cells that have added fewer vectors are read with each search, not cached: from the
-scope index and the vectors' primary key. They cost no memory, but a read: on SQLite a
-search of one such cell took 1.7 ms at 16 rows and 4.6 ms at 256 against 1.1 and 1.6 cached
-(docs/backends.md), so the threshold trades time for memory."""
-
 SQLITE_JOIN = "CROSS JOIN memory_vectors v ON v.seq = m.seq"
 """A cell's vectors, driven from its rows: SQLite keeps the tables in the order written
 with CROSS JOIN, so the scope index gives the rows and the primary key each one's vectors."""
@@ -79,18 +68,6 @@ parts of 32k, 32k, 11k and 25k rows, which two threads cannot split evenly): p50
 10.10 / 13.57 against 10.52 / 14.84 ms on Postgres, 8.00 / 11.20 against 8.08 / 11.48 on
 SQLite (scratch A/B, 10 alternated rounds of 200 fan-outs, session 9; 25k chunks were
 slower: 11.66 / 16.92 against 10.52 / 14.73)."""
-
-
-HALF_ERROR = 2e-3
-"""A bound on |float16 score - float32 score| of unit vectors: each input rounded to float16
-(relative error 2^-11, so at most 2^-10 x |q| |m| = 2^-10 for the product), the sum
-accumulated in float32, the output rounded to float16 (2^-11 of a score of at most 1):
-~1.5e-3 in all. Measured: at most 1.1e-4 over 75k random 384-d rows."""
-
-
-def _torch() -> Any | None:
-    """torch, if this process has imported it already; None otherwise."""
-    return sys.modules.get("torch")
 
 
 def _new_workers() -> ThreadPoolExecutor:
@@ -114,15 +91,12 @@ class _ScopeMatrix(ScopeRows):
     """A cell's vectors (unit-normalized rows; zero vectors stay zero), beside their
     records' seqs, expiry times (`ScopeRows`) and priors."""
 
-    __slots__ = ("_decode", "_matrix", "_half", "_priors")
+    __slots__ = ("_decode", "_matrix", "_priors")
 
     def __init__(self, changes: int, added: int, logged: int, decode: Decode) -> None:
         super().__init__(changes, added, logged)
         self._decode = decode
         self._matrix = np.zeros((0, 0), np.float32)
-        self._half: Any | None = None
-        """The matrix in float16 (a torch tensor) where torch was loaded when the entry
-        started; None otherwise."""
         self._priors = np.zeros((0, 3), np.float64)
         """Per row: the record's confidence (0 if none), time (occurred, else created) and
         compaction tier."""
@@ -131,29 +105,19 @@ class _ScopeMatrix(ScopeRows):
     def matrix(self) -> np.ndarray:
         return self._matrix[: self.size]
 
-    @property
-    def half(self) -> Any | None:
-        return None if self._half is None else self._half[: self.size]
-
     def _grow(self, room: int) -> None:
         super()._grow(room)
         matrix = np.zeros((room, self._matrix.shape[1]), np.float32)
         matrix[: self.size] = self._matrix[: self.size]
         self._matrix = matrix
-        if self._half is not None:
-            half = self._half.new_zeros((room, self._half.shape[1]))
-            half[: self.size] = self._half[: self.size]
-            self._half = half
         self._priors = np.resize(self._priors, (room, 3))
 
     def _trim(self) -> None:
         super()._trim()
         self._matrix, self._priors = self._matrix[: self.size], self._priors[: self.size]
-        self._half = self.half
 
     def nbytes(self) -> int:
-        half = 0 if self._half is None else self._half.nelement() * self._half.element_size()
-        return super().nbytes() + int(self._matrix.nbytes + self._priors.nbytes) + half
+        return super().nbytes() + int(self._matrix.nbytes + self._priors.nbytes)
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add (seq, embedding, expires_at, confidence, time, tier) rows."""
@@ -162,15 +126,10 @@ class _ScopeMatrix(ScopeRows):
         vectors = self._decode([r[1] for r in rows])
         if not self.size:
             self._matrix = np.zeros((len(self._seqs), vectors.shape[1]), np.float32)
-            torch = _torch()
-            self._half = None if torch is None else torch.zeros(
-                (len(self._seqs), vectors.shape[1]), dtype=torch.float16)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         start, end = self._place([r[0] for r in rows], [r[2] for r in rows])
         self._matrix[start:end] = vectors / norms
-        if self._half is not None:
-            self._half[start:end] = _torch().from_numpy(self._matrix[start:end])  # type: ignore[union-attr]
         self._priors[start:end] = [(r[3] or 0.0, r[4], int(r[5] or 0)) for r in rows]
         self.size = end
 
@@ -210,9 +169,8 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
 
     def __init__(
         self, cache: CellCache, *, parallel_from: int = PARALLEL_FROM, chunks: int = CHUNKS,
-        cache_from: int = CACHE_FROM,
     ) -> None:
-        super().__init__(cache, "vectors", "appends", cache_from)
+        super().__init__(cache, "vectors", "appends")
         self.parallel_from = parallel_from
         self.chunks = chunks
 
@@ -251,8 +209,7 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
             expires = cell.expires if cell.soonest <= now else None
             for i in range(0, cell.size, max(step, 1)):
                 args = (cell.matrix[i : i + step], cell.seqs[i : i + step],
-                        None if expires is None else expires[i : i + step], now, query, depth,
-                        None if cell.half is None else cell.half[i : i + step])
+                        None if expires is None else expires[i : i + step], now, query, depth)
                 if total < self.parallel_from:
                     part: Future[list[tuple[int, float]]] = Future()
                     part.set_result(_rank(*args))
@@ -305,17 +262,14 @@ def _merged(
 
 def _rank(
     matrix: np.ndarray, seqs: np.ndarray, expires: np.ndarray | None, now: float,
-    query: Sequence[float], depth: int | None, half: Any | None = None,
+    query: Sequence[float], depth: int | None,
 ) -> list[tuple[int, float]]:
     """Best-first (seq, cosine) of normalized `matrix` rows against `query`, leaving out rows
-    whose expiry (`expires`, None: none due) has passed at `now`; `half`, the same rows in
-    float16 (a torch tensor), if held."""
+    whose expiry (`expires`, None: none due) has passed at `now`."""
     if not len(seqs):
         return []
     q = np.asarray(query, dtype=np.float32)
     norm = float(np.linalg.norm(q))
-    if norm and half is not None and depth is not None and len(seqs) > depth * 4:
-        return _rank_half(matrix, seqs, expires, now, q / norm, depth, half)
     if not norm:
         scores = np.zeros(len(seqs), np.float32)
     else:
@@ -324,30 +278,6 @@ def _rank(
         live = expires > now
         seqs, scores = seqs[live], scores[live]
     return _top(seqs, scores, depth)
-
-
-def _rank_half(
-    matrix: np.ndarray, seqs: np.ndarray, expires: np.ndarray | None, now: float,
-    unit: np.ndarray, depth: int, half: Any,
-) -> list[tuple[int, float]]:
-    """`_rank` read from the float16 rows, exactly.
-
-    `_top` needs the best `keep` = 4 x depth rows by exact score. Let c be the keep-th best
-    float16 score among the live rows, and e the error bound. The keep rows best by exact
-    score each have a float16 score of at least (their exact score - e), so c >= (keep-th
-    exact score - e); each of them thus has a float16 score >= (keep-th exact score - e) >=
-    c - 2e. Rescoring every live row at or above c - 2e from the float32 matrix finds them
-    all, with the scores `_rank` gives.
-    """
-    approx = half.mv(half.new_tensor(unit)).float().numpy()  # new_tensor: float16
-    live = None if expires is None else expires > now
-    if live is not None:
-        approx[~live] = -np.inf
-    keep = depth * 4
-    cut = np.partition(approx, len(approx) - keep)[len(approx) - keep]
-    close = approx >= cut - 2 * HALF_ERROR
-    rows = np.flatnonzero(close if live is None else close & live)
-    return _top(seqs[rows], np.einsum("ij,j->i", matrix[rows], unit), depth)
 
 
 def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
