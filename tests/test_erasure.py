@@ -175,7 +175,6 @@ class _BrokenSaver:
 async def test_a_failing_checkpointer_still_leaves_nothing_erased_in_memory(tmp_path, asynchronous):
     with SqliteMemoryStore.from_conn_string(str(tmp_path / "b.db"), index=hash_index()) as store:
         store.setup()
-        cache_every_cell(store)
         ns = ("tenant:acme", "user:alice", "fact")
         store.put(ns, "home", {"subject": "user", "predicate": "home_city",
                                "content": f"The user lives in {CANARY}ville."})
