@@ -50,7 +50,7 @@ state autovacuum leaves a table in after a bulk insert (hint bits and visibility
 LangGraph's PostgresStore loads for minutes and autovacuum settles its tables meanwhile,
 while the product's load takes under a minute. After an `ANALYZE` alone, the first 200
 fan-outs had a p95 1.4-3.3 ms above the next 200 in three scratch runs (not so after the
-vacuum). Since session 10 a `CHECKPOINT` follows: the product loads 100k memories in well
+vacuum). A `CHECKPOINT` follows: the product loads 100k memories in well
 under a minute and left ~340 MB of dirty pages for the checkpointer to write during its own
 measurements, where LangGraph's seven-minute load has had them written meanwhile. Also
 reported: database size on disk (SQLite file + WAL,

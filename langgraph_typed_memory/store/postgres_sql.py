@@ -158,7 +158,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
             # counts (columns no index covers) are then updated in place (HOT), where on
             # full pages each updated row was a new version entered in all nine indexes, the
             # GIN ones included (a flush of 64: ~4 ms, and ~20 ms when it filled a GIN pending
-            # list; with room: ~1.7 ms, 93% HOT; scratch measurement at 100k). Pages written
+            # list; with room: ~1.7 ms, 93% HOT, at 100k: docs/lifecycle.md). Pages written
             # before the migration keep theirs until rewritten.
             "0014_memories_fillfactor",
             ("ALTER TABLE memories SET (fillfactor = 90)",),

@@ -61,13 +61,9 @@ PARALLEL_FROM = 16_384
 short, with little to hide behind the SQL (a judgment, not a measured optimum)."""
 CHUNKS = 2
 """Chunks of a ranking in worker threads: one per thread, so that the scopes one fan-out
-ranks at once (facts and episodes) split evenly over both threads. On the 100k fan-out of the
-latency benchmark (75k facts, 25k episodes) chunks of 32k or 40k rows had been ~2 ms faster
-at p50 than 16k or one ranking per scope (session 7); halves, against 32k chunks (four
-parts of 32k, 32k, 11k and 25k rows, which two threads cannot split evenly): p50 / p95
-10.10 / 13.57 against 10.52 / 14.84 ms on Postgres, 8.00 / 11.20 against 8.08 / 11.48 on
-SQLite (scratch A/B, 10 alternated rounds of 200 fan-outs, session 9; 25k chunks were
-slower: 11.66 / 16.92 against 10.52 / 14.73)."""
+ranks at once (facts and episodes) split evenly over both threads; fixed-size chunks (32k
+rows) left four uneven parts two threads could not share, and were slower (the figures are
+in docs/backends.md)."""
 
 
 def _new_workers() -> ThreadPoolExecutor:
