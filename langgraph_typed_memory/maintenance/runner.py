@@ -47,7 +47,7 @@ from langgraph_typed_memory.maintenance.settings import (
 )
 from langgraph_typed_memory.store import maintenance as plans
 from langgraph_typed_memory.store.protocol import Plan
-from langgraph_typed_memory.store.retry import PlanSource
+from langgraph_typed_memory.store.retry import PlanSource, is_retryable
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -91,10 +91,13 @@ class _Run:
         return self.engine.clock().timestamp()
 
     def write(self, plan: Plan[Any]) -> Any:
-        """Run a write plan; a concurrent change skips it (counted) until the next run."""
+        """Run a write plan; a concurrent change (seen by the plan, or a writer the database
+        made this transaction yield to, rolled back) skips it (counted) until the next run."""
         try:
             return self.execute(plan)
-        except plans.ConcurrentChange:
+        except Exception as exc:
+            if not isinstance(exc, plans.ConcurrentChange) and not is_retryable(exc):
+                raise
             self.step.add("skipped_concurrent_change")
             return None
 
