@@ -132,7 +132,10 @@ def backend_store_factory(
             cleanups.append(conn.close)
             cls = AsyncSqliteMemoryStore if backend == "async_sqlite" else SqliteMemoryStore
             store = cls(conn, index=index, **kwargs)
-            SqliteMemoryStore.setup(store)
+            if isinstance(store, AsyncSqliteMemoryStore):
+                asyncio.run(store.setup())
+            else:
+                store.setup()
             created.append(store)
             return store
         server = request.getfixturevalue("pg_server")

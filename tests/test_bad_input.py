@@ -15,6 +15,7 @@ reason, so the suite stays green while the bug is visible (and fails once it is 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -137,7 +138,10 @@ def open_store(
         conn = connect_sqlite(":memory:" if backend == "sqlite_memory" else str(path))
         cls = AsyncSqliteMemoryStore if backend == "async_sqlite" else SqliteMemoryStore
         store = cls(conn, **kwargs)
-        SqliteMemoryStore.setup(store)
+        if isinstance(store, AsyncSqliteMemoryStore):
+            asyncio.run(store.setup())
+        else:
+            store.setup()
         return store, conn.close
     url = fresh_database(request.getfixturevalue("pg_server"))
     if backend == "postgres":
@@ -253,7 +257,7 @@ def _rows(cursor: Any, table: str) -> dict[Any, tuple[Any, ...]]:
 
 def raw_tables(store: BaseStore) -> dict[str, dict[Any, tuple[Any, ...]]]:
     """Every row of every table, read outside the store (a second connection where possible)."""
-    if isinstance(store, SqliteMemoryStore):
+    if isinstance(store, (SqliteMemoryStore, AsyncSqliteMemoryStore)):
         path = store.conn.execute("PRAGMA database_list").fetchone()[2]
         conn = sqlite3.connect(path) if path else store.conn  # ":memory:" has no second door
         try:

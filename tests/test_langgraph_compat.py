@@ -277,3 +277,64 @@ def test_a_postgres_connection_with_dict_rows_works(request: pytest.FixtureReque
             return [i.key for i in await store.asearch(facts, query="Lyon")]
 
     assert asyncio.run(run()) == ["city"]
+
+
+STORE_CLASSES = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "PostgresMemoryStore",
+                 "AsyncPostgresMemoryStore"]
+
+
+@pytest.mark.parametrize("name", STORE_CLASSES)
+def test_no_method_changes_between_sync_and_async_down_the_hierarchy(name: str) -> None:
+    """A method is sync or async in every class that defines it: an async store's `setup` is
+    a coroutine (as on LangGraph's async stores) without overriding a sync `setup` of a class
+    it derives from, so a sync call never meets a coroutine it did not expect."""
+    import inspect
+
+    import langgraph_typed_memory as ltm
+
+    cls = getattr(ltm, name)
+    for attr in {a for klass in cls.__mro__ for a in vars(klass)}:
+        shapes = {klass.__name__: inspect.iscoroutinefunction(vars(klass)[attr])
+                  for klass in cls.__mro__ if attr in vars(klass)
+                  and inspect.isfunction(vars(klass)[attr])}
+        assert len(set(shapes.values())) <= 1, f"{name}.{attr}: {shapes}"
+    expect_async = name.startswith("Async")
+    assert inspect.iscoroutinefunction(cls.setup) is expect_async
+    assert inspect.iscoroutinefunction(cls.sweep_ttl) is expect_async
+
+
+def test_async_postgres_maintenance_runs_on_the_event_loop(
+        request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The async Postgres store's own a* methods drive their plans on its event loop: none
+    hops to a worker thread (and back through the loop) on the way."""
+    import asyncio
+
+    psycopg = pytest.importorskip("psycopg")
+
+    from langgraph_typed_memory import AsyncPostgresMemoryStore
+    from tests.conftest import fresh_database
+
+    url = fresh_database(request.getfixturevalue("pg_server"))
+    prefs = ("tenant:acme", "user:alice", "preference")
+
+    def no_thread(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a worker thread was used: {args[:1]!r}")
+
+    async def run() -> tuple[Any, ...]:
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            store = AsyncPostgresMemoryStore(conn)
+            await store.setup()
+            monkeypatch.setattr(asyncio, "to_thread", no_thread)
+            await store.aput(prefs, "tone", {"value": "terse"})
+            await store.aget(prefs, "tone")
+            flushed = await store.aflush_access()
+            swept = await store.asweep()
+            ttl = await store.sweep_ttl()
+            ok = (await store.acheck_invariants()).ok
+            history = await store.ahistory(prefs, "tone")
+            erased = await store.aerase("acme", "alice")
+            return flushed, swept.expired + swept.forgotten, ttl, ok, len(history), erased.records
+
+    flushed, swept, ttl, ok, versions, deleted = asyncio.run(run())
+    assert (flushed, swept, ttl, ok, versions) == (1, 0, 0, True, 1)
+    assert deleted.get("preference") == 1

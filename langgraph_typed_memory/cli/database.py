@@ -23,7 +23,7 @@ from langgraph_typed_memory.errors import TypedMemoryError
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.cli.inspection import SchemaState
-    from langgraph_typed_memory.store.base import MemoryStoreBase
+    from langgraph_typed_memory.store.base import SyncMemoryStore
 
 __all__ = [
     "DB_ENV",
@@ -95,7 +95,7 @@ def redact(target: str) -> str:
 class OpenedStore:
     """A store opened by the CLI, with what was decided while opening it."""
 
-    store: MemoryStoreBase
+    store: SyncMemoryStore
     target: str
     backend: str
     schema: SchemaState
@@ -191,7 +191,7 @@ def _connect(target: str) -> tuple[Any, str]:
         raise CliError(f"cannot connect to {redact(target)}: {reason}") from None
 
 
-def _make_store(backend: str, conn: Any, index: dict[str, Any] | None) -> MemoryStoreBase:
+def _make_store(backend: str, conn: Any, index: dict[str, Any] | None) -> SyncMemoryStore:
     if backend == "sqlite":
         from langgraph_typed_memory.store.sqlite import SqliteMemoryStore
 

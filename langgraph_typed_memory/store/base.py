@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from langgraph_typed_memory.maintenance.report import MaintenanceReport, Progress
     from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
 
-__all__ = ["MemoryStoreBase", "utc_now"]
+__all__ = ["AsyncMemoryStore", "MemoryStoreBase", "SyncMemoryStore", "utc_now"]
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +129,23 @@ class MemoryStoreBase(LangGraphApi):
         """
         raise NotImplementedError
 
+    async def _arun(self, plan: PlanSource[Any]) -> Any:
+        """Execute an engine plan from async code: in a worker thread by default (the
+        backend's driver is synchronous); an async backend drives it on its event loop."""
+        return await asyncio.to_thread(self._run, plan)
+
+    @asynccontextmanager
+    async def _aflushing(self) -> AsyncIterator[None]:
+        """Hold `_flushing` from async code without blocking the event loop (an async
+        backend's background flush needs that loop to finish), and without leaving it held
+        if the caller is cancelled while waiting."""
+        while not self._flushing.acquire(blocking=False):
+            await asyncio.sleep(0.001)
+        try:
+            yield
+        finally:
+            self._flushing.release()
+
     def _background_runner(self) -> Callable[[PlanSource[Any]], Any] | None:
         """How a background thread runs a plan; None: it cannot, and reads flush inline.
         `_run` by default: a psycopg connection closed while another thread runs a statement
@@ -155,7 +172,10 @@ class MemoryStoreBase(LangGraphApi):
         try:
             yield self
         finally:
-            await asyncio.to_thread(self._flush_quietly)
+            try:
+                await self.aflush_access()
+            except Exception as exc:
+                logger.warning("Access counts not written at close: %r", exc)
 
     def flush_access(self) -> int:
         """Write the buffered access counts now; returns how many records were updated.
@@ -179,35 +199,9 @@ class MemoryStoreBase(LangGraphApi):
             return int(self._run(self._engine.access.flush))
 
     async def aflush_access(self) -> int:
-        """Async `flush_access` (it waits in a worker thread, off the event loop)."""
-        return await asyncio.to_thread(self.flush_access)
-
-    def setup(self) -> None:
-        """Create or migrate the schema. Idempotent; each migration runs in a transaction.
-
-        Example:
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
-            ...     store.setup()
-            ...     store.setup()  # a second call applies nothing
-        """
-        self._run(self._engine.setup)
-
-    def sweep_ttl(self) -> int:
-        """Delete items whose TTL has passed; returns how many were deleted.
-
-        Example:
-            >>> from datetime import UTC, datetime, timedelta
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> now = [datetime(2026, 1, 1, tzinfo=UTC)]
-            >>> with SqliteMemoryStore.from_conn_string(":memory:", clock=lambda: now[0]) as store:
-            ...     store.setup()
-            ...     store.put(("notes",), "n1", {"text": "call back"}, ttl=5)
-            ...     now[0] += timedelta(minutes=6)
-            ...     print(store.sweep_ttl())
-            1
-        """
-        return int(self._run(self._engine.sweep_ttl))
+        """Async `flush_access`."""
+        async with self._aflushing():
+            return int(await self._arun(self._engine.access.flush))
 
     def sweep(
         self, *, freshness: bool = True, gc: bool = True, retention: bool = True
@@ -243,9 +237,11 @@ class MemoryStoreBase(LangGraphApi):
     async def asweep(
         self, *, freshness: bool = True, gc: bool = True, retention: bool = True
     ) -> SweepReport:
-        """Async `sweep` (the work runs off the event loop)."""
-        return await asyncio.to_thread(self.sweep, freshness=freshness, gc=gc,
-                                       retention=retention)
+        """Async `sweep`."""
+        plan = partial(sweep_plan, self._engine, freshness=freshness, gc=gc, retention=retention)
+        async with self._aflushing():
+            report: SweepReport = await self._arun(plan)
+        return report
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations (reads first, then writes in one transaction).
@@ -264,8 +260,10 @@ class MemoryStoreBase(LangGraphApi):
         return list(self._run(lambda: self._engine.run(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations in a worker thread, off the event loop."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """Execute operations (reads first, then writes in one transaction), off the event
+        loop."""
+        ops = list(ops)
+        return list(await self._arun(lambda: self._engine.run(ops)))
 
     def check_invariants(self) -> InvariantReport:
         """Verify the database's invariants; `report.ok` is True when all hold.
@@ -283,7 +281,8 @@ class MemoryStoreBase(LangGraphApi):
 
     async def acheck_invariants(self) -> InvariantReport:
         """Async `check_invariants`."""
-        return await asyncio.to_thread(self.check_invariants)
+        return await self._arun(  # type: ignore[no-any-return]
+            lambda: check_plan(self._engine.has_vector_table))
 
     def erase(
         self,
@@ -340,7 +339,7 @@ class MemoryStoreBase(LangGraphApi):
         """Async `erase` (the checkpointer's async API for its threads)."""
         plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
                        untyped_prefixes=[tuple(p) for p in untyped_prefixes])
-        report: ErasureReport = await asyncio.to_thread(self._run, plan)
+        report: ErasureReport = await self._arun(plan)
         try:
             if checkpointer is not None:
                 found = [c async for c in checkpointer.alist(
@@ -349,7 +348,7 @@ class MemoryStoreBase(LangGraphApi):
                 for thread in report.threads:
                     await checkpointer.adelete_thread(thread)
         finally:
-            await asyncio.to_thread(self._run, partial(purge_plan, self._engine))
+            await self._arun(partial(purge_plan, self._engine))
         return report
 
     def export_scope(
@@ -638,8 +637,84 @@ class MemoryStoreBase(LangGraphApi):
         config: MaintenanceConfig | Mapping[str, Any] | None = None,
     ) -> FeedbackResult:
         """Async `feedback`."""
-        return await asyncio.to_thread(self.feedback, namespace, key, verdict, actor=actor,
-                                       reason=reason, config=config)
+        from langgraph_typed_memory.maintenance.feedback import check_verdict
+        from langgraph_typed_memory.maintenance.settings import normalize_maintenance
+        from langgraph_typed_memory.store.maintenance import feedback_plan
+
+        plan = feedback_plan(self._engine, tuple(namespace), key, check_verdict(verdict),
+                             actor=actor, reason=reason, settings=normalize_maintenance(config))
+        return await self._arun(plan)  # type: ignore[no-any-return]
+
+
+class SyncMemoryStore(MemoryStoreBase):
+    """A store driven from synchronous code: `setup` and `sweep_ttl` return their result
+    (the async methods of `BaseStore` are there too)."""
+
+    def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.setup()  # a second call applies nothing
+        """
+        self._run(self._engine.setup)
+
+    def sweep_ttl(self) -> int:
+        """Delete items whose TTL has passed; returns how many were deleted.
+
+        Example:
+            >>> from datetime import UTC, datetime, timedelta
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> now = [datetime(2026, 1, 1, tzinfo=UTC)]
+            >>> with SqliteMemoryStore.from_conn_string(":memory:", clock=lambda: now[0]) as store:
+            ...     store.setup()
+            ...     store.put(("notes",), "n1", {"text": "call back"}, ttl=5)
+            ...     now[0] += timedelta(minutes=6)
+            ...     print(store.sweep_ttl())
+            1
+        """
+        return int(self._run(self._engine.sweep_ttl))
+
+
+class AsyncMemoryStore(MemoryStoreBase):
+    """A store driven from async code: `setup` and `sweep_ttl` are coroutines, as on
+    LangGraph's async stores (the sync `BaseStore` methods work from other threads)."""
+
+    async def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; each migration runs in a transaction.
+
+        Example:
+            >>> import asyncio
+            >>> from langgraph_typed_memory import AsyncSqliteMemoryStore
+            >>> async def main():
+            ...     async with AsyncSqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...         await store.setup()
+            ...         await store.setup()  # a second call applies nothing
+            >>> asyncio.run(main())
+        """
+        await self._arun(self._engine.setup)
+
+    async def sweep_ttl(self) -> int:
+        """Delete items whose TTL has passed; returns how many were deleted.
+
+        Example:
+            >>> import asyncio
+            >>> from datetime import UTC, datetime, timedelta
+            >>> from langgraph_typed_memory import AsyncSqliteMemoryStore
+            >>> now = [datetime(2026, 1, 1, tzinfo=UTC)]
+            >>> async def main():
+            ...     async with AsyncSqliteMemoryStore.from_conn_string(
+            ...             ":memory:", clock=lambda: now[0]) as store:
+            ...         await store.setup()
+            ...         await store.aput(("notes",), "n1", {"text": "call back"}, ttl=5)
+            ...         now[0] += timedelta(minutes=6)
+            ...         return await store.sweep_ttl()
+            >>> asyncio.run(main())
+            1
+        """
+        return int(await self._arun(self._engine.sweep_ttl))
 
 
 def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
+from langgraph.store.base import IndexConfig, TTLConfig
 
 from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.gate import GateConfig
-from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.base import AsyncMemoryStore, MemoryStoreBase, SyncMemoryStore
 from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES
-from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
 from langgraph_typed_memory.store.retry import Attempt, run_async, run_sync
@@ -112,7 +111,7 @@ def _check_autocommit(conn: Any) -> None:
         )
 
 
-class PostgresMemoryStore(MemoryStoreBase):
+class PostgresMemoryStore(SyncMemoryStore):
     """Typed memory on Postgres + pgvector: a drop-in LangGraph `BaseStore`.
 
     Args:
@@ -236,7 +235,7 @@ class PostgresMemoryStore(MemoryStoreBase):
 
 
 
-class AsyncPostgresMemoryStore(MemoryStoreBase):
+class AsyncPostgresMemoryStore(AsyncMemoryStore):
     """Typed memory on Postgres with psycopg's async connection or pool.
 
     The sync methods work from other threads while the store's event loop runs (as with
@@ -305,6 +304,12 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                     yield store
 
     async def _arun(self, plan: Any) -> Any:
+        """Drive a plan on the store's event loop (the connection belongs to it); called
+        from another loop, the work is handed over and awaited without blocking the
+        caller's loop."""
+        if asyncio.get_running_loop() is not self.loop:
+            future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
+            return await asyncio.wrap_future(future)
         return await run_async(plan, self._attempt, self.retry_policy)
 
     async def _attempt(self, plan: Any, attempt: Attempt) -> Any:
@@ -348,30 +353,6 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
                                  attempt.awatch_rollback(rollback), embed_timeout=_timeout(self),
                                  reads=reads)
 
-    async def setup(self) -> None:  # type: ignore[override]
-        """Create or migrate the schema. Idempotent; each migration runs in a transaction."""
-        await self._arun(self._engine.setup)
-
-    async def sweep_ttl(self) -> int:  # type: ignore[override]
-        """Delete items whose TTL has passed; returns how many were deleted."""
-        return int(await self._arun(self._engine.sweep_ttl))
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Execute operations (reads first, then writes in one transaction).
-
-        Called from another event loop than the store's, the work is handed to the store's
-        loop (the connection belongs to it) and awaited without blocking the caller's loop.
-        """
-        ops = list(ops)
-
-        def plan() -> Any:
-            return self._engine.run(ops)
-
-        if asyncio.get_running_loop() is not self.loop:
-            future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
-            return list(await asyncio.wrap_future(future))
-        return list(await self._arun(plan))
-
     def _run(self, plan: Any) -> Any:
         """Run a plan on the store's event loop from another thread (sync methods)."""
         try:
@@ -384,13 +365,3 @@ class AsyncPostgresMemoryStore(MemoryStoreBase):
         except RuntimeError:
             pass
         return asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop).result()
-
-    async def acheck_invariants(self) -> InvariantReport:
-        """Verify the database's invariants on the store's own loop."""
-        def plan() -> Any:
-            return check_plan(self._engine.has_vector_table)
-
-        if asyncio.get_running_loop() is not self.loop:
-            future = asyncio.run_coroutine_threadsafe(self._arun(plan), self.loop)
-            return await asyncio.wrap_future(future)  # type: ignore[no-any-return]
-        return await self._arun(plan)  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ from langgraph.store.base import IndexConfig, TTLConfig
 
 from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.gate import GateConfig
-from langgraph_typed_memory.store.base import MemoryStoreBase
+from langgraph_typed_memory.store.base import AsyncMemoryStore, MemoryStoreBase, SyncMemoryStore
 from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_sync
 from langgraph_typed_memory.store.retry import Attempt, run_sync
@@ -66,30 +66,9 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     return conn
 
 
-class SqliteMemoryStore(MemoryStoreBase):
-    """Typed memory on SQLite: a drop-in LangGraph `BaseStore`.
-
-    Args:
-        conn: A `sqlite3.Connection` (use `connect_sqlite` or `from_conn_string`).
-        index: LangGraph's `IndexConfig` (`dims`, `embed`, `fields`); None: lexical-only.
-        ttl: LangGraph's `TTLConfig`.
-        retrieval: How semantic discovery ranks (see `RetrievalConfig`).
-        clock: Returns the current time (inject one in tests).
-        gate: Thresholds of the promotion gate (see `GateConfig`).
-        lifecycle: Expiry, garbage collection, access tracking and retention (see
-            `LifecycleConfig`).
-        cache_bytes: The most memory the search caches (vector matrices and full-text
-            postings per scope cell) hold in this process; least recently used cells go
-            first (docs/backends.md).
-
-    Example:
-        >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
-        ...     store.setup()
-        ...     ns = ("tenant:acme", "user:alice", "preference")
-        ...     store.put(ns, "output_format", {"value": "json"})
-        ...     print(store.get(ns, "output_format").value["value"])
-        json
-    """
+class _SqliteDriver(MemoryStoreBase):
+    """What the sync and async SQLite stores share: the connection, its lock, and the
+    driver that runs the engine's plans on it."""
 
     def __init__(
         self,
@@ -109,30 +88,6 @@ class SqliteMemoryStore(MemoryStoreBase):
         )
         self.conn = conn
         self._lock = conn.store_lock if isinstance(conn, _Connection) else threading.RLock()
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls,
-        conn_string: str,
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
-    ) -> Iterator[SqliteMemoryStore]:
-        """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
-        conn = connect_sqlite(conn_string)
-        try:
-            with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                     gate=gate, lifecycle=lifecycle,
-                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
-                yield store
-        finally:
-            conn.close()
 
     def _execute(self, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
         if isinstance(req, Begin):
@@ -169,8 +124,59 @@ class SqliteMemoryStore(MemoryStoreBase):
         return self._run if isinstance(self.conn, _Connection) else None
 
 
-class AsyncSqliteMemoryStore(SqliteMemoryStore):
-    """The async SQLite store: the same engine, run in a worker thread per call.
+class SqliteMemoryStore(_SqliteDriver, SyncMemoryStore):
+    """Typed memory on SQLite: a drop-in LangGraph `BaseStore`.
+
+    Args:
+        conn: A `sqlite3.Connection` (use `connect_sqlite` or `from_conn_string`).
+        index: LangGraph's `IndexConfig` (`dims`, `embed`, `fields`); None: lexical-only.
+        ttl: LangGraph's `TTLConfig`.
+        retrieval: How semantic discovery ranks (see `RetrievalConfig`).
+        clock: Returns the current time (inject one in tests).
+        gate: Thresholds of the promotion gate (see `GateConfig`).
+        lifecycle: Expiry, garbage collection, access tracking and retention (see
+            `LifecycleConfig`).
+        cache_bytes: The most memory the search caches (vector matrices and full-text
+            postings per scope cell) hold in this process; least recently used cells go
+            first (docs/backends.md).
+
+    Example:
+        >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+        ...     store.setup()
+        ...     ns = ("tenant:acme", "user:alice", "preference")
+        ...     store.put(ns, "output_format", {"value": "json"})
+        ...     print(store.get(ns, "output_format").value["value"])
+        json
+    """
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: IndexConfig | Mapping[str, Any] | None = None,
+        ttl: TTLConfig | Mapping[str, Any] | None = None,
+        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        gate: GateConfig | Mapping[str, Any] | None = None,
+        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> Iterator[SqliteMemoryStore]:
+        """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
+        conn = connect_sqlite(conn_string)
+        try:
+            with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+                     gate=gate, lifecycle=lifecycle,
+                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
+                yield store
+        finally:
+            conn.close()
+
+
+class AsyncSqliteMemoryStore(_SqliteDriver, AsyncMemoryStore):
+    """The async SQLite store: the same engine and driver, run in a worker thread per call
+    (`sqlite3` has no async API), so it never blocks the event loop.
 
     Example:
         >>> import asyncio
@@ -185,7 +191,7 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
 
     @classmethod
     @asynccontextmanager
-    async def from_conn_string(  # type: ignore[override]
+    async def from_conn_string(
         cls,
         conn_string: str,
         *,
@@ -206,11 +212,3 @@ class AsyncSqliteMemoryStore(SqliteMemoryStore):
                 yield store
         finally:
             await asyncio.to_thread(conn.close)
-
-    async def setup(self) -> None:  # type: ignore[override]
-        """Create or migrate the schema without blocking the event loop."""
-        await asyncio.to_thread(SqliteMemoryStore.setup, self)
-
-    async def sweep_ttl(self) -> int:  # type: ignore[override]
-        """Delete items whose TTL has passed, off the event loop."""
-        return await asyncio.to_thread(SqliteMemoryStore.sweep_ttl, self)
