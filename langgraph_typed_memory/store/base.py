@@ -50,6 +50,7 @@ from langgraph_typed_memory.store.portability import (
 )
 from langgraph_typed_memory.store.portability import Progress as TransferProgress
 from langgraph_typed_memory.store.promotion import PromoteOp
+from langgraph_typed_memory.store.protocol import Plan
 from langgraph_typed_memory.store.retry import PlanSource, RetryPolicy
 
 if TYPE_CHECKING:
@@ -618,13 +619,8 @@ class MemoryStoreBase(LangGraphApi):
             ...     result.confidence, len(result.promoted)
             (0.8, 1)
         """
-        from langgraph_typed_memory.maintenance.feedback import check_verdict
-        from langgraph_typed_memory.maintenance.settings import normalize_maintenance
-        from langgraph_typed_memory.store.maintenance import feedback_plan
-
-        plan = feedback_plan(self._engine, tuple(namespace), key, check_verdict(verdict),
-                             actor=actor, reason=reason, settings=normalize_maintenance(config))
-        return self._run(plan)  # type: ignore[no-any-return]
+        return self._run(  # type: ignore[no-any-return]
+            self._feedback_plan(namespace, key, verdict, actor, reason, config))
 
     async def afeedback(
         self,
@@ -637,13 +633,19 @@ class MemoryStoreBase(LangGraphApi):
         config: MaintenanceConfig | Mapping[str, Any] | None = None,
     ) -> FeedbackResult:
         """Async `feedback`."""
+        return await self._arun(  # type: ignore[no-any-return]
+            self._feedback_plan(namespace, key, verdict, actor, reason, config))
+
+    def _feedback_plan(
+        self, namespace: tuple[str, ...], key: str, verdict: Verdict, actor: str,
+        reason: str | None, config: MaintenanceConfig | Mapping[str, Any] | None,
+    ) -> Plan[FeedbackResult]:
         from langgraph_typed_memory.maintenance.feedback import check_verdict
         from langgraph_typed_memory.maintenance.settings import normalize_maintenance
         from langgraph_typed_memory.store.maintenance import feedback_plan
 
-        plan = feedback_plan(self._engine, tuple(namespace), key, check_verdict(verdict),
+        return feedback_plan(self._engine, tuple(namespace), key, check_verdict(verdict),
                              actor=actor, reason=reason, settings=normalize_maintenance(config))
-        return await self._arun(plan)  # type: ignore[no-any-return]
 
 
 class SyncMemoryStore(MemoryStoreBase):
