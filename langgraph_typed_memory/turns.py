@@ -28,11 +28,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from langchain_core.messages import BaseMessage
+
 from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.gate import TURN
 
-__all__ = ["Turn", "TURN", "turn_salience", "turn_episode", "turn_episodes", "turn_proposals",
-           "day_label", "CHUNK_WORDS"]
+__all__ = ["Turn", "TURN", "message_text", "turn_salience", "turn_episode", "turn_episodes",
+           "turn_proposals", "day_label", "CHUNK_WORDS"]
 
 REPLY_CHARS = 200
 """Longest reply kept with a logged turn."""
@@ -207,3 +209,21 @@ def turn_proposals(turn: Turn, candidates: Sequence[Mapping[str, Any]] = ()
     correction = any(c.get("correction") or c.get("replaces") for c in candidates)
     return [*stamped, *turn_episodes(turn, salience=turn_salience(turn.text, candidates),
                                      correction=correction)]
+
+
+def message_text(message: BaseMessage | None) -> str:
+    """A message's text content (text parts joined).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> message_text(AIMessage(content=[{"type": "text", "text": "Lyon"}, "in May"]))
+        'Lyon in May'
+    """
+    if message is None:
+        return ""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return " ".join(
+        part.get("text", "") if isinstance(part, Mapping) else str(part) for part in content
+    )

@@ -132,10 +132,8 @@ def backend_store_factory(
             cleanups.append(conn.close)
             cls = AsyncSqliteMemoryStore if backend == "async_sqlite" else SqliteMemoryStore
             store = cls(conn, index=index, **kwargs)
-            if isinstance(store, AsyncSqliteMemoryStore):
-                asyncio.run(store.setup())
-            else:
-                store.setup()
+            # set up by a sync store on the connection: an async test's loop may be running
+            SqliteMemoryStore(conn, index=index, **kwargs).setup()
             created.append(store)
             return store
         server = request.getfixturevalue("pg_server")

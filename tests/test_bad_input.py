@@ -15,7 +15,6 @@ reason, so the suite stays green while the bug is visible (and fails once it is 
 
 from __future__ import annotations
 
-import asyncio
 import math
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -138,10 +137,7 @@ def open_store(
         conn = connect_sqlite(":memory:" if backend == "sqlite_memory" else str(path))
         cls = AsyncSqliteMemoryStore if backend == "async_sqlite" else SqliteMemoryStore
         store = cls(conn, **kwargs)
-        if isinstance(store, AsyncSqliteMemoryStore):
-            asyncio.run(store.setup())
-        else:
-            store.setup()
+        SqliteMemoryStore(conn, **kwargs).setup()  # sync: an async test's loop may be running
         return store, conn.close
     url = fresh_database(request.getfixturevalue("pg_server"))
     if backend == "postgres":

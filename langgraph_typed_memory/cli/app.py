@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from langgraph_typed_memory.cli.choices import BENCHMARKS, MIN_EXPORT_PASSPHRASE
 from langgraph_typed_memory.cli.database import DB_ENV, DEFAULT_DB, CliError
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.lifecycle import STATUSES
@@ -27,21 +28,6 @@ __all__ = ["main", "build_parser", "BENCHMARKS", "MIN_EXPORT_PASSPHRASE"]
 
 PROG = "typed-memory"
 
-BENCHMARKS: dict[str, str] = {
-    "locomo": "locomo_retrieval.py",
-    "latency": "latency.py",
-    "ingest": "ingest.py",
-    "prompt": "prompt_budget.py",
-    "continuity": "continuity.py",
-    "vectors": "vector_scan.py",
-    "gin": "gin_pending.py",
-    "matvec": "matvec.py",
-}
-"""`typed-memory bench NAME` runs `benchmarks/<script>` of the repository."""
-
-MIN_EXPORT_PASSPHRASE = 8
-"""The shortest passphrase `export` accepts: it is the only secret protecting the file.
-`import` takes any passphrase, since files may come from `store.export_scope`."""
 
 EXIT_BROKEN_PIPE = 128 + 13
 """The exit status of a process killed by SIGPIPE (signal 13), what a shell reports for

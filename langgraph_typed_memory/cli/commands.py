@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from langgraph_typed_memory.cli.app import BENCHMARKS, MIN_EXPORT_PASSPHRASE
+from langgraph_typed_memory.cli.choices import BENCHMARKS, MIN_EXPORT_PASSPHRASE
 from langgraph_typed_memory.cli.conversations import import_summary, read_conversation
 from langgraph_typed_memory.cli.database import (
     CliError,

@@ -19,7 +19,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.maintenance.report import STEPS, MaintenanceReport
-from langgraph_typed_memory.maintenance.runner import run_step
+from langgraph_typed_memory.maintenance.runner import PlanHost, run_step
 from langgraph_typed_memory.maintenance.settings import MaintenanceConfig, normalize_maintenance
 
 __all__ = ["MaintenanceState", "create_memory_maintenance_graph"]
@@ -37,12 +37,11 @@ class MaintenanceState(TypedDict, total=False):
 def _step_node(name: str, store: BaseStore | None, model: BaseChatModel | str | None,
                settings: Any) -> RunnableLambda:
     from langgraph_typed_memory.nodes._common import resolve_model, resolve_store
-    from langgraph_typed_memory.store.base import MemoryStoreBase
 
     # `RunnableLambda` passes the run's config only to a parameter named `config`.
     def run(state: MaintenanceState, config: RunnableConfig | None = None) -> dict[str, Any]:
         target = resolve_store(store)
-        if not isinstance(target, MemoryStoreBase):
+        if not isinstance(target, PlanHost):
             raise ConfigurationError(
                 f"the maintenance graph needs a typed memory store, got "
                 f"{type(target).__name__}; compile it with store=SqliteMemoryStore(...).")

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langgraph_typed_memory.maintenance.compaction import (
     CompactionGroup,
@@ -52,10 +51,9 @@ from langgraph_typed_memory.store.retry import PlanSource, is_retryable
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from langgraph_typed_memory.store.base import MemoryStoreBase
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
-__all__ = ["run_maintenance", "run_step", "COMPACTION_PROMPT"]
+__all__ = ["PlanHost", "run_maintenance", "run_step", "COMPACTION_PROMPT"]
 
 COMPACTION_PROMPT = (
     "Summarize these episodes of one user's past work into a few short factual sentences, "
@@ -64,11 +62,22 @@ COMPACTION_PROMPT = (
 )
 
 
+@runtime_checkable
+class PlanHost(Protocol):
+    """What maintenance needs of a store: its records (to build plans on) and a way to run
+    plans on its connection. Every memory store is one."""
+
+    @property
+    def records(self) -> Records: ...
+
+    def run_plan(self, plan: PlanSource[Any], *, after_access_flush: bool = False) -> Any: ...
+
+
 @dataclass(slots=True)
 class _Run:
-    """What every step needs: the engine, a way to run its plans, and the options."""
+    """What every step needs: the store's records, a way to run plans, and the options."""
 
-    engine: Engine
+    records: Records
     execute: Callable[[PlanSource[Any]], Any]
     """Runs a plan, or a plan factory (rebuilt and retried when the database asks)."""
     settings: MaintenanceSettings
@@ -88,7 +97,7 @@ class _Run:
 
     @property
     def now(self) -> float:
-        return self.engine.clock().timestamp()
+        return self.records.clock().timestamp()
 
     def write(self, plan: Plan[Any]) -> Any:
         """Run a write plan; a concurrent change (seen by the plan, or a writer the database
@@ -108,7 +117,7 @@ def _summarizer(run: _Run) -> Callable[[CompactionGroup], str]:
         return lambda group: extractive_group_summary(group, limit)
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from langgraph_typed_memory.nodes._common import message_text
+    from langgraph_typed_memory.turns import message_text
 
     chat = run.model
 
@@ -136,11 +145,11 @@ def _compaction(run: _Run) -> None:
     done = 0
     for phase, grouper in (("session", session_groups), ("weekly", weekly_groups),
                            ("monthly", monthly_groups)):
-        rows = run.execute(plans.rows_plan(run.engine, where, params))
+        rows = run.execute(plans.rows_plan(run.records, where, params))
         groups = grouper(rows, run.now, run.settings)
         total = done + len(groups)
         for group in groups:
-            written = run.write(plans.compact_plan(run.engine, group, summarize(group)))
+            written = run.write(plans.compact_plan(run.records, group, summarize(group)))
             done += 1
             run.tick(done, total)
             if written is None:
@@ -155,9 +164,9 @@ def _consolidation(run: _Run) -> None:
     kinds = ", ".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
     where, params = run.tenant(f"m.kind IN ({kinds}) AND m.status = 'active' "
                                "AND m.expires_at IS NULL", [])
-    clusters = duplicate_clusters(run.execute(plans.rows_plan(run.engine, where, params)))
+    clusters = duplicate_clusters(run.execute(plans.rows_plan(run.records, where, params)))
     for i, (survivor, merged) in enumerate(clusters, 1):
-        if run.write(plans.merge_plan(run.engine, survivor, merged)):
+        if run.write(plans.merge_plan(run.records, survivor, merged)):
             run.step.add("clusters")
             run.step.add("records_merged", len(merged))
         run.tick(i, len(clusters))
@@ -175,28 +184,28 @@ def _detection(run: _Run) -> None:
                "AND m.status IN ('active', 'compacted') "
                "AND COALESCE(m.occurred_at, m.created_at) >= ?")
     where, params = run.tenant(sources, [since])
-    scopes = run.execute(plans.scopes_plan(run.engine, where, params))
+    scopes = run.execute(plans.scopes_plan(run.records, where, params))
     detector, name = _detector(run)
     for i, scope in enumerate(scopes, 1):
         scope_where, scope_params = plans.scope_sql(scope)
-        rows = run.execute(plans.rows_plan(run.engine, f"{scope_where} AND {sources}",
+        rows = run.execute(plans.rows_plan(run.records, f"{scope_where} AND {sources}",
                                            [*scope_params, since]))
         patterns = detector(evidence_from_rows(rows), run.settings.min_occurrences)
         known = run.execute(plans.rows_plan(
-            run.engine, f"{scope_where} AND m.kind = 'observation' "
+            run.records, f"{scope_where} AND m.kind = 'observation' "
             "AND m.status NOT IN ('superseded', 'revoked')", scope_params))
         by_key = {r.key: r for r in known}
         new, again = select_new(patterns, {k: r.status for k, r in by_key.items()},
                                 run.settings.max_new_observations)
         for pattern in new:
-            written = run.write(plans.observe_plan(run.engine, scope, pattern, run.settings,
+            written = run.write(plans.observe_plan(run.records, scope, pattern, run.settings,
                                                    name))
             if written and written[0]:
                 run.step.add("observations_new")
                 if written[1] and written[1] not in run.step.notes:
                     run.step.notes.append(written[1])
         for pattern in again:
-            if run.write(plans.redetect_plan(run.engine, by_key[pattern.key], pattern,
+            if run.write(plans.redetect_plan(run.records, by_key[pattern.key], pattern,
                                              run.settings)):
                 run.step.add("observations_updated")
         run.tick(i, len(scopes))
@@ -204,7 +213,7 @@ def _detection(run: _Run) -> None:
 
 def _promotion(run: _Run) -> None:
     where, params = run.tenant("m.kind = 'observation' AND m.status = 'active'", [])
-    rows = run.execute(plans.rows_plan(run.engine, where, params))
+    rows = run.execute(plans.rows_plan(run.records, where, params))
     now, delay = run.now, run.settings.promotion_delay_hours
     due = [r for r in rows if promotion_due(r.value, r.status, r.created_at, now,
                                             delay_hours=delay)]
@@ -213,7 +222,7 @@ def _promotion(run: _Run) -> None:
     if waiting:
         run.step.add("skipped_waiting_for_feedback_window", waiting)
     for i, row in enumerate(due, 1):
-        if run.write(plans.promote_plan(run.engine, row, run.settings)):
+        if run.write(plans.promote_plan(run.records, row, run.settings)):
             run.step.add("procedures_promoted")
         run.tick(i, len(due))
 
@@ -225,17 +234,17 @@ def _sweeps(run: _Run) -> None:
         run.step.notes.append("the lifecycle sweeps cover every tenant")
     # Factories, not plans: a sweep that meets a concurrent writer (a serialization failure)
     # is rebuilt and retried, as `store.sweep()`'s is.
-    fresh = run.execute(partial(freshness.freshness_plan, run.engine))
+    fresh = run.execute(partial(freshness.freshness_plan, run.records))
     run.step.add("expired", fresh.total)
     run.tick(1, 4)
-    run.step.add("gc_forgotten", run.execute(partial(freshness.gc_plan, run.engine)).total)
+    run.step.add("gc_forgotten", run.execute(partial(freshness.gc_plan, run.records)).total)
     run.tick(2, 4)
-    retention = run.execute(partial(freshness.retention_plan, run.engine))
+    retention = run.execute(partial(freshness.retention_plan, run.records))
     run.step.add("retention_forgotten", retention.total)
     for name, n in retention.unknown_classes.items():
         run.step.notes.append(f"{n} record(s) name the unknown retention class {name!r}: kept")
     run.tick(3, 4)
-    run.step.add("ttl_deleted", int(run.execute(run.engine.sweep_ttl)))
+    run.step.add("ttl_deleted", int(run.execute(partial(freshness.ttl_plan, run.records))))
     run.tick(4, 4)
 
 
@@ -249,7 +258,7 @@ _STEP_FUNCTIONS: Mapping[str, Callable[[_Run], None]] = {
 
 
 def run_step(
-    store: MemoryStoreBase,
+    store: PlanHost,
     name: str,
     *,
     tenant_id: str | None = None,
@@ -272,18 +281,17 @@ def run_step(
         raise ConfigurationError(f"unknown maintenance step {name!r}; steps: {list(STEPS)}.")
     settings = config if isinstance(config, MaintenanceSettings) else \
         normalize_maintenance(config)
-    run = _Run(store._engine, store._run, settings, tenant_id, model, progress,
-               StepReport(name))
-    started = time.perf_counter()
     # The sweeps read access counts: a background flush under way lands first (as in sweep()).
-    with store._flushing if name == "sweeps" else nullcontext():
-        _STEP_FUNCTIONS[name](run)
+    execute = partial(store.run_plan, after_access_flush=name == "sweeps")
+    run = _Run(store.records, execute, settings, tenant_id, model, progress, StepReport(name))
+    started = time.perf_counter()
+    _STEP_FUNCTIONS[name](run)
     run.step.seconds = time.perf_counter() - started
     return run.step
 
 
 def run_maintenance(
-    store: MemoryStoreBase,
+    store: PlanHost,
     *,
     tenant_id: str | None = None,
     model: BaseChatModel | None = None,

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
@@ -188,18 +188,6 @@ def last_human(messages: list[AnyMessage]) -> HumanMessage | None:
         if isinstance(message, HumanMessage):
             return message
     return None
-
-
-def message_text(message: BaseMessage | None) -> str:
-    """A message's text content (text parts joined)."""
-    if message is None:
-        return ""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return " ".join(
-        part.get("text", "") if isinstance(part, Mapping) else str(part) for part in content
-    )
 
 
 def resolve_model(

@@ -27,7 +27,8 @@ from langgraph_typed_memory.assembly import (
     normalize_assembly,
 )
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.nodes._common import message_text, trace_of, try_resolve_model
+from langgraph_typed_memory.nodes._common import trace_of, try_resolve_model
+from langgraph_typed_memory.turns import message_text
 
 __all__ = [
     "create_assemble_node", "create_memory_prompt", "memory_system_message", "model_summarizer",

@@ -21,12 +21,8 @@ from langgraph_typed_memory.extraction import (
     extract_rules,
     prefilter,
 )
-from langgraph_typed_memory.nodes._common import (
-    last_human,
-    message_text,
-    trace_of,
-    try_resolve_model,
-)
+from langgraph_typed_memory.nodes._common import last_human, trace_of, try_resolve_model
+from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_extract_node"]
 

@@ -16,13 +16,12 @@ from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
     check_gate_store,
     check_memory_state,
-    message_text,
     resolve_store,
     run_id_from_config,
     scope_from_config,
     trace_of,
 )
-from langgraph_typed_memory.turns import Turn, turn_proposals
+from langgraph_typed_memory.turns import Turn, message_text, turn_proposals
 
 __all__ = ["create_promote_node", "turn_from_messages", "LOGGED_TURNS"]
 

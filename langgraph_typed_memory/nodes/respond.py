@@ -11,13 +11,8 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, Field
 
 from langgraph_typed_memory.extraction import EXTRACTION_PROMPT, Candidate
-from langgraph_typed_memory.nodes._common import (
-    last_human,
-    message_text,
-    model_name,
-    trace_of,
-    try_resolve_model,
-)
+from langgraph_typed_memory.nodes._common import last_human, model_name, trace_of, try_resolve_model
+from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFLINE_NOTICE"]
 

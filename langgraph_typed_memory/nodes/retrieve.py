@@ -15,13 +15,13 @@ from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
     last_human,
-    message_text,
     resolve_store,
     run_id_from_config,
     scope_from_config,
 )
 from langgraph_typed_memory.results import SearchResults
 from langgraph_typed_memory.state import new_trace
+from langgraph_typed_memory.turns import message_text
 from langgraph_typed_memory.understanding import TimeWindow, only_time, time_window
 
 __all__ = ["create_retrieve_node", "SLOT_KINDS", "DEFAULT_FACTS", "DEFAULT_EPISODES"]

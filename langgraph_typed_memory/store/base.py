@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import (
@@ -36,7 +36,7 @@ from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.access import BackgroundFlush
-from langgraph_typed_memory.store.engine import Dialect, Engine, HistoryOp
+from langgraph_typed_memory.store.engine import Engine
 from langgraph_typed_memory.store.erasure import ErasureReport, erase_plan, purge_plan
 from langgraph_typed_memory.store.freshness import SweepReport, sweep_plan
 from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
@@ -49,9 +49,10 @@ from langgraph_typed_memory.store.portability import (
     import_from_file,
 )
 from langgraph_typed_memory.store.portability import Progress as TransferProgress
-from langgraph_typed_memory.store.promotion import PromoteOp
 from langgraph_typed_memory.store.protocol import Plan
+from langgraph_typed_memory.store.records import Dialect, Records
 from langgraph_typed_memory.store.retry import PlanSource, RetryPolicy
+from langgraph_typed_memory.store.validation import HistoryOp, PromoteOp
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
 __all__ = ["AsyncMemoryStore", "MemoryStoreBase", "SyncMemoryStore", "utc_now"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 
@@ -129,6 +132,34 @@ class MemoryStoreBase(LangGraphApi):
         asks (see `retry.py`); a plan object runs once.
         """
         raise NotImplementedError
+
+    @property
+    def records(self) -> Records:
+        """The store's settings and the record operations its plans are built on: what an
+        extension such as the maintenance jobs builds plans with (see `run_plan`)."""
+        return self._engine
+
+    def run_plan(self, plan: PlanSource[T], *, after_access_flush: bool = False) -> T:
+        """Run a plan (a generator of SQL requests, see `store/protocol.py`) on this store's
+        connection, as the store runs its own operations: given a factory, the plan is
+        rebuilt and retried when the database asks. With `after_access_flush`, a background
+        write of access counts under way lands first (plans that read the counts).
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> from langgraph_typed_memory.store.protocol import Sql
+            >>> def count():
+            ...     rows = yield Sql("SELECT count(*) FROM memories")
+            ...     return rows[0][0]
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     print(store.run_plan(count))
+            0
+        """
+        if not after_access_flush:
+            return self._run(plan)  # type: ignore[no-any-return]
+        with self._flushing:
+            return self._run(plan)  # type: ignore[no-any-return]
 
     async def _arun(self, plan: PlanSource[Any]) -> Any:
         """Execute an engine plan from async code: in a worker thread by default (the

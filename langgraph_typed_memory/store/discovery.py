@@ -4,7 +4,7 @@
 or, for a ranked kind, the fusion of the dialect's lexical and vector candidates weighted by
 freshness and confidence (docs/retrieval.md), falling back to vector-only, lexical-only and a
 substring match when a component is missing or failing. History mode adds superseded and
-expired versions. Plans over the engine, like erasure and promotion.
+expired versions. Plans over the records, like erasure and promotion.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, Wait, i
 from langgraph_typed_memory.store.vector_cache import VectorRanking
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
 __all__ = ["typed_search", "visible_scope_sql", "scope_read"]
 
@@ -72,7 +72,7 @@ def scope_read(scope: Scope, kind: str, status: str, now: float) -> q.ScopeRead:
 
 
 def typed_search(
-    engine: Engine, op: SearchOp, query_vector: list[float] | EmbedError | None
+    records: Records, op: SearchOp, query_vector: list[float] | EmbedError | None
 ) -> Plan[SearchResults]:
     """A search on a typed namespace; what it used is recorded for access tracking."""
     typed = parse_namespace(op.namespace_prefix)
@@ -86,22 +86,22 @@ def typed_search(
                 f"filter {DURING_KEY} lists a span of time latest first: it takes no query "
                 "and no $history. Search without it, or list the span and rank it yourself."
             )
-        return (yield from _during(engine, op, typed, *during))
+        return (yield from _during(records, op, typed, *during))
     if newest and not op.query and not history:
-        return (yield from _newest(engine, op, typed))
-    results = yield from _typed_find(engine, op, typed, query_vector, history)
+        return (yield from _newest(records, op, typed))
+    results = yield from _typed_find(records, op, typed, query_vector, history)
     # What a search uses (access tracking): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
     used = [i for i in results if isinstance(i, MemoryItem) and results.retrieval_mode != "list"
             and (results.retrieval_mode == "exact" or i.tier in ("high", "standard"))]
     if history:
-        yield from engine.reactivate(used, actor="store.search")
-    yield from engine.access.note([i.memory["id"] for i in used])
+        yield from records.reactivate(used, actor="store.search")
+    yield from records.access.note([i.memory["id"] for i in used])
     return results
 
 
 def _typed_find(
-    engine: Engine,
+    records: Records,
     op: SearchOp,
     typed: TypedNamespace,
     query_vector: list[float] | EmbedError | None,
@@ -109,7 +109,7 @@ def _typed_find(
 ) -> Plan[SearchResults]:
     scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
     visible = _HISTORY_SQL if history else "m.status = 'active'"
-    now = engine.clock().timestamp()
+    now = records.clock().timestamp()
     where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
         # Exhaustive known-scope lookup. No ranking, no top-k: every active record.
@@ -120,29 +120,29 @@ def _typed_find(
             params,
         )
         items = [
-            engine.to_item(r, None, retrieval_mode="exact")
+            records.to_item(r, None, retrieval_mode="exact")
             for r in rows
-            if matches_filter(engine.dialect.load_json(r[4]), op.filter)
+            if matches_filter(records.dialect.load_json(r[4]), op.filter)
         ]
         return SearchResults(items, retrieval_mode="exact")
     if not op.query:
         rows = yield Sql(
             f"SELECT {q.COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
         )
-        rows = [r for r in rows if matches_filter(engine.dialect.load_json(r[4]), op.filter)]
+        rows = [r for r in rows if matches_filter(records.dialect.load_json(r[4]), op.filter)]
         page = rows[op.offset : op.offset + op.limit]
         return SearchResults(
-            [engine.to_item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
+            [records.to_item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
         )
     if not history:
         scope = scope_read(typed.scope, typed.kind, _searchable(typed.kind), now)
-        return (yield from _hybrid(engine, op, typed, scope, query_vector))
+        return (yield from _hybrid(records, op, typed, scope, query_vector))
     # History mode: active and expired records keep their index entries and go through
     # the cascade; superseded ones have none and are matched on their stored text.
     indexed = scope_read(typed.scope, typed.kind, "m.status IN ('active', 'expired')", now)
     window = op._replace(offset=0, limit=op.offset + op.limit)
-    found = yield from _hybrid(engine, window, typed, indexed, query_vector)
-    older = yield from _superseded_matches(engine, 
+    found = yield from _hybrid(records, window, typed, indexed, query_vector)
+    older = yield from _superseded_matches(records, 
         window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
     )
     # One common measure for indexed and unindexed versions: the share of the query's
@@ -156,37 +156,37 @@ def _typed_find(
                          retrieval_mode=found.retrieval_mode, degraded=found.degraded)
 
 
-def _newest(engine: Engine, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
+def _newest(records: Records, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
     """The namespace's own current records, newest first (its index of active rows by ns and
     seq)."""
-    ns, now = encode_namespace(typed.namespace()), engine.clock().timestamp()
+    ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
 
     def page(last: tuple[Any, ...] | None, size: int) -> Sql:
         before = last[0] if last else 2**62  # above any sequence number
         return Sql(q.SQL_NEWEST, [ns, now, before, size])
 
-    return (yield from _listing(engine, op, page, "newest"))
+    return (yield from _listing(records, op, page, "newest"))
 
 
-def _during(engine: Engine, op: SearchOp, typed: TypedNamespace, start: float, end: float
+def _during(records: Records, op: SearchOp, typed: TypedNamespace, start: float, end: float
             ) -> Plan[SearchResults]:
     """The namespace's current records whose time of occurrence falls in [start, end), latest
     first (its index of active rows by ns, occurrence and seq). Records without a time of
     occurrence are not listed."""
-    ns, now = encode_namespace(typed.namespace()), engine.clock().timestamp()
+    ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
 
     def page(last: tuple[Any, ...] | None, size: int) -> Sql:
         before = (last[12], last[0]) if last else (end, 0)  # (occurred_at, seq); not `end`
         return Sql(q.SQL_DURING, [ns, now, start, *before, size])
 
-    return (yield from _listing(engine, op, page, "during"))
+    return (yield from _listing(records, op, page, "during"))
 
 
 NEWEST_PAGE = 500
 """Rows a filtered listing reads at a time."""
 
 
-def _listing(engine: Engine, op: SearchOp,
+def _listing(records: Records, op: SearchOp,
              page: Callable[[tuple[Any, ...] | None, int], Sql], mode: str
              ) -> Plan[SearchResults]:
     """A listing read page after page (`page(last row read, size)`), until the window is
@@ -197,12 +197,12 @@ def _listing(engine: Engine, op: SearchOp,
     last = None
     while len(rows) < want:
         read = yield page(last, size)
-        rows.extend(r for r in read if matches_filter(engine.dialect.load_json(r[4]), op.filter))
+        rows.extend(r for r in read if matches_filter(records.dialect.load_json(r[4]), op.filter))
         if len(read) < size:
             break
         last = read[-1]
     found = rows[op.offset: op.offset + op.limit]
-    return SearchResults([engine.to_item(r, None, retrieval_mode=mode) for r in found],
+    return SearchResults([records.to_item(r, None, retrieval_mode=mode) for r in found],
                          retrieval_mode=mode)
 
 
@@ -222,7 +222,7 @@ def _term_share(typed: TypedNamespace, item: Item, terms: set[str]) -> float:
 
 
 def _superseded_matches(
-    engine: Engine, op: SearchOp, typed: TypedNamespace, where: str, params: list[Any]
+    records: Records, op: SearchOp, typed: TypedNamespace, where: str, params: list[Any]
 ) -> Plan[list[Item]]:
     """History mode: superseded versions matching the query's terms, scored by the
     share of the terms their indexed text holds, times the usual priors."""
@@ -230,23 +230,23 @@ def _superseded_matches(
     if not terms:
         return []
     hits = " + ".join(
-        f"(CASE WHEN {engine.dialect.position_fn}(lower(CAST(m.value AS TEXT)), ?) > 0 "
+        f"(CASE WHEN {records.dialect.position_fn}(lower(CAST(m.value AS TEXT)), ?) > 0 "
         "THEN 1 ELSE 0 END)" for _ in terms
     )
-    depth = max(engine.retrieval.candidate_depth, op.limit) * 4
+    depth = max(records.retrieval.candidate_depth, op.limit) * 4
     rows = yield Sql(
         f"SELECT {q.COLUMNS}, {hits} AS hits FROM memories m WHERE {where} "
         "ORDER BY hits DESC, m.seq DESC LIMIT ?",
         [*terms, *params, depth],
     )
-    settings, now, out = engine.retrieval, engine.clock().timestamp(), []
+    settings, now, out = records.retrieval, records.clock().timestamp(), []
     for r in rows:
         if not r[-1]:
             break
-        value = engine.dialect.load_json(r[4])
+        value = records.dialect.load_json(r[4])
         if not matches_filter(value, op.filter):
             continue
-        item = engine.to_item(r[:-1])
+        item = records.to_item(r[:-1])
         relevance = _term_share(typed, item, set(terms))
         if relevance <= 0 or relevance < settings.min_relevance:
             continue
@@ -255,7 +255,7 @@ def _superseded_matches(
         score = (relevance * (1 - settings.freshness_weight + settings.freshness_weight * fresh)
                  * (1 - settings.confidence_weight
                     + settings.confidence_weight * float(r[10] or 0.0)))
-        out.append(engine.to_item(
+        out.append(records.to_item(
             r[:-1], score * (1 + relevance) / 2, retrieval_mode="like", tier=tier_of(relevance,
                                                                *settings.tier_thresholds),
             relevance=relevance, lexical_rank=None, vector_rank=None,
@@ -264,7 +264,7 @@ def _superseded_matches(
 
 
 def _hybrid(
-    engine: Engine,
+    records: Records,
     op: SearchOp,
     typed: TypedNamespace,
     scope: q.ScopeRead,
@@ -272,7 +272,7 @@ def _hybrid(
 ) -> Plan[SearchResults]:
     """Semantic discovery with the fallback cascade: hybrid, vector, lexical, like, over the
     live rows of `scope`."""
-    settings = engine.retrieval
+    settings = records.retrieval
     depth = None if op.filter else max(settings.candidate_depth, op.offset + op.limit)
     degraded: list[str] = []
     lexical: list[tuple[int, float]] = []
@@ -284,12 +284,12 @@ def _hybrid(
                                       or not isinstance(query_vector, list))
     rankings: list[Plan[Any]] = []
     if isinstance(query_vector, list):
-        rankings.append(engine.dialect.vector_top_k(scope, query_vector, depth))
+        rankings.append(records.dialect.vector_top_k(scope, query_vector, depth))
     elif isinstance(query_vector, EmbedError):
         degraded.append(f"embedder failed: {query_vector.error!r:.200}")
     failed: list[Exception] = []
     if lexical_wanted:  # a broken full-text index degrades, never fails
-        rankings.append(_caught(engine.dialect.lexical(scope, terms, depth), failed))
+        rankings.append(_caught(records.dialect.lexical(scope, terms, depth), failed))
     # Together: their first statements (and those of caches catching up) share round
     # trips, and the vector ranking, started first, runs in worker threads while the
     # lexical one runs here.
@@ -310,9 +310,9 @@ def _hybrid(
         mode = "lexical"
     else:
         mode = "like"
-        lexical = yield from _like(engine, scope, terms or [op.query or ""], depth)
+        lexical = yield from _like(records, scope, terms or [op.query or ""], depth)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
-    priors = yield from _priors(engine, typed, candidates, op.filter, ranking)
+    priors = yield from _priors(records, typed, candidates, op.filter, ranking)
     fused = fuse(
         [(str(s), score) for s, score in lexical if str(s) in priors],
         [(str(s), score) for s, score in vector if str(s) in priors],
@@ -330,11 +330,11 @@ def _hybrid(
     page = fused[op.offset : op.offset + op.limit]
     rows_by_seq: dict[int, tuple[Any, ...]] = {}
     if page:  # whole rows for the page only: the other candidates needed only their priors
-        clause, extra = engine.dialect.in_list("m.seq", [int(f.id) for f in page])
+        clause, extra = records.dialect.in_list("m.seq", [int(f.id) for f in page])
         rows_by_seq = {r[0]: r for r in (yield Sql(
             f"SELECT {q.COLUMNS} FROM memories m WHERE {clause}", extra))}
     items = [
-        engine.to_item(
+        records.to_item(
             rows_by_seq[int(f.id)],
             f.score,
             retrieval_mode=mode,
@@ -359,7 +359,7 @@ def _caught(plan: Plan[T], errors: list[Exception]) -> Plan[T | None]:
 
 
 def _priors(
-    engine: Engine, typed: TypedNamespace, candidates: list[int],
+    records: Records, typed: TypedNamespace, candidates: list[int],
     value_filter: dict[str, Any] | None, ranked: VectorRanking | None,
 ) -> Plan[dict[str, tuple[float, float]]]:
     """Freshness and confidence of each candidate (by str(seq)) that passes `value_filter`.
@@ -368,18 +368,18 @@ def _priors(
     is a filter to match."""
     if not candidates:
         return {}
-    settings, now = engine.retrieval, engine.clock().timestamp()
+    settings, now = records.retrieval, records.clock().timestamp()
     half_life = settings.half_lives_days.get(typed.kind)
     held = {} if ranked is None or value_filter else ranked.priors(candidates)
     missing = [seq for seq in candidates if seq not in held]
     if missing:
-        clause, extra = engine.dialect.in_list("m.seq", missing)
-        tier = engine.dialect.json_field("m.value", "compaction_tier")  # no JSON parsing
+        clause, extra = records.dialect.in_list("m.seq", missing)
+        tier = records.dialect.json_field("m.value", "compaction_tier")  # no JSON parsing
         value = ", m.value" if value_filter else ""
         for seq, confidence, occurred, created, episode_tier, *kept in (yield Sql(
                 f"SELECT m.seq, m.confidence, m.occurred_at, m.created_at, {tier}{value} "
                 f"FROM memories m WHERE {clause}", extra)):
-            if value_filter and not matches_filter(engine.dialect.load_json(kept[0]),
+            if value_filter and not matches_filter(records.dialect.load_json(kept[0]),
                                                    value_filter):
                 continue
             held[seq] = (float(confidence or 0.0),
@@ -394,7 +394,7 @@ def _priors(
 
 
 def _like(
-    engine: Engine, scope: q.ScopeRead, terms: list[str], depth: int | None
+    records: Records, scope: q.ScopeRead, terms: list[str], depth: int | None
 ) -> Plan[list[tuple[int, float]]]:
     """Last resort of the cascade: substring match, ranked by terms matched."""
     terms = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:16]
@@ -402,7 +402,7 @@ def _like(
         return []
     where, params = scope.live()
     hits = " + ".join(
-        f"(CASE WHEN {engine.dialect.position_fn}(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)"
+        f"(CASE WHEN {records.dialect.position_fn}(lower(m.search_text), ?) > 0 THEN 1 ELSE 0 END)"
         for _ in terms
     )
     rows = yield Sql(

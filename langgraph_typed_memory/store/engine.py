@@ -8,12 +8,10 @@ LangGraph's `InMemoryStore`; writes run in one transaction, the last put to a ke
 
 from __future__ import annotations
 
-import math
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from langgraph.store.base import (
     GetOp,
@@ -22,28 +20,19 @@ from langgraph.store.base import (
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
-from langgraph_typed_memory.config import (
-    IndexSettings,
-    LifecycleSettings,
-    RetrievalSettings,
-    TTLSettings,
-)
 from langgraph_typed_memory.errors import (
     EmbeddingDimensionMismatch,
     EmbeddingFailed,
     InvalidRecord,
     SchemaVersionError,
 )
-from langgraph_typed_memory.gate import GateSettings
 from langgraph_typed_memory.lifecycle import (
     check_retention_class,
     initial_status,
-    on_access,
 )
 from langgraph_typed_memory.namespaces import (
     TypedNamespace,
@@ -60,8 +49,6 @@ from langgraph_typed_memory.scoring import (
 from langgraph_typed_memory.store import discovery, promotion
 from langgraph_typed_memory.store import freshness as sweeps
 from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.access import AccessBuffer
-from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily
 from langgraph_typed_memory.store.protocol import (
     Begin,
     Commit,
@@ -71,69 +58,12 @@ from langgraph_typed_memory.store.protocol import (
     Sql,
     interleave,
 )
+from langgraph_typed_memory.store.records import Deferred, Records, dt, emit, ts
 from langgraph_typed_memory.store.validation import HistoryOp, validate_op
-from langgraph_typed_memory.store.vector_cache import ScopeVectorCache, VectorRanking
 
-__all__ = ["Engine", "Dialect", "HistoryOp"]
-
+__all__ = ["Engine", "HistoryOp"]
 
 
-
-class Dialect(Protocol):
-    """What differs between backends; everything else is shared SQL written with `?`."""
-
-    name: str
-    position_fn: str
-    """SQL function (text, substring) -> 1-based position or 0."""
-    cache: CellCache
-    """The search caches' entries: what erasure asks to forget."""
-    vectors: ScopeVectorCache
-    """The cached vector matrices (and their records' priors) per scope cell."""
-    @property
-    def postings(self) -> CellFamily[Any]:
-        """The cached full-text postings per scope cell."""
-        ...
-
-    def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
-    def lock_migrations(self) -> Sql | None: ...
-    def dump_json(self, value: Any) -> Any: ...
-    def load_json(self, value: Any) -> Any: ...
-    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
-    def encode_vector(self, vector: Sequence[float]) -> Any: ...
-    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
-        """The statement(s) inserting many rows of one insert statement `text`."""
-        ...
-    def json_field(self, column: str, field: str) -> str:
-        """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
-        ...
-    def lexical(
-        self, scope: q.ScopeRead, terms: list[str], depth: int | None
-    ) -> Plan[list[tuple[int, float]]]:
-        """Best-first (seq, score) of the scope's live rows holding any of `terms` (all of
-        them when `depth` is None)."""
-        ...
-    def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[VectorRanking]:
-        """Top vector matches among the scope's live rows. The value holds a future, so the
-        ranking may run while the caller's next statement does."""
-        ...
-
-    def after_erasure(self) -> list[Sql]:
-        """Statements that purge erased content from files and index structures."""
-        ...
-
-    def vector_scores(
-        self, seqs: Sequence[int], query: Sequence[float]
-    ) -> Plan[list[tuple[int, float]]]: ...
-
-
-def _ts(dt: datetime) -> float:
-    return dt.timestamp()
-
-
-def _dt(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, tz=UTC)
 
 
 @dataclass(slots=True)
@@ -154,29 +84,9 @@ def _prefix_sql(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
     return q.NS_PREFIX, [joined, len(joined) + 1, joined + "."]
 
 
-class Engine:
-    """The shared behaviour of every store class."""
-
-    def __init__(
-        self,
-        dialect: Dialect,
-        *,
-        index: IndexSettings | None,
-        retrieval: RetrievalSettings,
-        ttl: TTLSettings,
-        clock: Callable[[], datetime],
-        gate: GateSettings | None = None,
-        lifecycle: LifecycleSettings | None = None,
-    ) -> None:
-        self.gate = gate or GateSettings()
-        self.lifecycle = lifecycle or LifecycleSettings()
-        self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk)
-        """Retrievals not yet written (access counts)."""
-        self.dialect = dialect
-        self.index = index
-        self.retrieval = retrieval
-        self.ttl = ttl
-        self.clock = clock
+class Engine(Records):
+    """The shared behaviour of every store class: a batch of operations, set-up and the
+    TTL sweep, on the record operations of `Records`."""
 
     # ---------------------------------------------------------------- set-up
 
@@ -202,7 +112,7 @@ class Engine:
             if name not in {r[0] for r in (yield Sql(q.SQL_APPLIED))}:
                 for statement in statements:
                     yield Sql(statement)
-                yield Sql(q.SQL_RECORD_MIGRATION, [name, _ts(self.clock())])
+                yield Sql(q.SQL_RECORD_MIGRATION, [name, ts(self.clock())])
             yield Commit()
         if dims is not None:
             rows = yield Sql(q.SQL_META_GET, ["dims"])
@@ -244,7 +154,7 @@ class Engine:
                     f"The embedder raised while indexing {len(texts)} text(s): "
                     f"{vectors.error!r}. Nothing was written; retry, or put with index=False."
                 ) from vectors.error
-            self._check_vectors(vectors, len(texts))
+            self.check_vectors(vectors, len(texts))
             it = iter(vectors)
             for w in writes.values():
                 w.vectors = [next(it) for _ in w.texts]
@@ -256,7 +166,7 @@ class Engine:
                 query_vectors = dict.fromkeys(queries, answer)
             else:
                 try:
-                    self._check_vectors(answer, len(queries))
+                    self.check_vectors(answer, len(queries))
                     query_vectors = dict(zip(queries, answer, strict=True))
                 except EmbeddingDimensionMismatch as exc:
                     query_vectors = dict.fromkeys(queries, EmbedError(exc))
@@ -316,7 +226,7 @@ class Engine:
         if isinstance(answer, EmbedError):
             return f"not embedded: embedder failed: {answer.error!r:.120}"
         try:
-            self._check_vectors(answer, len(items))
+            self.check_vectors(answer, len(items))
         except EmbeddingDimensionMismatch as exc:
             return f"not embedded: {exc}"
         for p, vector in zip(items, answer, strict=True):
@@ -363,77 +273,17 @@ class Engine:
                 out.append((path, found[0]))
         return out
 
-    def _check_vectors(self, vectors: Any, expected: int) -> None:
-        if not isinstance(vectors, list) or len(vectors) != expected:
-            raise EmbeddingDimensionMismatch(
-                f"The embedder returned {len(vectors) if isinstance(vectors, list) else vectors!r}"
-                f" vectors for {expected} texts."
-            )
-        dims = self.index.dims if self.index else 0
-        for v in vectors:
-            if len(v) != dims or not all(math.isfinite(x) for x in v):
-                raise EmbeddingDimensionMismatch(
-                    f"The embedder returned a {len(v)}-d vector (or one with NaN/inf) but the "
-                    f"index config says dims={dims}; fix dims or the embedder."
-                )
-
     # ---------------------------------------------------------------- reads
-
-    def to_item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
-        (seq, ident, ns, key, value, kind, tenant, user, agent, status, confidence,
-         superseded_by, occurred_at, created_at, updated_at, *_rest) = row
-        namespace = decode_namespace(ns)
-        value = self.dialect.load_json(value)
-        if kind is None:
-            cls = SearchItem if memory.get("search") else None
-            if cls is None:
-                return Item(
-                    value=value, key=key, namespace=namespace,
-                    created_at=_dt(created_at), updated_at=_dt(updated_at),
-                )
-            return SearchItem(namespace, key, value, _dt(created_at), _dt(updated_at), score)
-        memory.pop("search", None)
-        return MemoryItem(
-            namespace=namespace,
-            key=key,
-            value=value,
-            created_at=_dt(created_at),
-            updated_at=_dt(updated_at),
-            score=score,
-            memory={
-                "id": ident,
-                "kind": kind,
-                "scope": {"tenant_id": tenant, "user_id": user, "agent_id": agent},
-                "status": status,
-                "confidence": confidence,
-                "superseded_by": superseded_by,
-                "occurred_at": _dt(occurred_at).isoformat() if occurred_at is not None else None,
-                "provenance": {
-                    "source_run_id": row[16],
-                    "source_turn": row[17],
-                    "policy_version": row[18],
-                },
-                "repetitions": row[22],
-                "evidence": self._list(row[23]),
-                "contradicts": self._list(row[24]),
-                "needs_review": bool(row[25]),
-                **memory,
-            },
-        )
-
-    def _list(self, stored: Any) -> list[Any]:
-        """A stored JSON list (most rows hold none, or an empty one)."""
-        return [] if stored is None or stored == "[]" else self.dialect.load_json(stored)
 
     def _refresh(self, seqs: list[int], refresh: bool) -> Plan[None]:
         if not seqs or not refresh:
             return
         clause, params = self.dialect.in_list("seq", seqs)
-        yield Sql(q.SQL_REFRESH_TTL.format(clause=clause), [_ts(self.clock()), *params])
+        yield Sql(q.SQL_REFRESH_TTL.format(clause=clause), [ts(self.clock()), *params])
 
     def _get(self, op: GetOp) -> Plan[Item | None]:
         rows = yield Sql(q.SQL_GET, [encode_namespace(op.namespace), op.key,
-                                     _ts(self.clock())])
+                                     ts(self.clock())])
         if not rows:
             return None
         yield from self._refresh([rows[0][0]], op.refresh_ttl)
@@ -445,27 +295,8 @@ class Engine:
 
     # ---------------------------------------------------------- lifecycle (access, history, expiry)
 
-    def reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
-        """Expiry is reversed on access: expired items among `items` become active,
-        audited, in one transaction; their `memory` says so (`reactivated`)."""
-        expired = [i for i in items if isinstance(i, MemoryItem) and i.status == "expired"]
-        if not expired:
-            return
-        now = _ts(self.clock())
-        yield Begin()
-        for item in expired:
-            if not (yield Sql(q.SQL_REACTIVATE, [now, now, item.memory["id"]])):
-                continue  # already reactivated or replaced by a concurrent writer
-            typed = parse_namespace(item.namespace)
-            after = on_access("expired")
-            yield from self.transition(item.memory["id"], typed, item.key, "expired", after,
-                                       f"read while expired ({actor}): expiry reversed on "
-                                       "access", actor=actor)
-            item.memory.update(status=after, reactivated=True)
-        yield Commit()
-
     def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
-        sql, params = q.SQL_LIST_NS, [_ts(self.clock())]
+        sql, params = q.SQL_LIST_NS, [ts(self.clock())]
         for cond in op.match_conditions or ():
             if cond.match_type == "prefix" and cond.path and "*" not in cond.path:
                 clause, extra = _prefix_sql(cond.path)
@@ -495,7 +326,7 @@ class Engine:
         rows = yield Sql(
             f"SELECT {q.COLUMNS} FROM memories m WHERE m.kind IS NULL AND {clause} "
             f"AND m.{q.CURRENT} AND {q.LIVE} ORDER BY m.seq",
-            [*params, _ts(self.clock())],
+            [*params, ts(self.clock())],
         )
         rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
         if not (op.query and isinstance(query_vector, list)):
@@ -534,7 +365,7 @@ class Engine:
     def _write(
         self, w: _Write, old: tuple[Any, ...] | None, deferred: Deferred | None = None
     ) -> Plan[None]:
-        op, now = w.op, _ts(self.clock())
+        op, now = w.op, ts(self.clock())
         if op.value is None:
             if old is None:
                 return
@@ -542,7 +373,7 @@ class Engine:
                 yield Sql(q.SQL_DELETE, [old[0]])
             else:
                 yield Sql(q.SQL_REVOKE, [now, old[0]])
-                yield from self._drop_vectors(old[0])
+                yield from self.drop_vectors(old[0])
                 yield from self.transition(old[1], w.typed, op.key, old[4], "revoked",
                                            "deleted with store.delete", actor="store.delete",
                                            deferred=deferred)
@@ -552,7 +383,7 @@ class Engine:
             value = self.dialect.dump_json(op.value)
             if old is not None:
                 yield Sql(q.SQL_UPDATE_UNTYPED, [value, now, expires, op.ttl, old[0]])
-                yield from self._drop_vectors(old[0])
+                yield from self.drop_vectors(old[0])
                 seq = old[0]
             else:
                 seq = (yield Sql(q.SQL_INSERT, [
@@ -585,104 +416,22 @@ class Engine:
                                    "written with store.put", actor="store.put",
                                    deferred=deferred)
 
-    def supersede(self, old_seq: int, new_id: str) -> Plan[None]:
-        """Mark a current row superseded by `new_id`; drop its index entries."""
-        yield Sql(q.SQL_SUPERSEDE, [new_id, _ts(self.clock()), old_seq])
-        yield from self._drop_vectors(old_seq)
-
-    def transition(
-        self,
-        memory_id: str,
-        typed: TypedNamespace,
-        key: str,
-        before: str | None,
-        after: str,
-        reason: str,
-        *,
-        actor: str,
-        run_id: str | None = None,
-        deferred: Deferred | None = None,
-    ) -> Plan[None]:
-        """Append one lifecycle transition to the audit log, in the caller's transaction
-        (with `deferred`, the row joins the bulk statements sent before the commit)."""
-        scope = typed.scope
-        yield from _emit(q.SQL_AUDIT_INSERT, [
-            memory_id, encode_namespace(typed.namespace()), key, typed.kind, scope.tenant_id,
-            scope.user_id, scope.agent_id, _ts(self.clock()), actor, before, after, reason,
-            run_id,
-        ], deferred)
-
-    def insert_typed(
-        self,
-        new_id: str,
-        typed: TypedNamespace,
-        key: str,
-        record: ValidatedRecord,
-        *,
-        status: str,
-        vectors: list[tuple[tuple[str, str], list[float]]],
-        expires: float | None = None,
-        ttl: float | None = None,
-        policy_version: str | None = None,
-        evidence: list[dict[str, Any]] | None = None,
-        contradicts: list[str] | None = None,
-        needs_review: bool = False,
-        deferred: Deferred | None = None,
-    ) -> Plan[None]:
-        """Insert one typed record and its vectors: now, or with `deferred` in bulk before
-        the commit."""
-        now = _ts(self.clock())
-        scope, value, d = typed.scope, record.value, self.dialect
-        occurred = _ts(record.occurred_at) if record.occurred_at else None
-        yield from _emit(q.SQL_INSERT_ROW, [
-            new_id, encode_namespace(typed.namespace()), key, d.dump_json(value), typed.kind,
-            scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
-            record.content_hash, record.search_text, occurred, now, now, expires, ttl,
-            value.get("source_run_id"), value.get("source_turn"), policy_version,
-            d.dump_json(evidence) if evidence is not None else None,
-            d.dump_json(contradicts) if contradicts is not None else None, needs_review,
-        ], deferred)
-        for (field, _), vec in vectors:
-            yield from _emit(q.SQL_INSERT_VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
-                             deferred)
-
-    @property
-    def has_vector_table(self) -> bool:
-        """SQLite always has the vector table; Postgres only once set up with an index."""
-        return self.index is not None or self.dialect.name == "sqlite"
-
-    def _drop_vectors(self, seq: int) -> Plan[None]:
-        # Without an index config the Postgres schema has no vector table (its column type
-        # needs the dimension); deleting a record still cascades to any vectors it had.
-        if self.index is not None:
-            yield Sql(q.SQL_DROP_VECTORS, [seq])
-
     def _insert_vectors(self, seq: int, w: _Write, deferred: Deferred | None) -> Plan[None]:
         if not w.texts or not w.vectors:
             return
         for (field, _), vec in zip(w.texts, w.vectors, strict=True):
-            yield from _emit(q.SQL_INSERT_VECTOR, [seq, field, self.dialect.encode_vector(vec)],
+            yield from emit(q.SQL_INSERT_VECTOR, [seq, field, self.dialect.encode_vector(vec)],
                              deferred)
 
 
-Deferred = dict[str, list[list[Any]]]
-"""Rows of insert statements a batch sends in bulk (executemany) before its commit."""
 _BULK_ORDER = [q.SQL_INSERT_ROW, q.SQL_INSERT_VECTOR_FOR_ID, q.SQL_INSERT_VECTOR,
                q.SQL_AUDIT_INSERT]
 """Records before their vectors."""
 
 
-def _emit(text: str, row: list[Any], deferred: Deferred | None) -> Plan[None]:
-    """Run one insert now, or add its row to `deferred`."""
-    if deferred is None:
-        yield Sql(text, row)
-    else:
-        deferred.setdefault(text, []).append(row)
-
-
 def _audit_event(row: tuple[Any, ...]) -> dict[str, Any]:
     memory_id, at, actor, before, after, reason, run_id = row
-    return {"memory_id": memory_id, "at": _dt(at).isoformat(), "actor": actor,
+    return {"memory_id": memory_id, "at": dt(at).isoformat(), "actor": actor,
             "from_status": before, "to_status": after, "reason": reason, "run_id": run_id}
 
 

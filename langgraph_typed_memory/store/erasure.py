@@ -13,7 +13,7 @@ from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.scope_cache import FORGET_CHANGES
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
 __all__ = ["ErasureReport", "erase_plan", "purge_plan"]
 
@@ -67,7 +67,7 @@ def untyped_prefix_filter(prefix: tuple[str, ...], alias: str = "") -> tuple[str
 
 
 def erase_plan(
-    engine: Engine,
+    records: Records,
     tenant_id: str,
     user_id: str | None,
     *,
@@ -76,7 +76,7 @@ def erase_plan(
     untyped_prefixes: list[tuple[str, ...]],
 ) -> Plan[ErasureReport]:
     """Delete the scope's memory in one transaction, then compact the indexes."""
-    d = engine.dialect
+    d = records.dialect
     where, params = scope_filter(tenant_id, user_id)
     report = ErasureReport(uuid.uuid4().hex, tenant_id, user_id)
     yield Begin()
@@ -86,19 +86,19 @@ def erase_plan(
     )):
         report.records[kind] = int(count)
     doomed = f"SELECT seq FROM memories WHERE kind IS NOT NULL AND {where}"
-    if engine.has_vector_table:
+    if records.has_vector_table:
         yield Sql(f"DELETE FROM memory_vectors WHERE seq IN ({doomed})", params)
     yield Sql(f"DELETE FROM memories WHERE kind IS NOT NULL AND {where}", params)
     report.audit_events = int((yield Sql(
         f"SELECT count(*) FROM memory_audit WHERE {where}", params))[0][0])
     yield Sql(f"DELETE FROM memory_audit WHERE {where}", params)
     if user_id is not None:
-        yield from _scrub_evidence(engine, tenant_id, user_id, report)
+        yield from _scrub_evidence(records, tenant_id, user_id, report)
     untyped = 0
     for prefix in untyped_prefixes:
         match, args = untyped_prefix_filter(prefix)
         untyped += int((yield Sql(f"SELECT count(*) FROM memories WHERE {match}", args))[0][0])
-        if engine.has_vector_table:
+        if records.has_vector_table:
             yield Sql(f"DELETE FROM memory_vectors WHERE seq IN "
                       f"(SELECT seq FROM memories WHERE {match})", args)
         yield Sql(f"DELETE FROM memories WHERE {match}", args)
@@ -106,27 +106,27 @@ def erase_plan(
         report.records["untyped"] = untyped
     counts = {"records": report.records, "evidence_scrubbed": report.evidence_scrubbed,
               "derived_deleted": report.derived_deleted, "audit_events": report.audit_events}
-    yield Sql(SQL_INSERT_DELETION, [report.event_id, engine.clock().timestamp(), tenant_id,
+    yield Sql(SQL_INSERT_DELETION, [report.event_id, records.clock().timestamp(), tenant_id,
                                     user_id, actor, reason, d.dump_json(counts)])
     yield Sql(FORGET_CHANGES, [tenant_id])  # other processes reload what they cached
     yield Commit()
     return report
 
 
-def purge_plan(engine: Engine) -> Plan[None]:
+def purge_plan(records: Records) -> Plan[None]:
     """After an erasure (and the checkpointer's thread deletions): purge erased text from
     files and index structures (SQLite: merge full-text segments, VACUUM, empty the WAL),
     and from this process's scope caches (another process reloads at its next search of
     the scope: the erasure moved its counters and left no logged change to patch it by)."""
-    engine.dialect.cache.forget()
-    for statement in engine.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()
+    records.dialect.cache.forget()
+    for statement in records.dialect.after_erasure():  # noqa: UP028 - a list cannot take send()
         yield statement
 
 
-def _scrub_evidence(engine: Engine, tenant_id: str, user_id: str, report: ErasureReport
+def _scrub_evidence(records: Records, tenant_id: str, user_id: str, report: ErasureReport
                     ) -> Plan[None]:
     """Wider (tenant- or agent-scoped) records keep no trace of the erased user."""
-    d = engine.dialect
+    d = records.dialect
     rows = yield Sql(
         "SELECT seq, id, evidence FROM memories WHERE tenant_id = ? AND user_id IS NULL "
         "AND evidence IS NOT NULL",
@@ -141,7 +141,7 @@ def _scrub_evidence(engine: Engine, tenant_id: str, user_id: str, report: Erasur
             yield Sql("UPDATE memories SET evidence = ? WHERE seq = ?", [d.dump_json(kept), seq])
             report.evidence_scrubbed += 1
         else:
-            if engine.has_vector_table:
+            if records.has_vector_table:
                 yield Sql("DELETE FROM memory_vectors WHERE seq = ?", [seq])
             yield Sql("DELETE FROM memory_audit WHERE memory_id = ?", [_ident])
             yield Sql("DELETE FROM memories WHERE seq = ?", [seq])

@@ -1,4 +1,4 @@
-"""The lifecycle sweeps as engine plans: freshness expiry, garbage collection,
+"""The lifecycle sweeps as plans: freshness expiry, garbage collection,
 retention classes and LangGraph's TTL.
 
 The decisions are the pure functions of `lifecycle.py`; these plans only read candidates,
@@ -29,7 +29,7 @@ from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
 __all__ = [
     "FreshnessReport",
@@ -168,18 +168,18 @@ def _days(seconds: float) -> float:
     return seconds / DAY
 
 
-def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
+def freshness_plan(records: Records) -> Plan[FreshnessReport]:
     """Expire active facts and observations whose freshness fell below the floor.
 
     Freshness is `decay_freshness` over the days since the record's last use (its last
     write or retrieval); pending access counts are written first so they count.
     """
-    settings, report = engine.lifecycle, FreshnessReport()
-    now = engine.clock().timestamp()
+    settings, report = records.lifecycle, FreshnessReport()
+    now = records.clock().timestamp()
     yield Begin()
-    yield from engine.access.flush()
+    yield from records.access.flush()
     for kind in sorted(EXPIRING_KINDS):
-        half_life = engine.retrieval.half_lives_days.get(kind)
+        half_life = records.retrieval.half_lives_days.get(kind)
         if half_life is None:
             continue
         cutoff = now - days_until_expiry_possible(half_life, settings) * DAY
@@ -193,7 +193,7 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
             if not (yield Sql(SQL_EXPIRE, [now, seq])):
                 continue  # changed since it was read
             typed = parse_namespace(decode_namespace(ns))
-            yield from engine.transition(
+            yield from records.transition(
                 ident, typed, key, "active", "expired",
                 f"freshness {fresh:.4f} < floor {settings.expiry_floor:g} ({kind} half-life "
                 f"{half_life:g} d, {idle:.0f} d since last use, {int(count or 0)} accesses)",
@@ -204,11 +204,11 @@ def freshness_plan(engine: Engine) -> Plan[FreshnessReport]:
     return report
 
 
-def gc_plan(engine: Engine) -> Plan[GcReport]:
+def gc_plan(records: Records) -> Plan[GcReport]:
     """Forget records expired for `gc_after_days` AND below `gc_below_confidence`, and
     trim the log of changed records (`scope_cache`) to its newest `CHANGES_KEPT` ids."""
-    settings, report = engine.lifecycle, GcReport()
-    now = engine.clock().timestamp()
+    settings, report = records.lifecycle, GcReport()
+    now = records.clock().timestamp()
     yield Begin()
     yield Sql(TRIM_CHANGES, [CHANGES_KEPT])
     doomed: list[tuple[Any, ...]] = []
@@ -224,20 +224,20 @@ def gc_plan(engine: Engine) -> Plan[GcReport]:
                 f"with confidence {float(confidence):g} < {settings.gc_below_confidence:g}"
             )
     report.forgotten = len(doomed)
-    report.older_versions = (yield from forget_plan(engine, doomed, reasons)) - len(doomed)
+    report.older_versions = (yield from forget_plan(records, doomed, reasons)) - len(doomed)
     yield Commit()
     return report
 
 
-def retention_plan(engine: Engine) -> Plan[RetentionReport]:
+def retention_plan(records: Records) -> Plan[RetentionReport]:
     """Forget typed records older than their retention class allows, counted from
     when they were written; classes without a limit (None) are kept."""
-    settings, report = engine.lifecycle, RetentionReport()
+    settings, report = records.lifecycle, RetentionReport()
     limits = [d for d in (*settings.retention_classes.values(), settings.retention_default)
               if d is not None]
     if not limits:
         return report
-    now = engine.clock().timestamp()
+    now = records.clock().timestamp()
     sql = SQL_RETENTION_CANDIDATES
     params: list[Any] = [now - min(limits) * DAY]
     if settings.retention_default is None:
@@ -246,7 +246,7 @@ def retention_plan(engine: Engine) -> Plan[RetentionReport]:
     doomed: list[tuple[Any, ...]] = []
     reasons: dict[str, str] = {}
     for seq, ident, ns, key, status, created, value in (yield Sql(sql, params)):
-        name, days = retention_of(engine.dialect.load_json(value), settings)
+        name, days = retention_of(records.dialect.load_json(value), settings)
         if name is not None and name not in settings.retention_classes:
             report.unknown_classes[name] = report.unknown_classes.get(name, 0) + 1
             continue
@@ -257,33 +257,33 @@ def retention_plan(engine: Engine) -> Plan[RetentionReport]:
         reasons[ident] = (f"retention class {name}: older than {days:g} days" if name
                           else f"retention default: older than {days:g} days")
         report.forgotten[label] = report.forgotten.get(label, 0) + 1
-    report.older_versions = (yield from forget_plan(engine, doomed, reasons)) - len(doomed)
+    report.older_versions = (yield from forget_plan(records, doomed, reasons)) - len(doomed)
     yield Commit()
     return report
 
 
 def sweep_plan(
-    engine: Engine, *, freshness: bool = True, gc: bool = True, retention: bool = True
+    records: Records, *, freshness: bool = True, gc: bool = True, retention: bool = True
 ) -> Plan[SweepReport]:
     """The lifecycle sweeps in order: freshness expiry, garbage collection, retention."""
     report = SweepReport()
     if freshness:
-        report.freshness = yield from freshness_plan(engine)
+        report.freshness = yield from freshness_plan(records)
     if gc:
-        report.gc = yield from gc_plan(engine)
+        report.gc = yield from gc_plan(records)
     if retention:
-        report.retention = yield from retention_plan(engine)
+        report.retention = yield from retention_plan(records)
     return report
 
 
-def ttl_plan(engine: Engine) -> Plan[int]:
+def ttl_plan(records: Records) -> Plan[int]:
     """LangGraph's TTL sweep: delete every row whose TTL passed. Typed records are forgotten
     like the other sweeps' (audited, older versions with them); returns rows deleted."""
-    now = engine.clock().timestamp()
+    now = records.clock().timestamp()
     yield Begin()
     typed = yield Sql(SQL_TTL_TYPED, [now])
     deleted = yield from forget_plan(
-        engine, typed, dict.fromkeys((r[1] for r in typed), "TTL passed"), actor="store.sweep_ttl"
+        records, typed, dict.fromkeys((r[1] for r in typed), "TTL passed"), actor="store.sweep_ttl"
     )
     deleted += int((yield Sql(SQL_TTL_UNTYPED_COUNT, [now]))[0][0])
     yield Sql(SQL_TTL_UNTYPED, [now])
@@ -292,7 +292,7 @@ def ttl_plan(engine: Engine) -> Plan[int]:
 
 
 def forget_plan(
-    engine: Engine,
+    records: Records,
     doomed: Sequence[Sequence[Any]],
     reasons: dict[str, str],
     *,
@@ -305,7 +305,7 @@ def forget_plan(
     why = dict(reasons)
     frontier = list(rows)
     while frontier:
-        clause, params = engine.dialect.in_list("m.superseded_by", frontier)
+        clause, params = records.dialect.in_list("m.superseded_by", frontier)
         older = yield Sql(
             f"SELECT m.seq, m.id, m.ns, m.key, m.status, m.superseded_by FROM memories m "
             f"WHERE {clause}",
@@ -320,11 +320,11 @@ def forget_plan(
     if not rows:
         return 0
     for _seq, ident, ns, key, status in rows.values():
-        yield from engine.transition(ident, parse_namespace(decode_namespace(ns)), key, status,
+        yield from records.transition(ident, parse_namespace(decode_namespace(ns)), key, status,
                                      "forgotten", why.get(ident, "forgotten"), actor=actor)
     seqs = [r[0] for r in rows.values()]
-    clause, params = engine.dialect.in_list("seq", seqs)
-    if engine.has_vector_table:
+    clause, params = records.dialect.in_list("seq", seqs)
+    if records.has_vector_table:
         yield Sql(f"DELETE FROM memory_vectors WHERE {clause}", params)
     yield Sql(f"DELETE FROM memories WHERE {clause}", params)
     return len(rows)

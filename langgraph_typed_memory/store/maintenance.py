@@ -42,7 +42,7 @@ from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
 __all__ = [
     "ConcurrentChange",
@@ -70,10 +70,10 @@ class ConcurrentChange(Exception):  # noqa: N818 - a signal between plan and run
     """Records a maintenance plan claimed changed meanwhile; its transaction rolled back."""
 
 
-def _row(engine: Engine, r: Sequence[Any]) -> MemoryRow:
+def _row(records: Records, r: Sequence[Any]) -> MemoryRow:
     (seq, ident, ns, key, kind, tenant, user, agent, status, value, conf, occurred, created,
      run_id, reps, evidence) = r
-    load = engine.dialect.load_json
+    load = records.dialect.load_json
     return MemoryRow(
         int(seq), ident, ns, key, kind, tenant, user, agent, status, load(value),
         float(conf if conf is not None else 1.0),
@@ -94,14 +94,14 @@ def scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     return " AND ".join(parts), params
 
 
-def rows_plan(engine: Engine, where: str, params: Sequence[Any]) -> Plan[list[MemoryRow]]:
+def rows_plan(records: Records, where: str, params: Sequence[Any]) -> Plan[list[MemoryRow]]:
     """Typed records matching `where` (over `memories m`), oldest first."""
     rows = yield Sql(f"SELECT {ROW_COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq",
                      list(params))
-    return [_row(engine, r) for r in rows]
+    return [_row(records, r) for r in rows]
 
 
-def scopes_plan(engine: Engine, where: str, params: Sequence[Any]) -> Plan[list[Scope]]:
+def scopes_plan(records: Records, where: str, params: Sequence[Any]) -> Plan[list[Scope]]:
     """The distinct scopes of the records matching `where`."""
     rows = yield Sql(
         f"SELECT DISTINCT m.tenant_id, m.user_id, m.agent_id FROM memories m WHERE {where}",
@@ -110,51 +110,51 @@ def scopes_plan(engine: Engine, where: str, params: Sequence[Any]) -> Plan[list[
                   key=lambda s: (s.tenant_id, s.user_id or "", s.agent_id or ""))
 
 
-def _now(engine: Engine) -> float:
-    return engine.clock().timestamp()
+def _now(records: Records) -> float:
+    return records.clock().timestamp()
 
 
 def _typed(ns: str) -> TypedNamespace:
     return parse_namespace(decode_namespace(ns))
 
 
-def _claim(engine: Engine, seqs: Sequence[int], status: str, pointer: str | None) -> Plan[None]:
+def _claim(records: Records, seqs: Sequence[int], status: str, pointer: str | None) -> Plan[None]:
     """Move still-active records to `status` (pointing at `pointer`), or raise."""
-    clause, params = engine.dialect.in_list("seq", list(seqs))
+    clause, params = records.dialect.in_list("seq", list(seqs))
     text = ", search_text = NULL" if status != "compacted" else ""
     got = yield Sql(
         f"UPDATE memories SET status = ?, superseded_by = ?, updated_at = ?{text} "
         f"WHERE {clause} AND status = 'active' RETURNING seq",
-        [status, pointer, _now(engine), *params])
+        [status, pointer, _now(records), *params])
     if len(got) != len(seqs):
         raise ConcurrentChange(f"{len(seqs) - len(got)} record(s) changed meanwhile")
-    if engine.has_vector_table:
+    if records.has_vector_table:
         yield Sql(f"DELETE FROM memory_vectors WHERE {clause}", params)
 
 
-def _lock_active(engine: Engine, seq: int) -> Plan[bool]:
+def _lock_active(records: Records, seq: int) -> Plan[bool]:
     """Lock one record for this transaction if it is still active (Postgres row lock)."""
     got = yield Sql("UPDATE memories SET updated_at = updated_at WHERE seq = ? "
                     "AND status = 'active' RETURNING seq", [seq])
     return bool(got)
 
 
-def _embed(engine: Engine, text: str | None) -> Plan[tuple[list[Any], str | None]]:
+def _embed(records: Records, text: str | None) -> Plan[tuple[list[Any], str | None]]:
     """The vectors of a new record (outside any transaction); a failure degrades, noted."""
-    if engine.index is None or not text:
+    if records.index is None or not text:
         return [], None
     answer = yield Embed([text])
     if isinstance(answer, EmbedError):
         return [], f"not embedded: embedder failed: {answer.error!r:.120}"
     try:
-        engine._check_vectors(answer, 1)
+        records.check_vectors(answer, 1)
     except EmbeddingDimensionMismatch as exc:
         return [], f"not embedded: {exc}"
     return [((q.TYPED_FIELD, text), answer[0])], None
 
 
 def compact_plan(
-    engine: Engine, group: CompactionGroup, summary: str
+    records: Records, group: CompactionGroup, summary: str
 ) -> Plan[tuple[str, str | None]]:
     """Write the group's episode and mark its sources compacted, in one transaction.
 
@@ -163,41 +163,41 @@ def compact_plan(
     typed = _typed(group.ns)
     record = validate_record("episode", group.key, compacted_value(group, summary),
                              typed.namespace())
-    vectors, note = yield from _embed(engine, record.embed_text)
+    vectors, note = yield from _embed(records, record.embed_text)
     new_id = uuid.uuid4().hex
     actor = "maintenance:compaction"
     yield Begin()
-    yield from _claim(engine, [r.seq for r in group.sources], "compacted", new_id)
-    yield from engine.insert_typed(new_id, typed, group.key, record, status="active",
+    yield from _claim(records, [r.seq for r in group.sources], "compacted", new_id)
+    yield from records.insert_typed(new_id, typed, group.key, record, status="active",
                                    vectors=vectors)
-    yield from engine.transition(new_id, typed, group.key, None, "active",
+    yield from records.transition(new_id, typed, group.key, None, "active",
                                  f"compacted from {len(group.sources)} episode(s) "
                                  f"({group.label})", actor=actor)
     for r in group.sources:
-        yield from engine.transition(r.id, typed, r.key, "active", "compacted",
+        yield from records.transition(r.id, typed, r.key, "active", "compacted",
                                      f"compacted into {new_id} ({group.label})", actor=actor)
     yield Commit()
     return new_id, note
 
 
-def merge_plan(engine: Engine, survivor: MemoryRow, merged: Sequence[MemoryRow]) -> Plan[int]:
+def merge_plan(records: Records, survivor: MemoryRow, merged: Sequence[MemoryRow]) -> Plan[int]:
     """Fold near-identical records into `survivor` (repetitions, evidence); they become
     `merged`, pointing at it. One transaction; returns how many were merged."""
-    d, typed, actor = engine.dialect, _typed(survivor.ns), "maintenance:consolidation"
+    d, typed, actor = records.dialect, _typed(survivor.ns), "maintenance:consolidation"
     trail = [*survivor.evidence, *(e for m in merged for e in m.evidence)][-MAX_EVIDENCE:]
     reps = survivor.repetitions + sum(m.repetitions for m in merged)
     yield Begin()
     got = yield Sql("UPDATE memories SET repetitions = ?, evidence = ?, updated_at = ? "
                     "WHERE seq = ? AND status = 'active' RETURNING seq",
-                    [reps, d.dump_json(trail), _now(engine), survivor.seq])
+                    [reps, d.dump_json(trail), _now(records), survivor.seq])
     if not got:
         raise ConcurrentChange("the surviving record changed meanwhile")
-    yield from _claim(engine, [m.seq for m in merged], "merged", survivor.id)
+    yield from _claim(records, [m.seq for m in merged], "merged", survivor.id)
     for m in merged:
-        yield from engine.transition(m.id, typed, m.key, "active", "merged",
+        yield from records.transition(m.id, typed, m.key, "active", "merged",
                                      f"near-identical to {survivor.id}: merged into it",
                                      actor=actor)
-    yield from engine.transition(survivor.id, typed, survivor.key, "active", "active",
+    yield from records.transition(survivor.id, typed, survivor.key, "active", "active",
                                  f"absorbed {len(merged)} near-identical record(s)", actor=actor)
     yield Commit()
     return len(merged)
@@ -221,7 +221,7 @@ def _observation_value(pattern: Pattern, confidence: float, settings: Maintenanc
 
 
 def observe_plan(
-    engine: Engine, scope: Scope, pattern: Pattern, settings: MaintenanceSettings,
+    records: Records, scope: Scope, pattern: Pattern, settings: MaintenanceSettings,
     detector: str = "rules",
 ) -> Plan[tuple[str | None, str | None]]:
     """Store a new observation at the pattern's key; (None, None) if one appeared meanwhile."""
@@ -229,15 +229,15 @@ def observe_plan(
     value = _observation_value(pattern, confidence_for(pattern.occurrences), settings,
                                agent=scope.agent_id, detector=detector)
     record = validate_record("observation", pattern.key, value, typed.namespace())
-    vectors, note = yield from _embed(engine, record.embed_text)
+    vectors, note = yield from _embed(records, record.embed_text)
     new_id = uuid.uuid4().hex
     yield Begin()
     if (yield Sql(q.SQL_CURRENT_ROW, [encode_namespace(typed.namespace()), pattern.key])):
         yield Commit()
         return None, None
-    yield from engine.insert_typed(new_id, typed, pattern.key, record, status="active",
+    yield from records.insert_typed(new_id, typed, pattern.key, record, status="active",
                                    vectors=vectors)
-    yield from engine.transition(
+    yield from records.transition(
         new_id, typed, pattern.key, None, "active",
         f"pattern detected in {pattern.occurrences} sessions ({pattern.category})",
         actor="maintenance:detection")
@@ -246,7 +246,7 @@ def observe_plan(
 
 
 def redetect_plan(
-    engine: Engine, current: MemoryRow, pattern: Pattern, settings: MaintenanceSettings
+    records: Records, current: MemoryRow, pattern: Pattern, settings: MaintenanceSettings
 ) -> Plan[bool]:
     """Raise an active observation's occurrences when its pattern recurred in more sessions.
     Returns False (nothing written) when the count did not grow."""
@@ -266,11 +266,11 @@ def redetect_plan(
     yield Begin()
     got = yield Sql("UPDATE memories SET value = ?, confidence = ?, updated_at = ? "
                     "WHERE seq = ? AND status = 'active' RETURNING seq",
-                    [engine.dialect.dump_json(record.value), confidence, _now(engine),
+                    [records.dialect.dump_json(record.value), confidence, _now(records),
                      current.seq])
     if not got:
         raise ConcurrentChange("the observation changed meanwhile")
-    yield from engine.transition(current.id, typed, current.key, "active", "active",
+    yield from records.transition(current.id, typed, current.key, "active", "active",
                                  f"pattern seen again: {pattern.occurrences} sessions",
                                  actor="maintenance:detection")
     yield Commit()
@@ -282,7 +282,7 @@ def procedure_key(observation_key: str) -> str:
     return "procedure:" + observation_key.removeprefix("observation:")
 
 
-def _promote(engine: Engine, obs: MemoryRow, value: dict[str, Any], why: str,
+def _promote(records: Records, obs: MemoryRow, value: dict[str, Any], why: str,
              actor: str) -> Plan[str | None]:
     """Inside a transaction: write the observation's procedure unless one is current."""
     scope = _typed(obs.ns).scope
@@ -296,60 +296,60 @@ def _promote(engine: Engine, obs: MemoryRow, value: dict[str, Any], why: str,
         "metadata": {"observation_key": obs.key, "category": value.get("category")},
     }, typed.namespace())
     new_id = uuid.uuid4().hex
-    yield from engine.insert_typed(new_id, typed, key, record, status="active", vectors=[])
-    yield from engine.transition(new_id, typed, key, None, "active",
+    yield from records.insert_typed(new_id, typed, key, record, status="active", vectors=[])
+    yield from records.transition(new_id, typed, key, None, "active",
                                  f"promoted from observation {obs.id}: {why}", actor=actor)
     return new_id
 
 
 def promote_plan(
-    engine: Engine, obs: MemoryRow, settings: MaintenanceSettings
+    records: Records, obs: MemoryRow, settings: MaintenanceSettings
 ) -> Plan[str | None]:
     """Promote an observation to a procedure if it is (still) due; returns the new id."""
     yield Begin()
-    if not (yield from _lock_active(engine, obs.seq)):
+    if not (yield from _lock_active(records, obs.seq)):
         yield Commit()
         return None
-    fresh = yield from rows_plan(engine, "m.seq = ?", [obs.seq])
+    fresh = yield from rows_plan(records, "m.seq = ?", [obs.seq])
     value = fresh[0].value
-    if not promotion_due(value, "active", obs.created_at, _now(engine),
+    if not promotion_due(value, "active", obs.created_at, _now(records),
                          delay_hours=settings.promotion_delay_hours):
         yield Commit()
         return None
     why = ("confirmed as correct" if value.get("feedback") == "correct" else
            f"high confidence, not rejected or dismissed within "
            f"{settings.promotion_delay_hours:g} hours")
-    new_id = yield from _promote(engine, fresh[0], value, why, "maintenance:promotion")
+    new_id = yield from _promote(records, fresh[0], value, why, "maintenance:promotion")
     yield Commit()
     return new_id
 
 
-def _procedures_from(engine: Engine, obs: MemoryRow) -> Plan[list[MemoryRow]]:
-    rows = yield from rows_plan(engine, "m.tenant_id = ? AND m.kind = 'procedure' "
+def _procedures_from(records: Records, obs: MemoryRow) -> Plan[list[MemoryRow]]:
+    rows = yield from rows_plan(records, "m.tenant_id = ? AND m.kind = 'procedure' "
                                 "AND m.status = 'active'", [obs.tenant_id])
     return [r for r in rows if r.value.get("source_observation") == obs.id]
 
 
-def _set_value(engine: Engine, row: MemoryRow, value: dict[str, Any], confidence: float,
+def _set_value(records: Records, row: MemoryRow, value: dict[str, Any], confidence: float,
                status: str) -> Plan[None]:
     typed = _typed(row.ns)
     record = validate_record(row.kind, row.key, value, typed.namespace())  # type: ignore[arg-type]
     text = ", search_text = NULL" if status != "active" else ""
     yield Sql(f"UPDATE memories SET value = ?, confidence = ?, status = ?, updated_at = ?{text} "
-              "WHERE seq = ?", [engine.dialect.dump_json(record.value), confidence, status,
-                                _now(engine), row.seq])
-    if status != "active" and engine.has_vector_table:
+              "WHERE seq = ?", [records.dialect.dump_json(record.value), confidence, status,
+                                _now(records), row.seq])
+    if status != "active" and records.has_vector_table:
         yield Sql(q.SQL_DROP_VECTORS, [row.seq])
 
 
-def _revoke(engine: Engine, proc: MemoryRow, reason: str, actor: str) -> Plan[None]:
-    yield Sql(q.SQL_REVOKE, [_now(engine), proc.seq])
-    yield from engine.transition(proc.id, _typed(proc.ns), proc.key, "active", "revoked",
+def _revoke(records: Records, proc: MemoryRow, reason: str, actor: str) -> Plan[None]:
+    yield Sql(q.SQL_REVOKE, [_now(records), proc.seq])
+    yield from records.transition(proc.id, _typed(proc.ns), proc.key, "active", "revoked",
                                  reason, actor=actor)
 
 
 def feedback_plan(
-    engine: Engine, namespace: tuple[str, ...], key: str, verdict: Verdict, *, actor: str,
+    records: Records, namespace: tuple[str, ...], key: str, verdict: Verdict, *, actor: str,
     reason: str | None, settings: MaintenanceSettings,
 ) -> Plan[FeedbackResult]:
     """Apply a verdict to an observation or a procedure, in one transaction."""
@@ -363,21 +363,21 @@ def feedback_plan(
     yield Begin()
     yield Sql(f"UPDATE memories SET updated_at = updated_at WHERE ns = ? AND key = ? "
               f"AND {q.CURRENT}", [ns, key])
-    rows = yield from rows_plan(engine, CURRENT_BY_KEY, [ns, key])
+    rows = yield from rows_plan(records, CURRENT_BY_KEY, [ns, key])
     if not rows:
         raise UnknownMemory(f"no current {typed.kind} at key {key!r} in {namespace!r}; "
                             "check the key with store.search or store.history.")
     row = rows[0]
     if typed.kind == "procedure":
-        result = yield from _procedure_feedback(engine, row, verdict, why, actor, settings)
+        result = yield from _procedure_feedback(records, row, verdict, why, actor, settings)
     else:
-        result = yield from _observation_feedback(engine, row, verdict, why, actor, settings)
+        result = yield from _observation_feedback(records, row, verdict, why, actor, settings)
     yield Commit()
     return result
 
 
 def _observation_feedback(
-    engine: Engine, row: MemoryRow, verdict: Verdict, why: str, actor: str,
+    records: Records, row: MemoryRow, verdict: Verdict, why: str, actor: str,
     settings: MaintenanceSettings,
 ) -> Plan[FeedbackResult]:
     result = FeedbackResult(row.id, "observation", verdict, row.status, row.confidence)
@@ -393,55 +393,55 @@ def _observation_feedback(
     value, confidence, status = observation_after(
         row.value, row.confidence, verdict, boost=settings.feedback_boost,
         high=settings.promotion_confidence)
-    yield from _set_value(engine, row, value, confidence, status)
-    yield from engine.transition(row.id, _typed(row.ns), row.key, "active", status, why,
+    yield from _set_value(records, row, value, confidence, status)
+    yield from records.transition(row.id, _typed(row.ns), row.key, "active", status, why,
                                  actor=actor)
     result.status, result.confidence = status, confidence
-    procedures = yield from _procedures_from(engine, row)
+    procedures = yield from _procedures_from(records, row)
     if verdict == "wrong":
         for proc in procedures:
-            yield from _revoke(engine, proc, f"demoted: source observation {row.id} was "
+            yield from _revoke(records, proc, f"demoted: source observation {row.id} was "
                                f"marked wrong", actor)
             result.revoked.append(proc.id)
     elif verdict == "correct":
         for proc in procedures:
             count = int(proc.value.get("confirmation_count") or 0) + 1
-            yield from _set_value(engine, proc, {**proc.value, "confirmation_count": count},
+            yield from _set_value(records, proc, {**proc.value, "confirmation_count": count},
                                   proc.confidence, "active")
-            yield from engine.transition(proc.id, _typed(proc.ns), proc.key, "active",
+            yield from records.transition(proc.id, _typed(proc.ns), proc.key, "active",
                                          "active", f"confirmed ({count}): {why}", actor=actor)
-        if not procedures and promotion_due(value, status, row.created_at, _now(engine),
+        if not procedures and promotion_due(value, status, row.created_at, _now(records),
                                             delay_hours=settings.promotion_delay_hours):
-            new_id = yield from _promote(engine, row, value, "confirmed as correct", actor)
+            new_id = yield from _promote(records, row, value, "confirmed as correct", actor)
             if new_id:
                 result.promoted.append(new_id)
     return result
 
 
 def _procedure_feedback(
-    engine: Engine, row: MemoryRow, verdict: Verdict, why: str, actor: str,
+    records: Records, row: MemoryRow, verdict: Verdict, why: str, actor: str,
     settings: MaintenanceSettings,
 ) -> Plan[FeedbackResult]:
     result = FeedbackResult(row.id, "procedure", verdict, row.status, row.confidence)
     if verdict == "correct":
         count = int(row.value.get("confirmation_count") or 0) + 1
-        yield from _set_value(engine, row, {**row.value, "confirmation_count": count},
+        yield from _set_value(records, row, {**row.value, "confirmation_count": count},
                               row.confidence, "active")
-        yield from engine.transition(row.id, _typed(row.ns), row.key, "active", "active",
+        yield from records.transition(row.id, _typed(row.ns), row.key, "active", "active",
                                      f"confirmed ({count}): {why}", actor=actor)
         return result
-    yield from _revoke(engine, row, f"{why} (procedure {verdict})", actor)
+    yield from _revoke(records, row, f"{why} (procedure {verdict})", actor)
     result.status = "revoked"
     result.revoked.append(row.id)
     source = row.value.get("source_observation")
     if source:
-        found = yield from rows_plan(engine, "m.id = ? AND m.status = 'active'", [source])
+        found = yield from rows_plan(records, "m.id = ? AND m.status = 'active'", [source])
         if found:
             obs = found[0]
             value, confidence, status = observation_after(
                 obs.value, obs.confidence, verdict, boost=settings.feedback_boost,
                 high=settings.promotion_confidence)
-            yield from _set_value(engine, obs, value, confidence, status)
-            yield from engine.transition(obs.id, _typed(obs.ns), obs.key, "active", status,
+            yield from _set_value(records, obs, value, confidence, status)
+            yield from records.transition(obs.id, _typed(obs.ns), obs.key, "active", status,
                                          f"{why} (on procedure {row.id})", actor=actor)
     return result

@@ -55,7 +55,7 @@ from langgraph_typed_memory.store.erasure import (
 from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
 __all__ = [
     "ExportReport",
@@ -169,40 +169,40 @@ def _scope_where(tenant_id: str, user_id: str | None, prefixes: Sequence[tuple[s
     return "(" + " OR ".join(f"({w})" for w, _ in parts) + ")", [x for _, ps in parts for x in ps]
 
 
-def _model_name(engine: Engine) -> str | None:
-    if engine.index is None:
+def _model_name(records: Records) -> str | None:
+    if records.index is None:
         return None
-    emb = engine.index.embeddings
+    emb = records.index.embeddings
     name = f"{type(emb).__module__}.{type(emb).__qualname__}"
     model = getattr(emb, "model", None) or getattr(emb, "model_name", None)
     return f"{name}:{model}" if isinstance(model, str) else name
 
 
-def _decode_vector(engine: Engine, raw: Any) -> np.ndarray:
-    if engine.dialect.name == "postgres":
+def _decode_vector(records: Records, raw: Any) -> np.ndarray:
+    if records.dialect.name == "postgres":
         return np.asarray(json.loads(raw), dtype=np.float32)
     return np.frombuffer(bytes(raw), dtype=np.float32)
 
 
-def _encode_vector(engine: Engine, vector: np.ndarray) -> Any:
-    if engine.dialect.name == "postgres":
+def _encode_vector(records: Records, vector: np.ndarray) -> Any:
+    if records.dialect.name == "postgres":
         # repr of each float32 value is exact; pgvector parses it back to the same float32
         return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-    return engine.dialect.encode_vector(vector.tolist())
+    return records.dialect.encode_vector(vector.tolist())
 
 
-def _row_dict(engine: Engine, columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
+def _row_dict(records: Records, columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     out = dict(zip(columns, row, strict=True))
     for col in JSON_COLUMNS.intersection(out):
         if out[col] is not None:
-            out[col] = engine.dialect.load_json(out[col])
+            out[col] = records.dialect.load_json(out[col])
     if "needs_review" in out:
         out["needs_review"] = bool(out["needs_review"])
     return out
 
 
 def export_plan(
-    engine: Engine,
+    records: Records,
     tenant_id: str,
     user_id: str | None,
     *,
@@ -213,7 +213,7 @@ def export_plan(
     tick = progress or (lambda step, done, total: None)
     where, params = _scope_where(tenant_id, user_id, untyped_prefixes)
     yield Begin()
-    if engine.dialect.name == "postgres":  # one snapshot for every statement below
+    if records.dialect.name == "postgres":  # one snapshot for every statement below
         yield Sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
     total = int((yield Sql(f"SELECT count(*) FROM memories m WHERE {where}", params))[0][0])
     memories: list[dict[str, Any]] = []
@@ -229,43 +229,43 @@ def export_plan(
         )
         for seq, *values in rows:
             ids[seq] = values[0]
-            memories.append(_row_dict(engine, MEMORY_COLUMNS, values))
+            memories.append(_row_dict(records, MEMORY_COLUMNS, values))
         if rows:
             last = rows[-1][0]
             tick("memories", len(memories), total)
         if len(rows) < CHUNK:
             break
     vectors: list[dict[str, Any]] = []
-    if engine.has_vector_table and memories:
-        expr = "v.embedding::text" if engine.dialect.name == "postgres" else "v.embedding"
+    if records.has_vector_table and memories:
+        expr = "v.embedding::text" if records.dialect.name == "postgres" else "v.embedding"
         rows = yield Sql(
             f"SELECT v.seq, v.field, {expr} FROM memory_vectors v JOIN memories m "
             f"ON m.seq = v.seq WHERE {where} ORDER BY v.seq, v.field", params)
         for seq, fld, raw in rows:
-            vec = _decode_vector(engine, raw)
+            vec = _decode_vector(records, raw)
             vectors.append({"id": ids[seq], "field": fld, "dims": int(vec.size),
                             "vector": base64.b64encode(vec.astype("<f4").tobytes()).decode()})
         tick("vectors", len(vectors), len(vectors))
     audit_where, audit_params = scope_filter(tenant_id, user_id)
     rows = yield Sql(f"SELECT {', '.join(AUDIT_COLUMNS)} FROM memory_audit "
                      f"WHERE {audit_where} ORDER BY seq", audit_params)
-    audit = [_row_dict(engine, AUDIT_COLUMNS, r) for r in rows]
+    audit = [_row_dict(records, AUDIT_COLUMNS, r) for r in rows]
     tick("audit", len(audit), len(audit))
     rows = yield Sql(f"SELECT {', '.join(DELETION_COLUMNS)} FROM memory_deletions "
                      f"WHERE {audit_where} ORDER BY at, id", audit_params)
-    deletions = [_row_dict(engine, DELETION_COLUMNS, r) for r in rows]
+    deletions = [_row_dict(records, DELETION_COLUMNS, r) for r in rows]
     yield Commit()
     embedding = None
-    if engine.index is not None:
-        embedding = {"dims": engine.index.dims, "model": _model_name(engine)}
+    if records.index is not None:
+        embedding = {"dims": records.index.dims, "model": _model_name(records)}
     try:
         version = metadata.version("langgraph-typed-memory")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
         version = "unknown"
     return {
         "format": FORMAT_VERSION,
-        "exported_at": engine.clock().isoformat(),
-        "source": {"backend": engine.dialect.name, "package_version": version},
+        "exported_at": records.clock().isoformat(),
+        "source": {"backend": records.dialect.name, "package_version": version},
         "scope": {"tenant_id": tenant_id, "user_id": user_id,
                   "untyped_prefixes": [list(p) for p in untyped_prefixes]},
         "embedding": embedding,
@@ -400,16 +400,16 @@ def _erase_hint(tenant_id: str, user_id: str | None) -> str:
     return f"`{command}`, or {call} in Python"
 
 
-def _collisions(engine: Engine, payload: dict[str, Any], tenant_id: str, user_id: str | None
+def _collisions(records: Records, payload: dict[str, Any], tenant_id: str, user_id: str | None
                 ) -> Plan[list[str]]:
-    d = engine.dialect
+    d = records.dialect
     found: list[str] = []
     where, params = _typed_where(tenant_id, user_id)
     rows = yield Sql(f"SELECT m.ns, m.key FROM memories m WHERE {where} ORDER BY m.seq", params)
     if rows:
-        records = _record_paths(rows)
-        found.append(f"{len(records)} typed record(s) of {_describe((tenant_id, user_id))}, "
-                     f"{len(rows)} version(s) in all (e.g. {', '.join(records[:5])})")
+        paths = _record_paths(rows)
+        found.append(f"{len(paths)} typed record(s) of {_describe((tenant_id, user_id))}, "
+                     f"{len(rows)} version(s) in all (e.g. {', '.join(paths[:5])})")
     audit_where, audit_params = scope_filter(tenant_id, user_id)
     count = (yield Sql(f"SELECT count(*) FROM memory_audit WHERE {audit_where}", audit_params))
     if count[0][0]:
@@ -438,7 +438,7 @@ def _collisions(engine: Engine, payload: dict[str, Any], tenant_id: str, user_id
     return found
 
 
-def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
+def import_plan(records: Records, payload: dict[str, Any], *, path: str = "",
                 progress: Progress | None = None) -> Plan[ImportReport]:
     """Write a checked payload in one transaction; refuses (writing nothing) on any collision.
 
@@ -451,7 +451,7 @@ def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
     tenant_id, user_id, _ = check_payload(payload)
     vectors = [(v["id"], v["field"], _vector_array(v)) for v in payload["vectors"]]
     source = payload["embedding"]
-    dims = engine.index.dims if engine.index is not None else None
+    dims = records.index.dims if records.index is not None else None
     report = ImportReport(path, tenant_id, user_id, records=_counts(payload["memories"]),
                           vectors=len(vectors), audit_events=len(payload["audit"]),
                           deletion_events=len(payload["deletions"]),
@@ -464,14 +464,14 @@ def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
             f"with index={{'dims': {source['dims']}, 'embed': <the same embedder>}} (or a new "
             "database for it); nothing was imported."
         )
-    if vectors and source.get("model") != _model_name(engine):
+    if vectors and source.get("model") != _model_name(records):
         report.warnings.append(
             f"the export's vectors come from {source.get('model')}, this store embeds with "
-            f"{_model_name(engine)} (same dims): make sure it is the same model."
+            f"{_model_name(records)} (same dims): make sure it is the same model."
         )
-    d = engine.dialect
+    d = records.dialect
     yield Begin()
-    found = yield from _collisions(engine, payload, tenant_id, user_id)
+    found = yield from _collisions(records, payload, tenant_id, user_id)
     if found:
         raise ImportCollision(
             f"Cannot import {_describe((tenant_id, user_id))}: this store already holds "
@@ -496,7 +496,7 @@ def import_plan(engine: Engine, payload: dict[str, Any], *, path: str = "",
         if wanted:
             clause, extra = d.in_list("id", wanted)
             seqs = dict((yield Sql(f"SELECT id, seq FROM memories WHERE {clause}", extra)))
-            rows = [[seqs[i], fld, _encode_vector(engine, vec)]
+            rows = [[seqs[i], fld, _encode_vector(records, vec)]
                     for i in wanted for fld, vec in by_id[i]]
             yield Sql(q.SQL_INSERT_VECTOR, many=rows)
             written_vectors += len(rows)
@@ -540,7 +540,7 @@ def _check_progress(progress: Any) -> None:
 
 def export_to_file(
     run: Callable[[Plan[Any]], Any],
-    engine: Engine,
+    records: Records,
     path: str | os.PathLike[str],
     passphrase: str | bytes,
     *,
@@ -556,7 +556,7 @@ def export_to_file(
     _check_progress(progress)
     prefixes = _check_scope(tenant_id, user_id, untyped_prefixes)
     tick = progress or (lambda step, done, total: None)
-    payload = run(export_plan(engine, tenant_id, user_id, untyped_prefixes=prefixes,
+    payload = run(export_plan(records, tenant_id, user_id, untyped_prefixes=prefixes,
                               progress=progress))
     tick("encrypt", 0, 1)
     plaintext = json.dumps(payload, ensure_ascii=False, separators=(",", ":"),
@@ -584,7 +584,7 @@ def export_to_file(
 
 def import_from_file(
     run: Callable[[Plan[Any]], Any],
-    engine: Engine,
+    records: Records,
     path: str | os.PathLike[str],
     passphrase: str | bytes,
     *,
@@ -601,4 +601,4 @@ def import_from_file(
     except ValueError:
         raise _bad("the payload is not JSON") from None
     tick("decrypt", 1, 1)
-    return run(import_plan(engine, payload, path=str(path), progress=progress))  # type: ignore[no-any-return]
+    return run(import_plan(records, payload, path=str(path), progress=progress))  # type: ignore[no-any-return]

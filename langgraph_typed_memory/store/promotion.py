@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.gate import (
@@ -40,9 +39,10 @@ from langgraph_typed_memory.namespaces import Scope, TypedNamespace, encode_name
 from langgraph_typed_memory.schemas import ValidatedRecord, validate_record
 from langgraph_typed_memory.store import queries as q
 from langgraph_typed_memory.store.protocol import Embed, Plan, Sql
+from langgraph_typed_memory.store.validation import PromoteOp
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.engine import Engine
+    from langgraph_typed_memory.store.records import Records
 
 __all__ = ["PromoteOp", "Prepared", "prepare", "execute"]
 
@@ -50,17 +50,6 @@ WRITTEN: dict[str, Literal["written", "superseded", "contradicted"]] = {
     "insert": "written", "supersede": "superseded", "contradict": "contradicted"
 }
 MAX_EVIDENCE = 20
-
-
-class PromoteOp(NamedTuple):
-    """Offer proposals to the gate on behalf of a caller's scope."""
-
-    scope: Scope
-    proposals: Sequence[Proposal | Mapping[str, Any]]
-    run_id: str | None = None
-    turn: int | None = None
-    source: str | None = None
-    """Who observed the proposals (default: the caller's user, else agent, else 'app')."""
 
 
 @dataclass(slots=True)
@@ -139,17 +128,17 @@ def _source(op: PromoteOp) -> str:
 
 
 def execute(
-    engine: Engine, op: PromoteOp, prepared: list[Prepared], settings: GateSettings
+    records: Records, op: PromoteOp, prepared: list[Prepared], settings: GateSettings
 ) -> Plan[list[Outcome]]:
     """Decide and write each proposal, in order, inside the caller's transaction."""
-    d = engine.dialect
+    d = records.dialect
     source = _source(op)
     actor = f"gate:{source}"
     outcomes: list[Outcome] = []
     for item in prepared:
         if item.proposal is not None and item.proposal.replaces is not None and (
                 item.rejection is None and item.proposal.kind in ("fact", "preference")):
-            item.rejection = yield from _aim(engine, op, item, settings)
+            item.rejection = yield from _aim(records, op, item, settings)
         p = item.proposal
         if (p is None or item.rejection is not None or item.typed is None or item.key is None
                 or (item.record is None and p.kind == "fact")):
@@ -190,13 +179,13 @@ def execute(
             trail = [*trail, evidence_entry][-MAX_EVIDENCE:]
             # Restating an expired record is a use: its expiry is reversed.
             new_status = "active" if decision.action == "confirm" else on_access(status)
-            now = engine.clock().timestamp()
+            now = records.clock().timestamp()
             yield Sql(q.SQL_REPEAT, [d.dump_json(trail), new_status, now, now, seq])
             key = _sibling(item.key, p) if sibling_rows else item.key
             if new_status != status:
                 why = decision.reason if decision.action == "confirm" else (
                     f"{decision.reason}; restated while expired: expiry reversed")
-                yield from engine.transition(ident, item.typed, key, status, new_status,
+                yield from records.transition(ident, item.typed, key, status, new_status,
                                              why, actor=actor, run_id=op.run_id)
             reason = ("the same challenger is already recorded" if sibling_rows
                       else decision.reason)
@@ -210,12 +199,12 @@ def execute(
         key = item.key
         contradicts: list[str] | None = None
         if decision.action == "supersede" and rows:
-            yield from engine.supersede(rows[0][0], new_id)
-            yield from engine.transition(rows[0][1], item.typed, item.key, rows[0][4],
+            yield from records.supersede(rows[0][0], new_id)
+            yield from records.transition(rows[0][1], item.typed, item.key, rows[0][4],
                                          "superseded", f"{decision.reason}: replaced by {new_id}",
                                          actor=actor, run_id=op.run_id)
             if p.kind in ("fact", "preference"):
-                yield from _retire_turns(engine, op, item.typed.scope, rows[0][7], rows[0][8],
+                yield from _retire_turns(records, op, item.typed.scope, rows[0][7], rows[0][8],
                                          new_id, actor)
         elif decision.action == "contradict" and rows:
             key = _sibling(item.key, p)
@@ -223,20 +212,20 @@ def execute(
             old_links = (d.load_json(rows[0][6]) if rows[0][6] is not None else None) or []
             yield Sql(q.SQL_LINK_CONTRADICTION,
                       [d.dump_json([*old_links, new_id]), decision.needs_review, rows[0][0]])
-            yield from engine.transition(
+            yield from records.transition(
                 rows[0][1], item.typed, item.key, rows[0][4], rows[0][4],
                 f"contradicted by {new_id}" + ("; needs review" if decision.needs_review else ""),
                 actor=actor, run_id=op.run_id)
         if item.retires is not None:
-            yield from _retire(engine, op, item.typed.scope, item.retires, new_id, actor,
+            yield from _retire(records, op, item.typed.scope, item.retires, new_id, actor,
                                "corrected by a later statement")
-        yield from engine.insert_typed(
+        yield from records.insert_typed(
             new_id, item.typed, key, item.record, status=decision.status,
             vectors=item.vectors, policy_version=settings.version,
             evidence=[evidence_entry], contradicts=contradicts,
             needs_review=decision.needs_review,
         )
-        yield from engine.transition(new_id, item.typed, key, None, decision.status,
+        yield from records.transition(new_id, item.typed, key, None, decision.status,
                                      decision.reason, actor=actor, run_id=op.run_id)
         outcomes.append(Outcome(p.kind, new_id, WRITTEN[decision.action], decision.reason,
                                 key=key, old_id=decision.old_id))
@@ -246,24 +235,24 @@ def execute(
 # ----------------------------------------------------------------------------- turns
 
 
-def _retire(engine: Engine, op: PromoteOp, scope: Scope, turn: tuple[int, str, str],
+def _retire(records: Records, op: PromoteOp, scope: Scope, turn: tuple[int, str, str],
             by: str, actor: str, why: str) -> Plan[None]:
     """Supersede one logged turn by the record `by` (the statement that replaces it)."""
     seq, ident, key = turn
-    yield from engine.supersede(seq, by)
-    yield from engine.transition(ident, TypedNamespace(scope, "episode"), key, "active",
+    yield from records.supersede(seq, by)
+    yield from records.transition(ident, TypedNamespace(scope, "episode"), key, "active",
                                  "superseded", f"{why}: {by}", actor=actor, run_id=op.run_id)
 
 
-def _retire_turns(engine: Engine, op: PromoteOp, scope: Scope, run_id: str | None,
+def _retire_turns(records: Records, op: PromoteOp, scope: Scope, run_id: str | None,
                   turn: int | None, by: str, actor: str) -> Plan[None]:
     """The logged turns that stated a superseded record (its run and turn) go with it."""
     if run_id is None or turn is None:
         return
     ns = encode_namespace(TypedNamespace(scope, "episode").namespace())
     for seq, ident, key, value in (yield Sql(q.SQL_STATED_IN_TURN, [ns, run_id, turn])):
-        if (engine.dialect.load_json(value) or {}).get("task_type") == TURN:
-            yield from _retire(engine, op, scope, (seq, ident, key), by, actor,
+        if (records.dialect.load_json(value) or {}).get("task_type") == TURN:
+            yield from _retire(records, op, scope, (seq, ident, key), by, actor,
                                "what it stated was superseded")
 
 
@@ -285,7 +274,8 @@ def _swap(text: str, old: str, new: str) -> str | None:
     return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
 
 
-def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) -> Plan[str | None]:
+def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
+         ) -> Plan[str | None]:
     """Point a correction that names its old value (`replaces`) at what holds that value.
 
     The newest current fact or preference of the scope whose value (or, for a fact, whose
@@ -295,7 +285,7 @@ def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) 
     corrected as its content when the new value is known). With neither, a proposal complete
     on its own goes on as it is; one that is not is rejected (the reason is returned).
     """
-    p, scope, d = item.proposal, item.typed.scope, engine.dialect  # type: ignore[union-attr]
+    p, scope, d = item.proposal, item.typed.scope, records.dialect  # type: ignore[union-attr]
     assert p is not None and p.replaces is not None
     old, new = _norm(p.replaces), _text_of(p.value)
     sql = q.sql_holding_text(d.position_fn)
@@ -321,7 +311,7 @@ def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) 
                       "predicate": value.get("predicate"), "content": content or p.content}
         item.key = key
         item.typed = TypedNamespace(scope, kind)  # type: ignore[arg-type]
-        return (yield from _revalidate(engine, op, item, p.model_copy(
+        return (yield from _revalidate(records, op, item, p.model_copy(
             update={**update, "correction": True})))
     ns = encode_namespace(TypedNamespace(scope, "episode").namespace())
     for seq, ident, key, value, run_id, turn in (yield Sql(sql, [ns, old])):
@@ -339,7 +329,7 @@ def _aim(engine: Engine, op: PromoteOp, item: Prepared, settings: GateSettings) 
         item.typed = TypedNamespace(scope, "fact")
         item.key = record_key(aimed, settings)
         item.retires = (seq, ident, key)
-        return (yield from _revalidate(engine, op, item, aimed))
+        return (yield from _revalidate(records, op, item, aimed))
     if p.kind == "preference" or (p.subject and p.predicate):
         return None  # complete on its own: written as it is
     return f"corrects {p.replaces!r}, which no current memory in this scope holds"
@@ -364,7 +354,7 @@ def _text_of(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def _revalidate(engine: Engine, op: PromoteOp, item: Prepared, aimed: Proposal
+def _revalidate(records: Records, op: PromoteOp, item: Prepared, aimed: Proposal
                 ) -> Plan[str | None]:
     """Validate the aimed proposal again and embed its text if it changed."""
     assert item.typed is not None and item.key is not None
@@ -375,11 +365,11 @@ def _revalidate(engine: Engine, op: PromoteOp, item: Prepared, aimed: Proposal
     except TypedMemoryError as exc:
         return str(exc)
     text = item.record.embed_text
-    if engine.index is None or not text or (item.vectors and item.vectors[0][0][1] == text):
+    if records.index is None or not text or (item.vectors and item.vectors[0][0][1] == text):
         item.vectors = [] if not text else item.vectors
         return None
     answer = yield Embed([text])
-    dims = engine.index.dims
+    dims = records.index.dims
     if isinstance(answer, list) and len(answer) == 1 and len(answer[0]) == dims:
         item.vectors = [((q.TYPED_FIELD, text), list(answer[0]))]
     else:  # an embedder failure degrades to lexical retrieval of this record, as elsewhere

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
 
 from langgraph_typed_memory.errors import InvalidNamespace, InvalidQuery, InvalidRecord
+from langgraph_typed_memory.gate import Proposal
 from langgraph_typed_memory.namespaces import (
     SCOPE_PREFIXES,
     Scope,
@@ -23,7 +24,6 @@ from langgraph_typed_memory.namespaces import (
 )
 from langgraph_typed_memory.schemas import check_json_value
 from langgraph_typed_memory.scoring import validate_filter
-from langgraph_typed_memory.store.promotion import PromoteOp
 
 __all__ = [
     "HistoryOp",
@@ -43,6 +43,17 @@ MAX_PROPOSALS = 10_000
 MAX_TURN = 2**31 - 1
 MAX_KEY_CHARS = 1024
 MAX_QUERY_CHARS = 8_000
+
+class PromoteOp(NamedTuple):
+    """Offer proposals to the gate on behalf of a caller's scope."""
+
+    scope: Scope
+    proposals: Sequence[Proposal | Mapping[str, Any]]
+    run_id: str | None = None
+    turn: int | None = None
+    source: str | None = None
+    """Who observed the proposals (default: the caller's user, else agent, else 'app')."""
+
 
 class HistoryOp(NamedTuple):
     """Every version of a typed record, newest first, or its audit trail."""

@@ -1,0 +1,293 @@
+"""The record operations every plan shares, and the settings they read.
+
+Search, promotion, the lifecycle sweeps, erasure, export and the maintenance jobs are plans
+(generators of SQL requests, see `protocol.py`) that read and write typed records the same
+way: a row becomes an `Item`, a status change appends to the audit log, a new version is
+inserted with its vectors, an old one is superseded. `Records` holds those operations with
+the store's settings (dialect, index, clock, gate, lifecycle, access buffer), and every plan
+receives it. `Engine` (the batch dispatcher) is a `Records`, so a store hands its engine to
+a plan; the plans themselves import this module, never the engine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from langgraph.store.base import Item, SearchItem
+
+from langgraph_typed_memory.config import (
+    IndexSettings,
+    LifecycleSettings,
+    RetrievalSettings,
+    TTLSettings,
+)
+from langgraph_typed_memory.errors import EmbeddingDimensionMismatch
+from langgraph_typed_memory.gate import GateSettings
+from langgraph_typed_memory.lifecycle import on_access
+from langgraph_typed_memory.namespaces import (
+    TypedNamespace,
+    decode_namespace,
+    encode_namespace,
+    parse_namespace,
+)
+from langgraph_typed_memory.results import MemoryItem
+from langgraph_typed_memory.schemas import ValidatedRecord
+from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.access import AccessBuffer
+from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily
+from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.vector_cache import ScopeVectorCache, VectorRanking
+
+__all__ = ["Deferred", "Dialect", "Records", "dt", "emit", "ts"]
+
+
+class Dialect(Protocol):
+    """What differs between backends; everything else is shared SQL written with `?`."""
+
+    name: str
+    position_fn: str
+    """SQL function (text, substring) -> 1-based position or 0."""
+    cache: CellCache
+    """The search caches' entries: what erasure asks to forget."""
+    vectors: ScopeVectorCache
+    """The cached vector matrices (and their records' priors) per scope cell."""
+    @property
+    def postings(self) -> CellFamily[Any]:
+        """The cached full-text postings per scope cell."""
+        ...
+
+    def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+    def lock_migrations(self) -> Sql | None: ...
+    def dump_json(self, value: Any) -> Any: ...
+    def load_json(self, value: Any) -> Any: ...
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
+    def encode_vector(self, vector: Sequence[float]) -> Any: ...
+    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
+        """The statement(s) inserting many rows of one insert statement `text`."""
+        ...
+    def json_field(self, column: str, field: str) -> str:
+        """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
+        ...
+    def lexical(
+        self, scope: q.ScopeRead, terms: list[str], depth: int | None
+    ) -> Plan[list[tuple[int, float]]]:
+        """Best-first (seq, score) of the scope's live rows holding any of `terms` (all of
+        them when `depth` is None)."""
+        ...
+    def vector_top_k(
+        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
+    ) -> Plan[VectorRanking]:
+        """Top vector matches among the scope's live rows. The value holds a future, so the
+        ranking may run while the caller's next statement does."""
+        ...
+
+    def after_erasure(self) -> list[Sql]:
+        """Statements that purge erased content from files and index structures."""
+        ...
+
+    def vector_scores(
+        self, seqs: Sequence[int], query: Sequence[float]
+    ) -> Plan[list[tuple[int, float]]]: ...
+
+
+def ts(moment: datetime) -> float:
+    """A time as the database stores it: seconds since the epoch."""
+    return moment.timestamp()
+
+
+def dt(seconds: float) -> datetime:
+    """A stored time back as an aware UTC datetime."""
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+
+Deferred = dict[str, list[list[Any]]]
+"""Rows of insert statements a batch sends in bulk (executemany) before its commit."""
+def emit(text: str, row: list[Any], deferred: Deferred | None) -> Plan[None]:
+    """Run one insert now, or add its row to `deferred`."""
+    if deferred is None:
+        yield Sql(text, row)
+    else:
+        deferred.setdefault(text, []).append(row)
+
+
+class Records:
+    """The store's settings and the record operations plans share."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        *,
+        index: IndexSettings | None,
+        retrieval: RetrievalSettings,
+        ttl: TTLSettings,
+        clock: Callable[[], datetime],
+        gate: GateSettings | None = None,
+        lifecycle: LifecycleSettings | None = None,
+    ) -> None:
+        self.gate = gate or GateSettings()
+        self.lifecycle = lifecycle or LifecycleSettings()
+        self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk)
+        """Retrievals not yet written (access counts)."""
+        self.dialect = dialect
+        self.index = index
+        self.retrieval = retrieval
+        self.ttl = ttl
+        self.clock = clock
+
+    @property
+    def has_vector_table(self) -> bool:
+        """SQLite always has the vector table; Postgres only once set up with an index."""
+        return self.index is not None or self.dialect.name == "sqlite"
+
+    def check_vectors(self, vectors: Any, expected: int) -> None:
+        """Raise `EmbeddingDimensionMismatch` unless the embedder returned `expected`
+        finite vectors of the index's dimension."""
+        if not isinstance(vectors, list) or len(vectors) != expected:
+            raise EmbeddingDimensionMismatch(
+                f"The embedder returned {len(vectors) if isinstance(vectors, list) else vectors!r}"
+                f" vectors for {expected} texts."
+            )
+        dims = self.index.dims if self.index else 0
+        for v in vectors:
+            if len(v) != dims or not all(math.isfinite(x) for x in v):
+                raise EmbeddingDimensionMismatch(
+                    f"The embedder returned a {len(v)}-d vector (or one with NaN/inf) but the "
+                    f"index config says dims={dims}; fix dims or the embedder."
+                )
+
+    def to_item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
+        (seq, ident, ns, key, value, kind, tenant, user, agent, status, confidence,
+         superseded_by, occurred_at, created_at, updated_at, *_rest) = row
+        namespace = decode_namespace(ns)
+        value = self.dialect.load_json(value)
+        if kind is None:
+            cls = SearchItem if memory.get("search") else None
+            if cls is None:
+                return Item(
+                    value=value, key=key, namespace=namespace,
+                    created_at=dt(created_at), updated_at=dt(updated_at),
+                )
+            return SearchItem(namespace, key, value, dt(created_at), dt(updated_at), score)
+        memory.pop("search", None)
+        return MemoryItem(
+            namespace=namespace,
+            key=key,
+            value=value,
+            created_at=dt(created_at),
+            updated_at=dt(updated_at),
+            score=score,
+            memory={
+                "id": ident,
+                "kind": kind,
+                "scope": {"tenant_id": tenant, "user_id": user, "agent_id": agent},
+                "status": status,
+                "confidence": confidence,
+                "superseded_by": superseded_by,
+                "occurred_at": dt(occurred_at).isoformat() if occurred_at is not None else None,
+                "provenance": {
+                    "source_run_id": row[16],
+                    "source_turn": row[17],
+                    "policy_version": row[18],
+                },
+                "repetitions": row[22],
+                "evidence": self._list(row[23]),
+                "contradicts": self._list(row[24]),
+                "needs_review": bool(row[25]),
+                **memory,
+            },
+        )
+
+    def _list(self, stored: Any) -> list[Any]:
+        """A stored JSON list (most rows hold none, or an empty one)."""
+        return [] if stored is None or stored == "[]" else self.dialect.load_json(stored)
+
+    def reactivate(self, items: Sequence[Item], *, actor: str) -> Plan[None]:
+        """Expiry is reversed on access: expired items among `items` become active,
+        audited, in one transaction; their `memory` says so (`reactivated`)."""
+        expired = [i for i in items if isinstance(i, MemoryItem) and i.status == "expired"]
+        if not expired:
+            return
+        now = ts(self.clock())
+        yield Begin()
+        for item in expired:
+            if not (yield Sql(q.SQL_REACTIVATE, [now, now, item.memory["id"]])):
+                continue  # already reactivated or replaced by a concurrent writer
+            typed = parse_namespace(item.namespace)
+            after = on_access("expired")
+            yield from self.transition(item.memory["id"], typed, item.key, "expired", after,
+                                       f"read while expired ({actor}): expiry reversed on "
+                                       "access", actor=actor)
+            item.memory.update(status=after, reactivated=True)
+        yield Commit()
+
+    def supersede(self, old_seq: int, new_id: str) -> Plan[None]:
+        """Mark a current row superseded by `new_id`; drop its index entries."""
+        yield Sql(q.SQL_SUPERSEDE, [new_id, ts(self.clock()), old_seq])
+        yield from self.drop_vectors(old_seq)
+
+    def transition(
+        self,
+        memory_id: str,
+        typed: TypedNamespace,
+        key: str,
+        before: str | None,
+        after: str,
+        reason: str,
+        *,
+        actor: str,
+        run_id: str | None = None,
+        deferred: Deferred | None = None,
+    ) -> Plan[None]:
+        """Append one lifecycle transition to the audit log, in the caller's transaction
+        (with `deferred`, the row joins the bulk statements sent before the commit)."""
+        scope = typed.scope
+        yield from emit(q.SQL_AUDIT_INSERT, [
+            memory_id, encode_namespace(typed.namespace()), key, typed.kind, scope.tenant_id,
+            scope.user_id, scope.agent_id, ts(self.clock()), actor, before, after, reason,
+            run_id,
+        ], deferred)
+
+    def insert_typed(
+        self,
+        new_id: str,
+        typed: TypedNamespace,
+        key: str,
+        record: ValidatedRecord,
+        *,
+        status: str,
+        vectors: list[tuple[tuple[str, str], list[float]]],
+        expires: float | None = None,
+        ttl: float | None = None,
+        policy_version: str | None = None,
+        evidence: list[dict[str, Any]] | None = None,
+        contradicts: list[str] | None = None,
+        needs_review: bool = False,
+        deferred: Deferred | None = None,
+    ) -> Plan[None]:
+        """Insert one typed record and its vectors: now, or with `deferred` in bulk before
+        the commit."""
+        now = ts(self.clock())
+        scope, value, d = typed.scope, record.value, self.dialect
+        occurred = ts(record.occurred_at) if record.occurred_at else None
+        yield from emit(q.SQL_INSERT_ROW, [
+            new_id, encode_namespace(typed.namespace()), key, d.dump_json(value), typed.kind,
+            scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
+            record.content_hash, record.search_text, occurred, now, now, expires, ttl,
+            value.get("source_run_id"), value.get("source_turn"), policy_version,
+            d.dump_json(evidence) if evidence is not None else None,
+            d.dump_json(contradicts) if contradicts is not None else None, needs_review,
+        ], deferred)
+        for (field, _), vec in vectors:
+            yield from emit(q.SQL_INSERT_VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
+                             deferred)
+
+    def drop_vectors(self, seq: int) -> Plan[None]:
+        """Delete a record's vectors (it left the search indexes)."""
+        # Without an index config the Postgres schema has no vector table (its column type
+        # needs the dimension); deleting a record still cascades to any vectors it had.
+        if self.index is not None:
+            yield Sql(q.SQL_DROP_VECTORS, [seq])
