@@ -43,11 +43,11 @@ class AccessBuffer:
 
     def __init__(
         self, lifecycle: LifecycleSettings, clock: Callable[[], datetime],
-        bulk: Callable[[str, list[list[Any]]], Sql] | None = None,
+        bulk: Callable[[q.Bulk, list[list[Any]]], Sql] | None = None,
     ) -> None:
         self.lifecycle = lifecycle
         self.clock = clock
-        self.bulk = bulk or (lambda text, rows: Sql(text, many=rows))
+        self.bulk = bulk or (lambda statement, rows: Sql(statement.value, many=rows))
         """Turns the update and its rows into one request (the dialect's `bulk`)."""
         self.on_due: Callable[[], bool] | None = None
         """Called when a read makes a flush due; True: the store writes in the background."""
@@ -92,7 +92,7 @@ class AccessBuffer:
         if not pending:
             return 0
         try:
-            yield self.bulk(q.SQL_NOTE_ACCESS, [
+            yield self.bulk(q.Bulk.NOTE_ACCESS, [
                 [count, at, at, ident] for ident, (count, at) in pending.items()
             ])
         except BaseException:

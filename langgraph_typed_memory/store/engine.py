@@ -186,8 +186,8 @@ class Engine(Records):
             deferred: Deferred = {}  # the puts' new rows, vectors and audit, sent in bulk
             for w in writes.values():
                 yield from self._write(w, currents.get((w.ns, w.op.key)), deferred)
-            for text in sorted(deferred, key=_BULK_ORDER.index):
-                yield self.dialect.bulk(text, deferred[text])
+            for statement in sorted(deferred, key=_BULK_ORDER.index):
+                yield self.dialect.bulk(statement, deferred[statement])
             for i, prepared in promotions.items():
                 op = ops[i]
                 assert isinstance(op, promotion.PromoteOp)
@@ -420,12 +420,11 @@ class Engine(Records):
         if not w.texts or not w.vectors:
             return
         for (field, _), vec in zip(w.texts, w.vectors, strict=True):
-            yield from emit(q.SQL_INSERT_VECTOR, [seq, field, self.dialect.encode_vector(vec)],
+            yield from emit(q.Bulk.VECTOR, [seq, field, self.dialect.encode_vector(vec)],
                              deferred)
 
 
-_BULK_ORDER = [q.SQL_INSERT_ROW, q.SQL_INSERT_VECTOR_FOR_ID, q.SQL_INSERT_VECTOR,
-               q.SQL_AUDIT_INSERT]
+_BULK_ORDER = list(q.Bulk)
 """Records before their vectors."""
 
 

@@ -274,8 +274,7 @@ _ROW_TYPES = ("text", "text", "text", "jsonb", "text", "text", "text", "text", "
               "text", "int4", "text", "jsonb", "jsonb", "bool")
 """The Postgres types of `queries.SQL_INSERT_ROW`'s columns, in order."""
 SQL_INSERT_ROWS = (
-    q.SQL_INSERT_ROW.split(" VALUES ")[0] + " SELECT * FROM unnest("
-    + ", ".join(f"?::{t}[]" for t in _ROW_TYPES) + ")"
+    q.SQL_INSERT_INTO + "SELECT * FROM unnest(" + ", ".join(f"?::{t}[]" for t in _ROW_TYPES) + ")"
 )
 """`queries.SQL_INSERT_ROW` for many rows in one statement: the statement trigger of
 migration 0013 counts them once (executemany ran it, and the trigger, once per row: bulk
@@ -431,24 +430,25 @@ class PostgresDialect:
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return _vector_literal(vector)
 
-    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
+    def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
         """Records and vectors go in one statement each (the statement triggers count them
-        once), and so do access counts; other rows by executemany.
+        once), and so do access counts; audit rows by executemany.
 
         Example:
-            >>> PostgresDialect().bulk(q.SQL_INSERT_VECTOR_FOR_ID, [["id1", "f", "[1]"]]).params
+            >>> PostgresDialect().bulk(q.Bulk.VECTOR_FOR_ID, [["id1", "f", "[1]"]]).params
             [['id1'], ['f'], ['[1]']]
-            >>> PostgresDialect().bulk(q.SQL_NOTE_ACCESS, [[2, 5.0, 5.0, "m1"]]).params
+            >>> PostgresDialect().bulk(q.Bulk.NOTE_ACCESS, [[2, 5.0, 5.0, "m1"]]).params
             [[2], [5.0], ['m1']]
         """
-        if text == q.SQL_INSERT_VECTOR_FOR_ID:
-            return Sql(SQL_INSERT_VECTORS_FOR_IDS, [list(col) for col in zip(*rows, strict=True)])
-        if text == q.SQL_INSERT_ROW:
-            return Sql(SQL_INSERT_ROWS, [list(col) for col in zip(*rows, strict=True)])
-        if text == q.SQL_NOTE_ACCESS:
-            counts, times, _, ids = (list(col) for col in zip(*rows, strict=True))
+        columns = [list(col) for col in zip(*rows, strict=True)]
+        if statement is q.Bulk.VECTOR_FOR_ID:
+            return Sql(SQL_INSERT_VECTORS_FOR_IDS, columns)
+        if statement is q.Bulk.ROW:
+            return Sql(SQL_INSERT_ROWS, columns)
+        if statement is q.Bulk.NOTE_ACCESS:
+            counts, times, _, ids = columns
             return Sql(SQL_NOTE_ACCESS_ROWS, [counts, times, ids])
-        return Sql(text, many=rows)
+        return Sql(statement.value, many=rows)
 
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None

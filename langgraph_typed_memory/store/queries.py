@@ -7,6 +7,7 @@ vectors, migrations) live in `sqlite_sql.py` and `postgres_sql.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 TYPED_FIELD = "$memory"
@@ -47,13 +48,15 @@ SQL_CURRENT_ROW = (
     "SELECT seq, id, value, content_hash, status FROM memories m "
     f"WHERE ns = ? AND key = ? AND {CURRENT}"
 )
-SQL_INSERT_ROW = (
-    "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, status, "
-    "confidence, content_hash, search_text, occurred_at, created_at, updated_at, expires_at, "
-    "ttl_minutes, source_run_id, source_turn, policy_version, evidence, contradicts, "
-    "needs_review) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT_COLUMNS = (
+    "id", "ns", "key", "value", "kind", "tenant_id", "user_id", "agent_id", "status",
+    "confidence", "content_hash", "search_text", "occurred_at", "created_at", "updated_at",
+    "expires_at", "ttl_minutes", "source_run_id", "source_turn", "policy_version", "evidence",
+    "contradicts", "needs_review",
 )
+"""The columns a new record is written with, in `SQL_INSERT_ROW`'s order."""
+SQL_INSERT_INTO = f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
+SQL_INSERT_ROW = SQL_INSERT_INTO + f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
 SQL_INSERT = SQL_INSERT_ROW + " RETURNING seq"
 SQL_CURRENT_ROWS = (
     "SELECT ns, key, seq, id, value, content_hash, status FROM memories m "
@@ -286,3 +289,15 @@ class ScopeRead:
         """The filter of this read's rows in one cell (without the expiry test)."""
         where, params = cell_filter(cell)
         return f"{where} AND {self.status}", params
+
+
+class Bulk(Enum):
+    """The statements a batch (or the access buffer) sends for many rows at once, in the
+    order a batch sends them: records before their vectors. Each is its one-row statement;
+    a dialect's `bulk` picks its many-row form by member, never by reading SQL."""
+
+    ROW = SQL_INSERT_ROW
+    VECTOR_FOR_ID = SQL_INSERT_VECTOR_FOR_ID
+    VECTOR = SQL_INSERT_VECTOR
+    AUDIT = SQL_AUDIT_INSERT
+    NOTE_ACCESS = SQL_NOTE_ACCESS

@@ -65,8 +65,8 @@ class Dialect(Protocol):
     def load_json(self, value: Any) -> Any: ...
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
     def encode_vector(self, vector: Sequence[float]) -> Any: ...
-    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
-        """The statement(s) inserting many rows of one insert statement `text`."""
+    def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
+        """The request running `statement` for many rows."""
         ...
     def json_field(self, column: str, field: str) -> str:
         """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
@@ -104,14 +104,14 @@ def dt(seconds: float) -> datetime:
 
 
 
-Deferred = dict[str, list[list[Any]]]
+Deferred = dict[q.Bulk, list[list[Any]]]
 """Rows of insert statements a batch sends in bulk (executemany) before its commit."""
-def emit(text: str, row: list[Any], deferred: Deferred | None) -> Plan[None]:
+def emit(statement: q.Bulk, row: list[Any], deferred: Deferred | None) -> Plan[None]:
     """Run one insert now, or add its row to `deferred`."""
     if deferred is None:
-        yield Sql(text, row)
+        yield Sql(statement.value, row)
     else:
-        deferred.setdefault(text, []).append(row)
+        deferred.setdefault(statement, []).append(row)
 
 
 class Records:
@@ -245,7 +245,7 @@ class Records:
         """Append one lifecycle transition to the audit log, in the caller's transaction
         (with `deferred`, the row joins the bulk statements sent before the commit)."""
         scope = typed.scope
-        yield from emit(q.SQL_AUDIT_INSERT, [
+        yield from emit(q.Bulk.AUDIT, [
             memory_id, encode_namespace(typed.namespace()), key, typed.kind, scope.tenant_id,
             scope.user_id, scope.agent_id, ts(self.clock()), actor, before, after, reason,
             run_id,
@@ -273,7 +273,7 @@ class Records:
         now = ts(self.clock())
         scope, value, d = typed.scope, record.value, self.dialect
         occurred = ts(record.occurred_at) if record.occurred_at else None
-        yield from emit(q.SQL_INSERT_ROW, [
+        yield from emit(q.Bulk.ROW, [
             new_id, encode_namespace(typed.namespace()), key, d.dump_json(value), typed.kind,
             scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
             record.content_hash, record.search_text, occurred, now, now, expires, ttl,
@@ -282,7 +282,7 @@ class Records:
             d.dump_json(contradicts) if contradicts is not None else None, needs_review,
         ], deferred)
         for (field, _), vec in vectors:
-            yield from emit(q.SQL_INSERT_VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
+            yield from emit(q.Bulk.VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
                              deferred)
 
     def drop_vectors(self, seq: int) -> Plan[None]:

@@ -313,14 +313,14 @@ class SqliteDialect:
     def encode_vector(self, vector: Sequence[float]) -> Any:
         return np.asarray(vector, dtype=np.float32).tobytes()
 
-    def bulk(self, text: str, rows: list[list[Any]]) -> Sql:
-        """Many rows of one insert statement: executemany.
+    def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
+        """Many rows of one statement: executemany.
 
         Example:
-            >>> len(SqliteDialect().bulk("INSERT INTO t VALUES (?)", [[1], [2]]).many)
+            >>> len(SqliteDialect().bulk(q.Bulk.AUDIT, [[1], [2]]).many)
             2
         """
-        return Sql(text, many=rows)
+        return Sql(statement.value, many=rows)
 
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
