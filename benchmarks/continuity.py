@@ -268,7 +268,7 @@ class Result:
 
 
 def prompt_text(out: dict[str, Any]) -> str:
-    from langgraph_typed_memory.nodes._common import message_text
+    from langgraph_typed_memory.turns import message_text
 
     return "\n".join(message_text(m) for m in out["memory_prompt"])
 

@@ -108,7 +108,7 @@ class TurnReport:
 def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
     """Tokens of a list of chat messages: content plus the assembler's per-message framing."""
     from langgraph_typed_memory.assembly import MESSAGE_OVERHEAD_TOKENS, count_tokens
-    from langgraph_typed_memory.nodes._common import message_text
+    from langgraph_typed_memory.turns import message_text
 
     return sum(count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
