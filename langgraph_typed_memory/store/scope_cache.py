@@ -70,10 +70,18 @@ def bump_cell(source: str, *, append: bool = False) -> str:
 
 ROW_CELL = "VALUES ({row}.kind, {row}.tenant_id, {row}.user_id, {row}.agent_id, 1)"
 """The cell of the trigger's row (`{row}`: OLD or NEW) of `memories`."""
-VECTOR_CELL = ("SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, 1 FROM memories m "
-               "WHERE m.seq = {row}.seq AND m.kind IS NOT NULL")
+
+
+def _vector_record(last: str) -> str:
+    """The SELECT of the cell of the record a `memory_vectors` trigger row (`{row}`) belongs
+    to (no row if the record is untyped), ending with the column(s) `last`."""
+    return (f"SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, {last} FROM memories m "
+            "WHERE m.seq = {row}.seq AND m.kind IS NOT NULL")
+
+
+VECTOR_CELL = _vector_record("1")
 """The cell of the record a `memory_vectors` trigger row belongs to (none if untyped)."""
-VECTOR_APPEND_CELL = VECTOR_CELL.replace(", 1 FROM", ", 1, 1 FROM")
+VECTOR_APPEND_CELL = _vector_record("1, 1")
 """`VECTOR_CELL` for `bump_cell(..., append=True)`."""
 APPENDS_COLUMN = (
     "ALTER TABLE memory_scope_versions ADD COLUMN appends BIGINT NOT NULL DEFAULT 0"
@@ -118,7 +126,7 @@ def log_change(source: str) -> str:
 
 ROW_CHANGE = "VALUES ({row}.kind, {row}.tenant_id, {row}.user_id, {row}.agent_id, {row}.seq)"
 """`ROW_CELL` for `log_change`."""
-VECTOR_CHANGE = VECTOR_CELL.replace(", 1 FROM", ", m.seq FROM")
+VECTOR_CHANGE = _vector_record("m.seq")
 """`VECTOR_CELL` for `log_change`: the same rows, so a change is logged where counted."""
 TRIM_CHANGES = ("DELETE FROM memory_scope_changes "
                 "WHERE id <= (SELECT max(id) FROM memory_scope_changes) - ?")
