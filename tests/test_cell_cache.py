@@ -24,7 +24,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store.discovery import scope_read
-from langgraph_typed_memory.store.lexical_cache import ScopePostings
+from langgraph_typed_memory.store.postings import ScopePostings
 from langgraph_typed_memory.store.protocol import Reads, Sql
 from langgraph_typed_memory.store.sqlite import connect_sqlite
 from langgraph_typed_memory.store.sqlite_sql import SqliteDialect

@@ -1,12 +1,12 @@
-"""The Postgres lexical retriever (`PostgresDialect.lexical`) against the statement it replaced.
+"""The Postgres lexical retriever (`PostgresDialect.lexical`) against the one ranking on the
+database's postings.
 
-The statement was rewritten for speed (each row matched against each term once, as it is read,
-instead of rows joined to terms twice); the ranking must not change: the same rows in the same
-order with the same scores (to float rounding), on seeded random corpora spread over tenants,
-users and agents, with rows that are not active or have expired. `_reference` is the replaced
-statement, verbatim except where it left ties to the plan: its IDF sums are added in term order
-and its 2 x depth cut breaks ties by seq, as the new statement does. One change is deliberate:
-terms that stem alike count once (the replaced statement counted such a term's df twice).
+`PostgresDialect.lexical` ranks per-cell postings cached in this process and brought up to
+date from the cells' counters. The reference reads the lexemes and occurrence counts of the
+scope's live rows straight from `search_tsv` (scope and expiry filtered in SQL) and ranks them
+with `bm25_ranked` as one cell: the same rows in the same order with the same scores, on
+seeded random corpora spread over tenants, users and agents, with rows that are not active or
+have expired, at several depths and without one.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ import pytest
 from langgraph_typed_memory import PostgresMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.bm25 import bm25_ranked
 from langgraph_typed_memory.store.discovery import scope_read
 from langgraph_typed_memory.store.postgres import to_psycopg
 from langgraph_typed_memory.store.postgres_sql import PostgresDialect
+from langgraph_typed_memory.store.postings import ScopePostings
 from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
 from tests.conftest import FakeClock, fresh_database, hash_index
 
@@ -43,31 +45,25 @@ DEPTHS = (None, 1, 3, 10, 50)
 
 
 def _reference(
-    where: str, params: list[Any], terms: list[str], depth: int | None
+    read: q.ScopeRead, terms: list[str], depth: int | None
 ) -> Plan[list[tuple[int, float]]]:
-    """The statement `PostgresDialect.lexical` ran before, ties made deterministic."""
-    quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
-    any_term = " | ".join(quoted)
-    keep = "" if depth is None else f" ORDER BY idf DESC, len, hits.seq LIMIT {2 * int(depth)}"
-    rows = yield Sql(
-        "WITH terms AS MATERIALIZED (SELECT to_tsquery('english', t) AS q, i "
-        "FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i)), "
-        "hits AS MATERIALIZED (SELECT m.seq, m.search_tsv FROM memories m "
-        f"WHERE m.search_tsv @@ to_tsquery('english', ?) AND {where}), "
-        "df AS (SELECT terms.q, min(terms.i) AS i, count(*) AS n FROM terms JOIN hits "
-        "ON hits.search_tsv @@ terms.q GROUP BY terms.q), "
-        "total AS (SELECT GREATEST((SELECT reltuples FROM pg_class "
-        "WHERE oid = 'memories'::regclass), 2 * max(n), 1) AS n FROM df), "
-        "best AS (SELECT hits.seq, min(length(hits.search_tsv)) AS len, "
-        "sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) ORDER BY df.i) AS idf "
-        f"FROM hits JOIN df ON hits.search_tsv @@ df.q, total GROUP BY hits.seq{keep}) "
-        "SELECT best.seq, best.idf + 0.01 * ts_rank_cd(m.search_tsv, "
-        "to_tsquery('english', ?)) AS score FROM best JOIN memories m ON m.seq = best.seq "
-        "ORDER BY score DESC, best.seq" + (" LIMIT ?" if depth is not None else ""),
-        [quoted, any_term, *params, any_term, *([depth] if depth is not None else [])],
-        prepare=False,
-    )
-    return [(seq, float(score)) for seq, score in rows]
+    """`bm25_ranked` on the lexemes `search_tsv` holds for the scope's live rows."""
+    where, params = read.live()
+    rows: dict[int, dict[str, int]] = {}
+    for seq, lexeme, count in (yield Sql(
+            "SELECT m.seq, u.lexeme, cardinality(u.positions) FROM memories m "
+            f"LEFT JOIN LATERAL unnest(m.search_tsv) AS u ON true WHERE {where}", params)):
+        held = rows.setdefault(seq, {})
+        if lexeme is not None:
+            held[lexeme] = count
+    entry = ScopePostings(0, 0)
+    entry.append([(seq, list(held), list(held.values()), None)
+                  for seq, held in sorted(rows.items())])
+    lexemes = [lexeme for _, lexeme in (yield Sql(
+        "SELECT u.i, v.lexeme FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i), "
+        "unnest(to_tsvector('english', u.t)) AS v ORDER BY u.i, v.positions[1]",
+        [list(dict.fromkeys(terms))]))]
+    return bm25_ranked([entry], lexemes, read.now, depth)
 
 
 def _run(conn: psycopg.Connection[Any], plan: Plan[Any]) -> Any:
@@ -165,8 +161,6 @@ def corpus(request: pytest.FixtureRequest) -> Iterator[Corpus]:
     url = fresh_database(request.getfixturevalue("pg_server"))
     with psycopg.connect(url, autocommit=True) as conn:
         PostgresMemoryStore(conn).setup()
-        # N comes from the table's statistics: autovacuum must not change them mid-test.
-        conn.execute("ALTER TABLE memories SET (autovacuum_enabled = false)")
         yield _load(conn, request.param, 1500)
 
 
@@ -191,19 +185,16 @@ def _assert_same(found: list[tuple[int, float]], expected: list[tuple[int, float
         assert math.isclose(score, want, rel_tol=0, abs_tol=1e-9)
 
 
-@pytest.mark.parametrize("analyzed", [False, True], ids=["no-statistics", "analyzed"])
-def test_ranking_equals_the_replaced_statement(corpus: Corpus, analyzed: bool) -> None:
-    if analyzed:  # N: 2 x the largest df without statistics, the table's rows with them
-        corpus.conn.execute("ANALYZE memories")
+def test_ranking_equals_the_one_function_on_the_databases_postings(corpus: Corpus) -> None:
     dialect, compared = PostgresDialect(), 0
-    for n, (scope, kind, terms) in enumerate(_queries(corpus, 7, 60)):
+    for n, (scope, kind, terms) in enumerate(_queries(corpus, 7, 80)):
         read = _where(scope, kind)
         depth = DEPTHS[n % len(DEPTHS)]
         found = _run(corpus.conn, dialect.lexical(read, terms, depth))
-        _assert_same(found, _run(corpus.conn, _reference(*read.live(), terms, depth)))
+        assert found == _run(corpus.conn, _reference(read, terms, depth)), (terms, depth)
         compared += bool(found)
-    assert compared > 40  # most queries match something
-    assert dialect.postings.full_loads  # the ranked queries ran on cached postings
+    assert compared > 50  # most queries match something
+    assert dialect.postings.full_loads  # the queries ran on cached postings
 
 
 def test_ranks_exactly_the_visible_rows_holding_a_term(corpus: Corpus) -> None:
@@ -231,8 +222,7 @@ def test_a_rarer_term_outweighs_a_common_one(corpus: Corpus) -> None:
 
 
 def test_terms_that_stem_alike_count_once(corpus: Corpus) -> None:
-    """'painting' and 'paint' are one lexeme: asking for both ranks as asking for one (the
-    replaced statement counted such a term's df twice)."""
+    """'painting' and 'paint' are one lexeme: asking for both ranks as asking for one."""
     texts = ["paint the fence", "painting a portrait", "fence and gate", "a gate"]
     corpus.conn.execute(
         "INSERT INTO memories (id, ns, key, value, kind, tenant_id, status, search_text, "
@@ -247,27 +237,16 @@ def test_terms_that_stem_alike_count_once(corpus: Corpus) -> None:
     assert both == one and len(one) == 3
 
 
-class _Rollback(Exception):
-    """Leaves a `transaction()` block by rolling it back."""
-
-
-@pytest.mark.parametrize("kind", ["fact", "episode", "observation"])
-def test_a_search_reads_its_kinds_full_text_index_only(corpus: Corpus, kind: str) -> None:
-    """Migration 0012 indexes each ranked kind apart: the lexical statement, planned with its
-    values, must be able to use its kind's index. The planner is asked whether it can, not
-    whether it would on this small table: in a transaction rolled back, with sequential scans
-    off and the scope index dropped."""
-    read = _where(Scope("acme", user_id="alice"), kind)
-    statement = next(PostgresDialect().lexical(read, corpus.words[:3], None))
-    with pytest.raises(_Rollback), corpus.conn.transaction():
-        corpus.conn.execute("SET LOCAL enable_seqscan = off")
-        corpus.conn.execute("DROP INDEX memories_scope")
-        plan = "\n".join(r[0] for r in corpus.conn.execute(
-            "EXPLAIN " + to_psycopg(statement.text), statement.params, prepare=False))
-        raise _Rollback
-    assert f"memories_fts_{kind}" in plan
-    assert not any(f"memories_fts_{other}" in plan for other in ("fact", "episode")
-                   if other != kind)
+def test_terms_the_parser_splits_or_drops(corpus: Corpus) -> None:
+    """`to_tsvector` turns terms into lexemes, as it does a text: a term it splits gives its
+    parts, a stop word nothing."""
+    read = _where(Scope("acme", user_id="alice"), "fact")
+    first, second = corpus.words[:2]
+    dialect = PostgresDialect()
+    split = _run(corpus.conn, dialect.lexical(read, [f"{first}_{second}", "the"], None))
+    assert split and split == _run(corpus.conn, dialect.lexical(read, [first, second], None))
+    assert split == _run(corpus.conn, _reference(read, [f"{first}_{second}", "the"], None))
+    assert _run(corpus.conn, dialect.lexical(read, ["the", "of"], None)) == []
 
 
 def test_cached_postings_follow_every_change(pg_server: Any) -> None:
@@ -355,3 +334,59 @@ def test_a_cached_hybrid_search_takes_two_round_trips(
                                 "content": "tulips in the garden again"})
         assert "k4" in search() and len(trips) == 3
         assert search()[0] in ("k0", "k4") and len(trips) == 2
+
+
+def test_both_backends_rank_the_same_tokens_alike(pg_server: Any) -> None:
+    """Rows whose words both tokenizers keep as they are (FTS5's porter tokens and the
+    `english` lexemes agree, no stop word) rank alike on SQLite and Postgres: the same
+    records in the same order with the same scores, to the bit."""
+    from langgraph_typed_memory import SqliteMemoryStore
+    from langgraph_typed_memory.store.sqlite import connect_sqlite
+    from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+    from tests.test_sqlite_lexical import _run as run_sqlite
+
+    rng = random.Random(41)
+    lite = connect_sqlite(":memory:")
+    SqliteMemoryStore(lite).setup()
+    sqlite = SqliteDialect()
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        PostgresMemoryStore(conn).setup()
+        candidates = _vocabulary(conn, rng, 80)
+        porter = run_sqlite(lite, sqlite.postings.tokenizer.tokens(candidates))
+        english = dict(conn.execute(
+            "SELECT w, to_tsvector('english', w)::text FROM unnest(%s::text[]) AS w",
+            [candidates]).fetchall())
+        words = [w for w, tokens in zip(candidates, porter, strict=True)
+                 if tokens == (w,) and english[w] == f"'{w}':1"]
+        assert len(words) >= 30
+        zipf = [1 / (rank + 1) for rank in range(len(words))]
+        rows = []
+        for i in range(800):
+            text = " ".join(rng.choices(words, zipf, k=rng.randint(1, 15)))
+            rows.append((f"id{i}", f"ns{i}", f"k{i}", "{}", rng.choice(KINDS),
+                         rng.choice(TENANTS), rng.choice(USERS), rng.choice(AGENTS),
+                         rng.choice(STATUSES), text, NOW, NOW,
+                         rng.choice([None] * 8 + [NOW - 60, NOW + 60])))
+        insert = ("INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, "
+                  "status, search_text, created_at, updated_at, expires_at) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        lite.executemany(insert, rows)
+        lite.commit()
+        with conn.cursor() as cur:
+            cur.executemany(to_psycopg(insert), rows)
+        ids = [dict(lite.execute("SELECT seq, id FROM memories").fetchall()),
+               dict(conn.execute("SELECT seq, id FROM memories").fetchall())]
+        postgres, compared = PostgresDialect(), 0
+        for n in range(120):
+            scope = Scope(rng.choice(TENANTS), user_id=rng.choice(USERS),
+                          agent_id=rng.choice(AGENTS))
+            read = _where(scope, rng.choice(KINDS))
+            terms = rng.sample(words, rng.randint(1, 5))
+            depth = DEPTHS[n % len(DEPTHS)]
+            found = [[(names[seq], score) for seq, score in ranking] for names, ranking in zip(
+                ids, (run_sqlite(lite, sqlite.lexical(read, terms, depth)),
+                      _run(conn, postgres.lexical(read, terms, depth))), strict=True)]
+            assert found[0] == found[1], (terms, depth)
+            compared += len(found[0])
+        assert compared > 300
+    lite.close()

@@ -1,14 +1,14 @@
-"""SQLite lexical retriever: the dialect's ranking against the statement of FTS5's `bm25()`.
+"""SQLite lexical retriever: the dialect's ranking against the one ranking on FTS5's postings.
 
-A ranking with a depth runs on cached postings (`fts5_cache`), the others as a statement.
 Seeded random corpora (several tenants, users and agents, two ranked kinds, some superseded
 and expired rows, some rows without text, a Zipf-like vocabulary with porter-stem siblings
 so common terms match many rows and scores tie) are queried with 1-6 terms at several
-depths. The reference is the former statement (BM25 ordered by `bm25()` itself, no limit),
-re-sorted in Python by (score desc, seq) and cut at the depth: `SqliteDialect.lexical` must
-return exactly that list (same seqs, bit-identical scores, same order), with or without a
-depth, and so must the cached postings after every kind of change to the scope or to
-the rest of the table.
+depths. The reference reads the postings of the scope's live rows straight from the kind's
+FTS5 index (an `fts5vocab` instance table; the scope and expiry filtered in SQL) and ranks
+them with `bm25_ranked` as one cell: `SqliteDialect.lexical`, which ranks per-cell postings
+cached in this process and tokenized apart, must return exactly that list (same seqs,
+bit-identical scores, same order), with or without a depth, and so must the cached postings
+after every kind of change to the scope or to the rest of the table.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ import pytest
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store import queries as q
+from langgraph_typed_memory.store.bm25 import bm25_ranked
 from langgraph_typed_memory.store.discovery import scope_read
+from langgraph_typed_memory.store.postings import ScopePostings
 from langgraph_typed_memory.store.protocol import Plan, Reads, Sql, interleave
 from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
 from langgraph_typed_memory.store.sqlite import connect_sqlite
@@ -96,18 +98,22 @@ def _where(rng: random.Random) -> q.ScopeRead:
 def _reference(
     conn: sqlite3.Connection, read: q.ScopeRead, terms: list[str], depth: int | None
 ) -> list[tuple[int, float]]:
-    """Every in-scope match as the former statement scored it, best first, ties by seq."""
+    """`bm25_ranked` on the postings FTS5 holds for the scope's live rows, read in SQL."""
     where, params = read.live()
     table = f"memory_fts_{read.kind}"
-    match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms))
-    rows = conn.execute(
-        f"SELECT m.seq, -bm25({table}) AS score FROM {table} "
-        f"JOIN memories m ON m.seq = {table}.rowid "
-        f"WHERE {table} MATCH ? AND {where} ORDER BY bm25({table})",
-        [match, *params],
-    ).fetchall()
-    ranked = sorted(((seq, float(score)) for seq, score in rows), key=lambda r: (-r[1], r[0]))
-    return ranked if depth is None else ranked[:depth]
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances "
+                 f"USING fts5vocab(main, {table}, instance)")
+    rows: dict[int, dict[str, int]] = {seq: {} for seq, in conn.execute(
+        f"SELECT m.seq FROM memories m WHERE {where} ORDER BY m.seq", params)}
+    for seq, token, count in conn.execute(
+            f"SELECT doc, term, count(*) FROM temp.{table}_instances "
+            f"WHERE doc IN (SELECT m.seq FROM memories m WHERE {where}) GROUP BY doc, term",
+            params):
+        rows[seq][token] = count
+    entry = ScopePostings(0, 0)
+    entry.append([(seq, list(held), list(held.values()), None) for seq, held in rows.items()])
+    tokens = _run(conn, SqliteDialect().postings.tokenizer.tokens(list(dict.fromkeys(terms))))
+    return bm25_ranked([entry], [t for term in tokens for t in term], read.now, depth)
 
 
 def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> None:
@@ -125,19 +131,6 @@ def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> Non
             scores = [score for _, score in expected]
             tied += len(scores) - len(set(scores))
     assert tied > 0  # the corpora exercise the tie order
-
-
-def test_full_text_scan_stays_outermost(corpus: tuple[sqlite3.Connection, int]) -> None:
-    """The plan starts from the MATCH, never from the scope index (which re-runs it per row)."""
-    conn, _ = corpus
-    read = _where(random.Random(7))
-    for terms, depth in ((["w1", "w2"], None), (["w1_w2"], 10)):  # the statement's cases
-        plan_steps = SqliteDialect().lexical(read, terms, depth)
-        statement = next(plan_steps)
-        while "MATCH" not in statement.text:  # past the tokenizer's statements
-            statement = plan_steps.send(conn.execute(statement.text, statement.params).fetchall())
-        plan = conn.execute("EXPLAIN QUERY PLAN " + statement.text, statement.params).fetchall()
-        assert f"memory_fts_{read.kind}" in plan[0][3], plan
 
 
 def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection, int]) -> None:
@@ -170,11 +163,10 @@ def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection,
 
 
 def test_cached_postings_follow_every_change() -> None:
-    """Records added to the scope are appended to its postings; records added elsewhere move
-    only the table's statistics (read each query); an update of text, status or expiry, and a
-    delete, patch the scope (the record masked, its row fetched again); expiry at query time
-    is masked. After each, the ranking is the statement's. A change the log cannot account
-    for (trimmed) reloads."""
+    """Records added to the scope are appended to its postings; records added elsewhere
+    change nothing here; an update of text, status or expiry, and a delete, patch the scope
+    (the record masked, its row fetched again); expiry at query time is masked. After each,
+    the ranking is the reference's. A change the log cannot account for (trimmed) reloads."""
     conn = connect_sqlite(":memory:")
     SqliteMemoryStore(conn).setup()
     rng = random.Random(5)
@@ -201,11 +193,13 @@ def test_cached_postings_follow_every_change() -> None:
         _insert(conn, 10_100 + i, "fact", "t1", "u1", text)
         check()
     assert (cache.full_loads, cache.appended_loads) == (loads, 3)
-    for i in range(5):  # other scopes, other kinds: statistics only
+    before = [_run(conn, dialect.lexical(read, terms, 20)) for terms in queries]
+    for i in range(5):  # other scopes, other kinds: not this scope's rows nor statistics
         _insert(conn, 20_000 + i, "fact", "t2", None, "w0 w0 w2 cats")
         _insert(conn, 30_000 + i, "episode", "t1", "u1", "w1 w3")
     check()
     assert cache.full_loads == loads
+    assert [_run(conn, dialect.lexical(read, terms, 20)) for terms in queries] == before
     changes = [
         ("UPDATE memories SET search_text = 'w5 w5 cat' WHERE seq = ?", [seqs[0]]),
         ("UPDATE memories SET status = 'superseded' WHERE seq = ?", [seqs[1]]),
@@ -238,8 +232,8 @@ def test_cached_postings_follow_every_change() -> None:
 
 
 def test_terms_the_tokenizer_splits_or_drops(corpus: tuple[sqlite3.Connection, int]) -> None:
-    """FTS5's own tokenizer turns terms into tokens; a term of several tokens (a phrase) or
-    none runs the statement, and the ranking is the statement's either way."""
+    """FTS5's own tokenizer turns terms into tokens: a term of several tokens gives each of
+    them, one of none gives nothing, and the ranking is the reference's either way."""
     conn, _ = corpus
     dialect = SqliteDialect()
     tokens = _run(conn, dialect.postings.tokenizer.tokens(["running", "w1_w2", "_", "cats"]))
@@ -247,13 +241,15 @@ def test_terms_the_tokenizer_splits_or_drops(corpus: tuple[sqlite3.Connection, i
     read = _where(random.Random(11))
     for terms in (["w1_w2"], ["w1_w2", "w3"], ["_", "w1"], ["running", "runs", "w0"]):
         assert _run(conn, dialect.lexical(read, terms, 10)) == _reference(conn, read, terms, 10)
+    assert _run(conn, dialect.lexical(read, ["w1_w2"], None)) == \
+        _run(conn, dialect.lexical(read, ["w1", "w2"], None))
 
 
 def test_interleaved_rankings_keep_their_own_tokens(
     corpus: tuple[sqlite3.Connection, int],
 ) -> None:
     """The reads of a batch run interleaved: two rankings tokenizing at once (their texts in
-    the tokenizer table together) each get their own tokens and the statement's ranking."""
+    the tokenizer table together) each get their own tokens and the reference's ranking."""
     conn, _ = corpus
     rng = random.Random(12)
     dialect = SqliteDialect()

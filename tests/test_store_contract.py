@@ -196,6 +196,27 @@ def test_scope_filter_runs_before_ranking(backend_store_factory):
     assert theirs and all(i.key.startswith("b") for i in theirs)
 
 
+def test_word_rarity_is_counted_in_the_scope(backend_store_factory):
+    """BM25's document frequencies, row count and mean length are the searching scope's:
+    another tenant's many rows holding a query word change neither this tenant's ranking nor
+    its scores."""
+    store = backend_store_factory(None)  # lexical only
+    mine = ("tenant:a", "user:u", "fact")
+    store.batch([PutOp(mine, "x", fact("alpha")), PutOp(mine, "y", fact("beta beta"))]
+                + [PutOp(mine, f"f{i}", fact(f"gamma delta {i}")) for i in range(6)])
+
+    def ranking():
+        hits = store.search(mine, query="alpha beta", limit=5)
+        assert hits.retrieval_mode == "lexical"
+        return [(i.key, round(i.score, 9), i.memory["lexical_rank"]) for i in hits]
+
+    before = ranking()
+    assert [key for key, *_ in before] == ["y", "x"]  # as rare here: the word said twice wins
+    store.batch([PutOp(("tenant:b", "user:u", "fact"), f"b{i}", fact(f"beta {i}"))
+                 for i in range(300)])
+    assert ranking() == before
+
+
 # ------------------------------------------------------------------ read paths
 
 

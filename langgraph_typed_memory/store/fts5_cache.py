@@ -1,27 +1,12 @@
-"""SQLite lexical ranking on cached postings per scope cell: FTS5's `bm25()`, reproduced.
+"""SQLite's lexical postings per scope cell, tokenized by FTS5.
 
-As one statement (`SqliteDialect.lexical`), a ranking reads every row of the kind's
-full-text table holding a query term, calls `bm25()` on each and joins it to `memories` to
-test the scope: ~2.2 ms p50 and ~4.6 ms p95 for the facts search of the latency benchmark's 100k
-scope, a third of the fan-out. Here, as on Postgres (`lexical_cache`), each scope cell's rows
-are read once into postings (token -> row numbers and occurrences) kept in this process and
-brought up to date from the cell's counters (`scope_cache`); a query adds a few arrays in
-numpy. A row's score depends on the table's statistics and the row alone, so each cell is
-ranked apart and the lists merged by (score, seq).
-
-FTS5's BM25 (fts5_aux.c) scores a row, for a query of phrases p_1 .. p_n (here each term is a
-phrase of one token), as
-
-    sum over i of  idf_i * f_i * (k1 + 1) / (f_i + k1 * (1 - b + b * D / avgdl))
-
-with k1 = 1.2, b = 0.75, idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) (1e-6 where that is not
-positive), N and avgdl over every row of the kind's full-text table (FTS5 knows no scopes),
-n_i the rows of the table holding p_i, f_i its occurrences in the row and D the row's token
-count. N and the token total come from the table's averages record, each n_i from an
-`fts5vocab` table (one statement); f_i and D come from the
-postings. The same operations run in the same order, so the scores are FTS5's to the bit, and
-each query term counts as a phrase of its own (two that stem alike count twice, as in FTS5):
-the tests compare whole rankings with the statement's on random corpora.
+Each scope cell's rows are read once into postings (token -> row numbers and occurrences,
+`ScopePostings`) kept in this process and brought up to date from the cell's counters
+(`scope_cache`: new records fetched alone, changed ones masked and fetched again). A search
+ranks the cells the scope sees together with `bm25_ranked`, the ranking Postgres' postings
+(`lexical_cache`) go through too, instead of FTS5's `bm25()`, whose statistics are the whole
+full-text table's (every tenant's rows) and which read every row of the table holding a query
+term to join it to `memories` and test the scope.
 
 Texts are tokenized by FTS5 itself (`Tokenizer`): written to a temporary FTS5 table of the
 connection with the full-text tables' tokenizer and their tokens read back from an
@@ -31,24 +16,21 @@ connection with the full-text tables' tokenizer and their tokens read back from 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.store.bm25 import bm25_ranked
 from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
-from langgraph_typed_memory.store.lexical_cache import ScopePostings, Segment, at_least_kth
+from langgraph_typed_memory.store.postings import ScopePostings, Segment
 from langgraph_typed_memory.store.protocol import Plan, Sql
 from langgraph_typed_memory.store.queries import Cell, ScopeRead
 
-__all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache", "averages", "bm25_ranked"]
+__all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache"]
 
 TOKENIZE = "porter unicode61"
 """The tokenizer of every full-text table (migration 0012) and of `Tokenizer`."""
-
-K1, B = 1.2, 0.75
-"""FTS5's BM25 constants (`bm25()` without arguments)."""
 
 _TOKENIZER = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_tokenizer USING fts5("
@@ -150,36 +132,9 @@ class Tokenizer:
         return [self._terms[t] for t in terms]
 
 
-def averages(record: bytes | None) -> tuple[int, int]:
-    """(rows, tokens) of a full-text table from its averages record (`%_data` id 1: the row
-    count, then each column's token total, as SQLite varints); (0, 0) for an empty table.
-
-    Example (75,000 rows holding 1,126,116 tokens):
-        >>> averages(bytes.fromhex("84c978c4dd64"))
-        (75000, 1126116)
-    """
-    values, value, read = [], 0, 0
-    for byte in record or b"":
-        read += 1
-        if read == 9:  # the ninth byte of a varint gives all its 8 bits
-            value, byte = (value << 8) | byte, 0
-        else:
-            value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            values.append(value)
-            value, read = 0, 0
-    return (values[0], sum(values[1:])) if values else (0, 0)
-
-
 _SELECT = "SELECT m.seq, m.search_text, m.expires_at FROM memories m WHERE {where}"
 """A cell's rows for the postings, tokenized by `Tokenizer.postings`: by the scope index,
 whose equal cell columns leave its entries in seq order (also for the rows after a seq)."""
-
-_STATS = ("SELECT (SELECT block FROM {table}_data WHERE id = 1), "
-          "(SELECT json_group_array(json_array(term, doc)) FROM {table}_vocab "
-          "WHERE term IN (SELECT value FROM json_each(?)))")
-"""What a ranking reads beside the cells' counters: the full-text table's averages record
-and the row count (n_i) of each query token, from its `fts5vocab` row table."""
 
 
 class _Tokenized(ScopePostings):
@@ -192,7 +147,7 @@ class _Tokenized(ScopePostings):
 
 
 class ScopeFts5Cache(CellFamily[ScopePostings]):
-    """Postings of a full-text table per scope cell, checked against the cells' counters each
+    """FTS5-tokenized postings per scope cell, checked against the cells' counters each
     query (`inserts`: the records added, migration 0013); a search ranks the cells it sees
     together.
 
@@ -213,67 +168,14 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         return [r[0] for r in rows], [r[2] for r in rows], lengths, postings
 
     def ranked(
-        self, scope: ScopeRead, table: str, tokens: Sequence[str], depth: int,
+        self, scope: ScopeRead, tokens: Sequence[str], depth: int | None,
         counted: dict[Cell, Counted],
     ) -> Plan[list[tuple[int, float]]]:
-        """`bm25_ranked` over the scope's rows of `table` (the scope's kind's full-text
-        table), for the query's terms of one token each, `tokens`: per cell (a row's score
-        depends on the table and the row alone), merged; the cells brought up to date first
-        from `counted`, their counters as the caller read them (`counters_sql`)."""
-        record, held = (yield Sql(_STATS.format(table=table),
-                                  [json.dumps(list(dict.fromkeys(tokens)))]))[0]
+        """`bm25_ranked` over the scope's rows for the query's `tokens`, its cells brought up
+        to date first from `counted`, their counters as the caller read them
+        (`counters_sql`)."""
         cells = yield from self.views(
             scope, counted,
             lambda where, params: Sql(_SELECT.format(where=where), params), _Tokenized,
             prepare=self._tokenized)
-        rows, total = averages(record)
-        df = dict(json.loads(held))
-        found = [hit for cell in cells
-                 for hit in bm25_ranked(cell, tokens, df, rows, total, scope.now, depth)]
-        return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:depth]
-
-
-def bm25_ranked(
-    entry: ScopePostings, tokens: Sequence[str], df: Mapping[str, int], rows: int,
-    total: int, now: float, depth: int,
-) -> list[tuple[int, float]]:
-    """The `depth` best (seq, score) among the rows of `entry` live at `now` holding any of
-    `tokens` (one per query term, in the query's order), by FTS5's BM25 over a table of
-    `rows` rows and `total` tokens where `df[token]` rows hold each token; ties: older
-    row first.
-
-    Example (a table of 10 rows and 30 tokens, two rows holding "tulip"; row 12 has
-    expired):
-        >>> entry = ScopePostings(0, 0)
-        >>> entry.add([7, 9, 12], [None, None, 5.0], [3, 4, 1], Segment.of(
-        ...     ["red", "tulip", "pot", "rose"], starts=[0, 1, 3, 4, 5],
-        ...     rows=[0, 0, 1, 1, 2], counts=[1, 2, 1, 3, 1]))
-        >>> [(seq, round(score, 4)) for seq, score in bm25_ranked(
-        ...     entry, ["tulip", "rose"], {"tulip": 2, "rose": 1}, rows=10, total=30,
-        ...     now=10.0, depth=5)]
-        [(7, 1.6827), (9, 1.0769)]
-    """
-    if depth < 1 or rows < 1:
-        return []
-    live = entry.live(now)
-    avgdl = float(total) / float(rows)
-    lengths = entry.lengths
-    scores = np.zeros(entry.size)
-    hit = np.zeros(entry.size, bool)
-    for token in tokens:
-        rows_of, counts = entry.holding(token, live)
-        freq = counts.astype(np.float64)
-        n = df.get(token, 0)
-        idf = math.log((rows - n + 0.5) / (n + 0.5))
-        size = (1 - B) + B * lengths[rows_of].astype(np.float64) / avgdl  # as FTS5 adds it
-        scores[rows_of] += (idf if idf > 0.0 else 1e-6) * (
-            (freq * (K1 + 1.0)) / (freq + K1 * size))
-        hit[rows_of] = True
-    found = np.flatnonzero(hit)
-    best = scores[found]
-    if len(found) > depth:
-        kept = at_least_kth(best, depth)
-        found, best = found[kept], best[kept]
-    seqs = entry.seqs[found]
-    order = np.lexsort((seqs, -best))[:depth]
-    return list(zip(seqs[order].tolist(), best[order].tolist(), strict=True))
+        return bm25_ranked(cells, tokens, scope.now, depth)

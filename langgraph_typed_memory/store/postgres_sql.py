@@ -1,9 +1,10 @@
 """Postgres dialect: schema migrations and the statements that differ from SQLite.
 
-Lexical search is Postgres full-text search (`english` configuration, `ts_rank_cd`) over a
-stored generated `tsvector` with a GIN index. Vectors are pgvector columns ranked by an exact
-scan after the SQL scope filter, so a scope filter can never starve the top-k the way a
-post-filtered approximate index can (docs/backends.md has the measurements).
+Lexical search reads the lexemes of a stored generated `tsvector` (`english` configuration)
+into postings cached per scope cell and ranks them by BM25 (`bm25`), as SQLite does. Vectors
+are pgvector columns ranked by an exact scan after the SQL scope filter, so a scope filter can
+never starve the top-k the way a post-filtered approximate index can (docs/backends.md has the
+measurements).
 """
 
 from __future__ import annotations
@@ -320,75 +321,13 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{float(x):.8g}" for x in vector) + "]"
 
 
-_LEXICAL = """WITH query AS MATERIALIZED (SELECT to_tsquery('english', ?) AS q),
-    terms AS (SELECT array_agg(i = first ORDER BY i) AS counted FROM (
-        SELECT i, min(i) OVER (PARTITION BY to_tsquery('english', t)) AS first
-        FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i)) AS parsed),
-    hits AS MATERIALIZED (SELECT m.seq, length(m.search_tsv) AS len, {holds}
-        FROM query, memories m WHERE m.search_tsv @@ query.q AND {where}),
-    df AS (SELECT {df} FROM hits),
-    total AS (SELECT GREATEST((SELECT reltuples FROM pg_class
-        WHERE oid = 'memories'::regclass), 2 * GREATEST({most}), 1) AS n FROM df),
-    idf AS (SELECT {idf} FROM df, total, terms),
-    best AS (SELECT hits.seq, hits.len, {score} AS idf FROM hits, idf{cut})
-SELECT best.seq, best.idf + 0.01 * ts_rank_cd(m.search_tsv, query.q) AS score
-FROM query, best JOIN memories m ON m.seq = best.seq
-ORDER BY score DESC, best.seq{limit}"""
-"""The lexical ranking (`PostgresDialect.lexical`), with one column per query term (`_lexical_sql`
-fills them in): the in-scope rows holding any term, each with a flag per term (`h1`...); df
-per term (`n1`...); its IDF (`w1`...), 0 for a term that stems like an earlier one; each row's
-IDF sum, added in term order so that rows holding the same terms tie exactly; and the best
-2 x depth by it (shorter text, then older row, first), which alone get `ts_rank_cd`."""
-
-
-def _lexical_sql(where: str, terms: int, depth: int | None) -> str:
-    """`_LEXICAL` for a scope filter and a number of terms; depth None ranks every matching row.
-
-    Example:
-        >>> sql = _lexical_sql("m.kind = ?", 2, 10)
-        >>> "AS h2" in sql, "AS h3" in sql, sql.count("LIMIT ?")
-        (True, False, 2)
-    """
-    each = range(1, terms + 1)
-    return _LEXICAL.format(
-        where=where,
-        holds=", ".join(f"m.search_tsv @@ to_tsquery('english', ?) AS h{i}" for i in each),
-        df=", ".join(f"count(*) FILTER (WHERE h{i}) AS n{i}" for i in each),
-        most=", ".join(f"n{i}" for i in each),
-        idf=", ".join(f"CASE WHEN terms.counted[{i}] THEN "
-                      f"ln(1 + (total.n - df.n{i} + 0.5) / (df.n{i} + 0.5)) ELSE 0 END AS w{i}"
-                      for i in each),
-        score=" + ".join(f"CASE WHEN h{i} THEN w{i} ELSE 0 END" for i in each),
-        cut="" if depth is None else " ORDER BY idf DESC, len, seq LIMIT ?",
-        limit="" if depth is None else " LIMIT ?",
-    )
-
-
-_LEXEMES = """SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass),
-    array(SELECT to_tsquery('english', t)::text
-          FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i) ORDER BY i)"""
-"""What a cached lexical ranking reads beside the cells' counters (in the same round trip):
-N (the planner's row estimate, -1 before the first ANALYZE) and each quoted term's tsquery
-as text (`'lexeme'`, empty for a stop word, or a phrase)."""
-
-def _lexemes(parsed: Sequence[str]) -> list[str | None] | None:
-    """The lexeme of each one-term tsquery's text (None for an empty one), or None when a
-    term became a phrase of several lexemes.
-
-    Example:
-        >>> _lexemes(["'paint'", ""]), _lexemes(["'paint'", "'foo' <-> 'bar'"])
-        (['paint', None], None)
-    """
-    out: list[str | None] = []
-    for text in parsed:
-        inner = text[1:-1]
-        if not text:
-            out.append(None)
-        elif len(text) > 2 and text[0] == text[-1] == "'" and not any(c in inner for c in "'\\"):
-            out.append(inner)
-        else:
-            return None
-    return out
+_QUERY_LEXEMES = """SELECT array(SELECT v.lexeme
+    FROM unnest(?::text[]) WITH ORDINALITY AS u (t, i), unnest(to_tsvector('english', u.t)) AS v
+    ORDER BY u.i, v.positions[1])"""
+"""The lexemes of a search's terms, in the terms' order, as the full-text column's
+`to_tsvector('english', ...)` makes them: one for most terms, none for a stop word, several
+for a term the parser splits (`foo_bar`; `foo-bar` gives `foo-bar`, `foo` and `bar`, as in
+a text)."""
 
 
 class PostgresDialect:
@@ -453,46 +392,22 @@ class PostgresDialect:
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
-        """BM25-style ranking on Postgres full-text search.
+        """BM25 (`bm25_ranked`) over the scope's live rows of its kind, best first (ties:
+        older row first; every matching row when `depth` is None).
 
-        `ts_rank_cd` has no inverse document frequency, so a rare exact term (an error code,
-        a name) would rank no higher than a common word. A row scores the sum of the BM25 IDFs,
-        ln(1 + (N - df + 0.5) / (df + 0.5)), of the terms it holds, plus 0.01 x `ts_rank_cd`
-        for the best 2 x depth by that sum (shorter text, then older row, first on ties). df
-        counts the in-scope rows holding the term; N is the planner's row estimate of the
-        table (counting the scope exactly cost ~100 ms at 100k rows); only the ratio of IDFs
-        between terms matters for the ranking. Terms that stem alike count once.
+        One round trip turns the terms into lexemes (`_QUERY_LEXEMES`) and reads the
+        scope's counters (shared with the vector search beside it); the scope's cached
+        postings (`ScopeLexicalCache`) are brought up to date and ranked in this process.
 
-        A ranking with a depth runs on the scope's cached postings (`ScopeLexicalCache`,
-        `ts_rank_cd` included): one statement turns the terms into lexemes and reads N and
-        the scope's counters, and the rest is arithmetic in this process. A term that the
-        parser splits into several lexemes (`foo_bar`: a phrase), or a ranking of every
-        matching row (a value filter, no depth), runs as one statement (`_LEXICAL`) instead.
-
-        Example (the first statement's values; a server runs it):
+        Example (the first statements' values; a server runs them):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
-            >>> next(PostgresDialect().lexical(scope, ["lyon", "Lyon"], 10)).steps[0].params
-            [["'lyon'", "'Lyon'"]]
+            >>> next(PostgresDialect().lexical(scope, ["lyon", "gare", "lyon"], 10)).steps[0].params
+            [['lyon', 'gare']]
         """
-        quoted = [f"'{t}'" for t in dict.fromkeys(terms)]
-        if depth is not None:
-            parsed, counters = answers_of((yield Reads((Sql(_LEXEMES, [quoted]),
-                                                         counters_sql(scope)))))
-            total, texts = parsed[0]
-            lexemes = _lexemes(texts)
-            if lexemes is not None:
-                return (yield from self.postings.ranked(
-                    scope, lexemes, float(total), depth, counted_cells(scope, counters)))
-        where, params = scope.live()
-        # 2 x depth is computed here: psycopg sends a depth under 2^31 as an int4, which
-        # `2 * ?` in SQL would overflow.
-        cut = [] if depth is None else [2 * depth, depth]
-        rows = yield Sql(
-            _lexical_sql(where, len(quoted), depth),
-            [" | ".join(quoted), quoted, *quoted, *params, *cut],
-            prepare=False,
-        )
-        return [(seq, float(score)) for seq, score in rows]
+        parsed, counters = answers_of((yield Reads((
+            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))]), counters_sql(scope)))))
+        return (yield from self.postings.ranked(
+            scope, parsed[0][0] or [], depth, counted_cells(scope, counters)))
 
     def after_erasure(self) -> list[Sql]:
         """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""

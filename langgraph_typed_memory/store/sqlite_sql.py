@@ -1,10 +1,11 @@
 """SQLite dialect: schema migrations and the statements that differ from Postgres.
 
-Lexical search is FTS5 with the porter tokenizer (BM25), one full-text table per ranked kind
-(`memory_fts_fact`, `memory_fts_episode`, `memory_fts_observation`). Vectors are float32 BLOBs
-ranked with numpy after the SQL scope filter: the stdlib `sqlite3` of many Pythons cannot load
-extensions such as sqlite-vec, and an exact scan keeps results exact (docs/backends.md has
-the figures).
+Lexical search tokenizes with FTS5's `porter unicode61` tokenizer into postings cached per
+scope cell and ranks them by BM25 (`bm25`), as Postgres does; one full-text table per ranked
+kind (`memory_fts_fact`, `memory_fts_episode`, `memory_fts_observation`) is kept by triggers.
+Vectors are float32 BLOBs ranked with numpy after the SQL scope filter: the stdlib `sqlite3`
+of many Pythons cannot load extensions such as sqlite-vec, and an exact scan keeps results
+exact (docs/backends.md has the figures).
 """
 
 from __future__ import annotations
@@ -325,54 +326,34 @@ class SqliteDialect:
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:
-        """FTS5's BM25 over the scope-filtered rows of the scope's kind's full-text table,
-        best first (ties: older row first).
+        """BM25 (`bm25_ranked`) over the scope's live rows of its kind, best first (ties:
+        older row first; every matching row when `depth` is None).
 
-        A ranking with a depth runs on the scope's cached postings (`ScopeFts5Cache`, the
-        same scores to the bit): a statement reads the scope's counters (shared with the
-        vector search beside it), one the table's statistics, and the rest is arithmetic in
-        this process. A term the tokenizer splits
-        into several tokens or none (`foo_bar`: a phrase), or a ranking of every matching row
-        (a value filter, no depth), runs as one statement instead. Its ties are broken by seq
-        so the list does not depend on the sorter; `CROSS JOIN` keeps the full-text scan
-        outermost: a plan that starts from the scope index re-runs the MATCH for every row of
-        the scope (13 s for a 100k scope; SQLite chose it for this join when the statement had
-        no ORDER BY).
+        FTS5's tokenizer turns the terms into tokens (`Tokenizer`: a term it splits,
+        `foo_bar`, gives each of its tokens; one it drops, none), and the scope's cached
+        postings (`ScopeFts5Cache`) are ranked in this process: a statement reads the
+        scope's counters (shared with the vector search beside it), cells that changed are
+        brought up to date, and the rest is arithmetic.
 
         Max-score pruning (score the rows of the rarest terms first, stop once the depth-th
         score beats the other terms' bound idf x (k1 + 1)) was measured and left out: on the
         latency benchmark's corpus a term adds at most 1.3-1.5 idf to a row, far under that
-        bound, so at depth 50 it never stopped early and its extra statements doubled the time.
+        bound, so at depth 50 it never stopped early.
 
-        Example (the statement and its values; a connection runs it):
+        Example (the first statement: the cells' counters):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
-            >>> sql = next(SqliteDialect().lexical(scope, ["lyon"], None))
-            >>> sql.params
-            ['"lyon"', 'fact', 'acme', 5.0]
+            >>> next(SqliteDialect().lexical(scope, ["lyon"], None)).params
+            ['fact', 'acme', '', '', '', '']
         """
-        table = FTS_TABLES.get(scope.kind)
-        if table is None:
+        if scope.kind not in FTS_TABLES:
             raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
                              f"ranks the kinds {sorted(FTS_TABLES)}")
-        terms = list(dict.fromkeys(terms))
-        if depth is not None:
-            # the cells' counters first: the vector search of the same scope, run beside
-            # this one, asks for them in the same turn, and they go out once
-            counted = counted_cells(scope, (yield counters_sql(scope)))
-            tokens = yield from self.postings.tokenizer.tokens(terms)
-            if all(len(t) == 1 for t in tokens):
-                return (yield from self.postings.ranked(
-                    scope, table, [t for t, in tokens], depth, counted))
-        where, params = scope.live()
-        match = " OR ".join(f'"{t}"' for t in terms)
-        rows = yield Sql(
-            f"SELECT m.seq, -bm25({table}) AS score FROM {table} "
-            f"CROSS JOIN memories m ON m.seq = {table}.rowid "
-            f"WHERE {table} MATCH ? AND {where} ORDER BY score DESC, m.seq"
-            + (" LIMIT ?" if depth is not None else ""),
-            [match, *params, *([depth] if depth is not None else [])],
-        )
-        return [(seq, float(score)) for seq, score in rows]
+        # the cells' counters first: the vector search of the same scope, run beside this
+        # one, asks for them in the same turn, and they go out once
+        counted = counted_cells(scope, (yield counters_sql(scope)))
+        tokens = yield from self.postings.tokenizer.tokens(list(dict.fromkeys(terms)))
+        return (yield from self.postings.ranked(
+            scope, [token for term in tokens for token in term], depth, counted))
 
     def after_erasure(self) -> list[Sql]:
         """Leave no trace of erased text in the file: merge the full-text segments (dropping
