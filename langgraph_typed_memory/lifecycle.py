@@ -6,7 +6,7 @@ A new record of a user- or agent-scoped kind enters ``active``; a tenant-scoped 
 the same key supersedes the old record (kept, pointing at its replacement). A typed delete
 revokes. ``expired`` and ``forgotten`` are set by maintenance: the freshness sweep, garbage
 collection and retention (docs/lifecycle.md). The rules are the pure functions below;
-`store/freshness.py` runs them over the database.
+`store/governance/sweeps.py` runs them over the database.
 """
 
 from __future__ import annotations

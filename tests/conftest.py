@@ -20,7 +20,7 @@ import pytest
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory import AsyncSqliteMemoryStore, SqliteMemoryStore
-from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.fake_embeddings import HashEmbeddings
 
 SQLITE_BACKENDS = ["sqlite_memory", "sqlite_file", "async_sqlite"]

@@ -89,7 +89,7 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 def test_no_import_circles() -> None:
     modules = _modules()
-    assert f"{PACKAGE}.store.engine" in modules  # the walk found the package
+    assert f"{PACKAGE}.store.core.engine" in modules  # the walk found the package
     assert _circles(_imports(modules)) == []
 
 
@@ -97,12 +97,47 @@ def test_plans_and_maintenance_do_not_import_the_engine_or_the_store_classes() -
     """Plans are built on `Records`; maintenance runs them through the store's public
     `run_plan`, so neither reaches back to what drives them."""
     graph = _imports(_modules())
-    plans = ["discovery", "freshness", "promotion", "maintenance", "erasure", "portability",
-             "records", "validation"]
+    plans = ["store.core.search", "store.core.promote", "store.core.records", "store.core.ops",
+             "store.governance.sweeps", "store.governance.erasure",
+             "store.governance.portability", "maintenance.plans"]
     for name in plans:
-        assert f"{PACKAGE}.store.engine" not in graph[f"{PACKAGE}.store.{name}"], name
+        assert f"{PACKAGE}.store.core.engine" not in graph[f"{PACKAGE}.{name}"], name
     for module, imported in graph.items():
         if module.startswith(f"{PACKAGE}.maintenance"):
-            assert f"{PACKAGE}.store.base" not in imported, module
+            assert f"{PACKAGE}.store.core.base" not in imported, module
     runner = graph[f"{PACKAGE}.maintenance.runner"]
     assert not any(m.startswith(f"{PACKAGE}.nodes") for m in runner)
+
+
+DOC = ROOT.parent / "docs" / "architecture.md"
+
+
+def _named_in_doc() -> set[str]:
+    """Package paths `docs/architecture.md` names: `a/b.py` files and `a/` rooms, in code
+    spans or diagrams, resolved against a room named before them in the same cell or line."""
+    import re
+
+    text = DOC.read_text(encoding="utf-8")
+    named = set(re.findall(r"(?<![\w/.])((?:[a-z_0-9]+/)+[a-z_0-9]+\.py|(?:[a-z_0-9]+/)+)(?![\w/])",
+                           text))
+    for rooms, cell in re.findall(r"^\| [^|]+ \| ([^|]+) \| ([^\n]+)$", text, re.M):
+        for room in re.findall(r"`(store/[a-z]+/)`", rooms):
+            named |= {room + f for f in re.findall(r"`([a-z_0-9]+\.py)`", cell)}
+    return named
+
+
+def test_the_architecture_page_names_only_what_exists() -> None:
+    for path in _named_in_doc():
+        if path.startswith(("graphs/", "tests/", "docs/", "benchmarks/")):
+            assert (ROOT.parent / path).exists(), path
+        else:
+            assert (ROOT / path).exists(), f"docs/architecture.md names {path}, which is gone"
+
+
+def test_the_architecture_page_names_every_store_module() -> None:
+    named = _named_in_doc()
+    for path in sorted((ROOT / "store").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if path.name == "__init__.py":
+            continue
+        assert relative in named, f"docs/architecture.md does not say what {relative} holds"

@@ -32,9 +32,9 @@ from typing import Any
 import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore
-from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.sqlite import connect_sqlite
-from langgraph_typed_memory.store.sqlite_sql import FTS_TABLES
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.sqlite.dialect import FTS_TABLES
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.conftest import FakeClock, fresh_database, hash_index
 
 KILL_POINTS = 6

@@ -41,7 +41,7 @@ from langgraph_typed_memory import (
 )
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.namespaces import is_typed
-from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.conftest import (
     ALL_BACKENDS,
     POSTGRES_BACKENDS,

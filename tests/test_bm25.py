@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from langgraph_typed_memory.store.bm25 import K1, B, bm25_ranked, idf
-from langgraph_typed_memory.store.postings import ScopePostings
+from langgraph_typed_memory.store.index.bm25 import K1, B, bm25_ranked, idf
+from langgraph_typed_memory.store.index.postings import ScopePostings
 
 NOW = 100.0
 WORDS = ["common", "often"] + [f"w{i}" for i in range(40)]

@@ -23,11 +23,11 @@ from langgraph.store.base import BaseStore, PutOp
 
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
-from langgraph_typed_memory.store.discovery import scope_read
-from langgraph_typed_memory.store.postings import ScopePostings
-from langgraph_typed_memory.store.protocol import Reads, Sql
-from langgraph_typed_memory.store.sqlite import connect_sqlite
-from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+from langgraph_typed_memory.store.core.protocol import Reads, Sql
+from langgraph_typed_memory.store.core.search import scope_read
+from langgraph_typed_memory.store.index.postings import ScopePostings
+from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.conftest import (
     POSTGRES_BACKENDS,
     FakeClock,
@@ -373,8 +373,8 @@ def test_postgres_cache_statements_use_their_indexes(pg_server: Any) -> None:
     import psycopg
 
     from langgraph_typed_memory import PostgresMemoryStore
-    from langgraph_typed_memory.store.postgres import to_psycopg
-    from langgraph_typed_memory.store.postgres_sql import PostgresDialect
+    from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
+    from langgraph_typed_memory.store.postgres.store import to_psycopg
 
     url = fresh_database(pg_server)
     with psycopg.connect(url, autocommit=True) as conn:

@@ -79,7 +79,7 @@ def any_db(request: pytest.FixtureRequest, tmp_path: Path, cli: Any) -> str:
 def open_direct(db: str) -> Iterator[Any]:
     """The same database through the library, to look behind the CLI's back."""
     if db.startswith("postgresql://"):
-        from langgraph_typed_memory.store.postgres import PostgresMemoryStore
+        from langgraph_typed_memory.store.postgres.store import PostgresMemoryStore
 
         with PostgresMemoryStore.from_conn_string(db) as store:
             yield store

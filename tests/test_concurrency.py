@@ -38,9 +38,9 @@ import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.gate import GateSettings, Proposal, record_key
-from langgraph_typed_memory.store.protocol import Begin, Commit, Sql
-from langgraph_typed_memory.store.retry import RetryPolicy, is_retryable
-from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql
+from langgraph_typed_memory.store.core.retry import RetryPolicy, is_retryable
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.conftest import FakeClock, fresh_database
 
 THREADS = 8
@@ -408,7 +408,7 @@ def test_no_retry_after_a_commit(mem_store):
     assert mem_store.get(PREFS, "tone") is None
 
     # One plan whose post-commit step fails: the committed work is not replayed.
-    from langgraph_typed_memory.store.protocol import Plan
+    from langgraph_typed_memory.store.core.protocol import Plan
 
     def plan() -> Plan[str]:
         yield Begin()

@@ -28,7 +28,7 @@ from langgraph_typed_memory.nodes._common import (
     try_resolve_model,
 )
 from langgraph_typed_memory.nodes.respond import OFFLINE_NOTICE
-from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 
 TEMPLATE_MODEL = "anthropic/claude-3-5-sonnet-20240620"
 """What LangGraph's templates put in `configurable["model"]` (not an `init_chat_model` id)."""

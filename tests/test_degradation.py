@@ -36,7 +36,7 @@ from langgraph_typed_memory.errors import (
     EmbeddingFailed,
 )
 from langgraph_typed_memory.graph import create_memory_chat_graph
-from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.fake_embeddings import HashEmbeddings
 from tests.fake_models import ScriptedChatModel, tool_reply
 

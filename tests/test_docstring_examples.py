@@ -17,8 +17,8 @@ import pytest
 from pydantic import BaseModel
 
 NEEDS_SERVER = {
-    "langgraph_typed_memory.store.postgres.PostgresMemoryStore",
-    "langgraph_typed_memory.store.postgres.AsyncPostgresMemoryStore",
+    "langgraph_typed_memory.store.postgres.store.PostgresMemoryStore",
+    "langgraph_typed_memory.store.postgres.store.AsyncPostgresMemoryStore",
 }
 
 
@@ -62,7 +62,7 @@ PUBLIC = _public_objects()
 
 
 def test_the_walk_finds_the_public_surface() -> None:
-    assert "langgraph_typed_memory.store.sqlite.SqliteMemoryStore" in PUBLIC
+    assert "langgraph_typed_memory.store.sqlite.store.SqliteMemoryStore" in PUBLIC
     assert len(PUBLIC) > 50
 
 

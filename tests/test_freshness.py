@@ -21,7 +21,7 @@ from langgraph_typed_memory.lifecycle import (
     retention_of,
     split_history,
 )
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from tests.conftest import hash_index
 
 ALICE = ("tenant:acme", "user:alice")
@@ -526,7 +526,7 @@ def test_store_rejects_a_bad_lifecycle_config():
 
 
 def test_a_background_flush_writes_in_chunks_so_reads_wait_for_one_at_most(make, monkeypatch):
-    from langgraph_typed_memory.store import access
+    from langgraph_typed_memory.store.core import access
 
     monkeypatch.setattr(access, "FLUSH_CHUNK", 2)
     store = make(access_flush_every=5)

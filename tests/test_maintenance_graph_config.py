@@ -16,7 +16,7 @@ import pytest
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.maintenance import create_memory_maintenance_graph
 from langgraph_typed_memory.nodes._common import MODEL_ENV
-from langgraph_typed_memory.store.sqlite import connect_sqlite
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.conftest import FakeClock, hash_index
 from tests.fake_models import ScriptedChatModel
 

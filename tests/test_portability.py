@@ -26,8 +26,8 @@ from langgraph_typed_memory import (
     InvalidPassphrase,
     SqliteMemoryStore,
 )
-from langgraph_typed_memory.store.envelope import seal, unseal
-from langgraph_typed_memory.store.protocol import Sql
+from langgraph_typed_memory.store.core.protocol import Sql
+from langgraph_typed_memory.store.governance.envelope import seal, unseal
 from tests.conftest import FakeClock, fresh_database, hash_index
 
 CANARY = "zqport" + uuid.uuid4().hex[:12]

@@ -23,13 +23,13 @@ import pytest
 
 from langgraph_typed_memory import PostgresMemoryStore
 from langgraph_typed_memory.namespaces import Scope
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.bm25 import bm25_ranked
-from langgraph_typed_memory.store.discovery import scope_read
-from langgraph_typed_memory.store.postgres import to_psycopg
-from langgraph_typed_memory.store.postgres_sql import PostgresDialect
-from langgraph_typed_memory.store.postings import ScopePostings
-from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.core.search import scope_read
+from langgraph_typed_memory.store.index.bm25 import bm25_ranked
+from langgraph_typed_memory.store.index.postings import ScopePostings
+from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
+from langgraph_typed_memory.store.postgres.store import to_psycopg
 from tests.conftest import FakeClock, fresh_database, hash_index
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")),
@@ -294,7 +294,7 @@ def test_a_cached_hybrid_search_takes_two_round_trips(
     cache's counters, the terms' lexemes with the postings' counters) share a round trip,
     then the page's rows take one; after a write both caches fetch the new record in one
     more (sequential rankings took three and five)."""
-    from langgraph_typed_memory.store import postgres as pg_module
+    from langgraph_typed_memory.store.postgres import store as pg_module
 
     facts = ("tenant:acme", "user:alice", "fact")
     trips: list[list[str]] = []
@@ -341,8 +341,8 @@ def test_both_backends_rank_the_same_tokens_alike(pg_server: Any) -> None:
     `english` lexemes agree, no stop word) rank alike on SQLite and Postgres: the same
     records in the same order with the same scores, to the bit."""
     from langgraph_typed_memory import SqliteMemoryStore
-    from langgraph_typed_memory.store.sqlite import connect_sqlite
-    from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+    from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
+    from langgraph_typed_memory.store.sqlite.store import connect_sqlite
     from tests.test_sqlite_lexical import _run as run_sqlite
 
     rng = random.Random(41)

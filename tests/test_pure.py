@@ -19,7 +19,7 @@ from langgraph_typed_memory.lifecycle import initial_status
 from langgraph_typed_memory.namespaces import is_typed
 from langgraph_typed_memory.schemas import content_hash, validate_record
 from langgraph_typed_memory.scoring import freshness, fuse, matches_filter, query_terms
-from langgraph_typed_memory.store.discovery import visible_scope_sql
+from langgraph_typed_memory.store.core.search import visible_scope_sql
 from tests.fake_embeddings import HashEmbeddings
 
 
@@ -193,7 +193,7 @@ def _drive(plan, fail=(), groups=None):
     """Run a plan of `Sql`/`Reads`/`Begin`/`Commit` steps: a statement answers with its own
     text, or fails when its text is in `fail`. Returns (the statements' texts in order, the
     plan's value); `groups`, if given, collects the texts of each `Reads`."""
-    from langgraph_typed_memory.store.protocol import Reads, Sql
+    from langgraph_typed_memory.store.core.protocol import Reads, Sql
 
     def one(step):
         text = step.text if isinstance(step, Sql) else type(step).__name__
@@ -216,7 +216,7 @@ def _drive(plan, fail=(), groups=None):
 
 
 def test_interleaved_plans_keep_their_transactions_and_their_failures():
-    from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, interleave
+    from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, interleave
 
     def reader(name):
         try:
@@ -246,7 +246,7 @@ def test_a_plans_own_reads_join_the_turns_round_trip():
     """A plan that asks for several reads at once (`Reads`) shares the turn's round trip with
     the other plans' statements, and gets its answers back in its order, a failed one in
     place, while the other plans get theirs."""
-    from langgraph_typed_memory.store.protocol import Reads, Sql, interleave
+    from langgraph_typed_memory.store.core.protocol import Reads, Sql, interleave
 
     def several():
         first, second = yield Reads((Sql("r 1"), Sql("r 2")))
@@ -277,7 +277,13 @@ def test_waits_are_answered_after_every_plan_has_had_its_turn():
     import threading
     from concurrent.futures import Future
 
-    from langgraph_typed_memory.store.protocol import Sql, Wait, drive_async, drive_sync, interleave
+    from langgraph_typed_memory.store.core.protocol import (
+        Sql,
+        Wait,
+        drive_async,
+        drive_sync,
+        interleave,
+    )
 
     log: list[Any] = []
 
@@ -335,7 +341,7 @@ def test_waits_are_answered_after_every_plan_has_had_its_turn():
 def test_reads_run_one_by_one_when_sending_them_together_fails():
     """A failed statement in a round trip of several: each statement runs again alone, so
     that only its own plan sees the error."""
-    from langgraph_typed_memory.store.protocol import Reads, Sql, _reads_sync
+    from langgraph_typed_memory.store.core.protocol import Reads, Sql, _reads_sync
 
     sent = []
 
@@ -358,7 +364,7 @@ def test_reads_run_one_by_one_when_sending_them_together_fails():
 
 def test_postgres_bulk_insert_types_every_record_column():
     """The one-statement record insert casts each column's array: one type per column."""
-    from langgraph_typed_memory.store import queries as q
-    from langgraph_typed_memory.store.postgres_sql import _ROW_TYPES, SQL_INSERT_ROWS
+    from langgraph_typed_memory.store.core import queries as q
+    from langgraph_typed_memory.store.postgres.dialect import _ROW_TYPES, SQL_INSERT_ROWS
 
     assert len(_ROW_TYPES) == q.SQL_INSERT_ROW.count("?") == SQL_INSERT_ROWS.count("?")

@@ -23,14 +23,14 @@ import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.namespaces import Scope
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.bm25 import bm25_ranked
-from langgraph_typed_memory.store.discovery import scope_read
-from langgraph_typed_memory.store.postings import ScopePostings
-from langgraph_typed_memory.store.protocol import Plan, Reads, Sql, interleave
-from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
-from langgraph_typed_memory.store.sqlite import connect_sqlite
-from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql, interleave
+from langgraph_typed_memory.store.core.search import scope_read
+from langgraph_typed_memory.store.index.bm25 import bm25_ranked
+from langgraph_typed_memory.store.index.postings import ScopePostings
+from langgraph_typed_memory.store.index.scopes import TRIM_CHANGES
+from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
+from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 
 NOW = 1_000_000.0
 WORDS = [f"w{i}" for i in range(120)] + ["run", "runs", "running", "cat", "cats"]

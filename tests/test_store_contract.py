@@ -251,7 +251,7 @@ def test_newest_lists_the_namespaces_own_current_records_newest_first(store, clo
 
 
 def test_a_filtered_newest_listing_reads_past_its_first_page(store, monkeypatch):
-    from langgraph_typed_memory.store import discovery
+    from langgraph_typed_memory.store.core import search as discovery
 
     monkeypatch.setattr(discovery, "NEWEST_PAGE", 4)
     store.batch([PutOp(ALICE_FACTS, f"k{i:02d}", fact(f"note {i}", predicate=f"p{i % 5}"))
@@ -291,7 +291,7 @@ def test_during_lists_the_records_of_a_span_latest_first(store):
 
 
 def test_a_filtered_during_listing_reads_past_its_first_page(store, monkeypatch):
-    from langgraph_typed_memory.store import discovery
+    from langgraph_typed_memory.store.core import search as discovery
 
     monkeypatch.setattr(discovery, "NEWEST_PAGE", 4)
     episodes = ("tenant:acme", "user:alice", "episode")
@@ -512,7 +512,7 @@ def test_changed_records_are_patched_into_the_cached_scope(store, clock, monkeyp
     its rows as they are now (the vector cache here; the postings likewise), with the
     results of a fresh store. A change the log no longer holds (trimmed by the sweep's
     garbage collection before a search read it) reloads the scope instead."""
-    from langgraph_typed_memory.store import freshness
+    from langgraph_typed_memory.store.governance import sweeps as freshness
 
     cache = store._engine.dialect.vectors
     for key in "abcd":
@@ -545,8 +545,8 @@ def test_a_database_from_before_the_change_log_is_upgraded_and_patched(
     """A database set up before migration 0015 (the log of changed records) and holding
     records takes the log at its next setup; a delete after that is patched into the cached
     scope."""
-    from langgraph_typed_memory.store.postgres_sql import PostgresDialect
-    from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+    from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
+    from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
     for dialect in (SqliteDialect, PostgresDialect):
         monkeypatch.setattr(dialect, "migrations", lambda self, dims, every=dialect.migrations:
@@ -592,7 +592,7 @@ def test_cached_priors_follow_real_changes_only(store, clock):
 def test_a_worker_thread_ranks_large_scopes_as_the_caller_would(store, clock, monkeypatch):
     import threading
 
-    from langgraph_typed_memory.store import vector_cache
+    from langgraph_typed_memory.store.index import vectors as vector_cache
 
     threads = []
     rank = vector_cache._rank

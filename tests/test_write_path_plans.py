@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
 NS = "tenant:t.user:u.episode"
 LOOKUPS = [  # (what, statement for a substring function, parameters, the index it must read)
@@ -40,7 +40,7 @@ def test_postgres_plans(pg_server: Any) -> None:
     import psycopg
 
     from langgraph_typed_memory import PostgresMemoryStore
-    from langgraph_typed_memory.store.postgres_sql import PostgresDialect
+    from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
 
     from .conftest import fresh_database
 

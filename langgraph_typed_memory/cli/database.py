@@ -23,7 +23,7 @@ from langgraph_typed_memory.errors import TypedMemoryError
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.cli.inspection import SchemaState
-    from langgraph_typed_memory.store.base import SyncMemoryStore
+    from langgraph_typed_memory.store.core.base import SyncMemoryStore
 
 __all__ = [
     "DB_ENV",
@@ -171,7 +171,7 @@ def _check_sqlite_path(path: str, create: bool) -> None:
 def _connect(target: str) -> tuple[Any, str]:
     """A raw connection to `target` and the backend's name."""
     if not is_postgres_url(target):
-        from langgraph_typed_memory.store.sqlite import connect_sqlite
+        from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 
         try:
             return connect_sqlite(target), "sqlite"
@@ -193,20 +193,20 @@ def _connect(target: str) -> tuple[Any, str]:
 
 def _make_store(backend: str, conn: Any, index: dict[str, Any] | None) -> SyncMemoryStore:
     if backend == "sqlite":
-        from langgraph_typed_memory.store.sqlite import SqliteMemoryStore
+        from langgraph_typed_memory.store.sqlite.store import SqliteMemoryStore
 
         return SqliteMemoryStore(conn, index=index)
-    from langgraph_typed_memory.store.postgres import PostgresMemoryStore
+    from langgraph_typed_memory.store.postgres.store import PostgresMemoryStore
 
     return PostgresMemoryStore(conn, index=index)
 
 
 def _expected_migrations(backend: str, dims: int | None) -> list[str]:
     if backend == "sqlite":
-        from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+        from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
         return [name for name, _ in SqliteDialect().migrations(dims)]
-    from langgraph_typed_memory.store.postgres_sql import PostgresDialect
+    from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
 
     return [name for name, _ in PostgresDialect().migrations(dims)]
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langgraph_typed_memory.namespaces import decode_namespace
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
 __all__ = ["SchemaState", "ScopeFilter", "RecordRow", "schema_plan", "records_plan", "table_plan"]
 

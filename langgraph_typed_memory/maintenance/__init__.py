@@ -4,7 +4,7 @@
 `MaintenanceReport`; `create_memory_maintenance_graph()` is the same as a LangGraph graph
 (graph id `memory_maintenance`, schedulable with LangGraph cron); `store.feedback()` applies a
 verdict to an observation or a procedure. The decisions are pure functions in this package;
-the store plans that execute them live in `langgraph_typed_memory.store.maintenance`.
+the store plans that execute them live in `langgraph_typed_memory.maintenance.plans`.
 """
 
 from langgraph_typed_memory.errors import InvalidVerdict, UnknownMemory

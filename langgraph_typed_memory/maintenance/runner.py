@@ -1,7 +1,7 @@
 """Running maintenance on a store: the six maintenance steps, in their fixed order.
 
 Each step reads what it needs, decides with the pure functions of this package, and writes
-through the store's plans (`store/maintenance.py`), one short transaction per group, merge,
+through the store's plans (`maintenance/plans.py`), one short transaction per group, merge,
 observation or promotion: a chat graph serving on the same database waits milliseconds at
 most. Every step is idempotent: a second run right after the first changes nothing.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from langgraph_typed_memory.maintenance import plans
 from langgraph_typed_memory.maintenance.compaction import (
     CompactionGroup,
     extractive_group_summary,
@@ -44,14 +45,13 @@ from langgraph_typed_memory.maintenance.settings import (
     MaintenanceSettings,
     normalize_maintenance,
 )
-from langgraph_typed_memory.store import maintenance as plans
-from langgraph_typed_memory.store.protocol import Plan
-from langgraph_typed_memory.store.retry import PlanSource, is_retryable
+from langgraph_typed_memory.store.core.protocol import Plan
+from langgraph_typed_memory.store.core.retry import PlanSource, is_retryable
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = ["PlanHost", "run_maintenance", "run_step", "COMPACTION_PROMPT"]
 
@@ -228,23 +228,23 @@ def _promotion(run: _Run) -> None:
 
 
 def _sweeps(run: _Run) -> None:
-    from langgraph_typed_memory.store import freshness
+    from langgraph_typed_memory.store.governance import sweeps
 
     if run.tenant_id is not None:
         run.step.notes.append("the lifecycle sweeps cover every tenant")
     # Factories, not plans: a sweep that meets a concurrent writer (a serialization failure)
     # is rebuilt and retried, as `store.sweep()`'s is.
-    fresh = run.execute(partial(freshness.freshness_plan, run.records))
+    fresh = run.execute(partial(sweeps.freshness_plan, run.records))
     run.step.add("expired", fresh.total)
     run.tick(1, 4)
-    run.step.add("gc_forgotten", run.execute(partial(freshness.gc_plan, run.records)).total)
+    run.step.add("gc_forgotten", run.execute(partial(sweeps.gc_plan, run.records)).total)
     run.tick(2, 4)
-    retention = run.execute(partial(freshness.retention_plan, run.records))
+    retention = run.execute(partial(sweeps.retention_plan, run.records))
     run.step.add("retention_forgotten", retention.total)
     for name, n in retention.unknown_classes.items():
         run.step.notes.append(f"{n} record(s) name the unknown retention class {name!r}: kept")
     run.tick(3, 4)
-    run.step.add("ttl_deleted", int(run.execute(partial(freshness.ttl_plan, run.records))))
+    run.step.add("ttl_deleted", int(run.execute(partial(sweeps.ttl_plan, run.records))))
     run.tick(4, 4)
 
 

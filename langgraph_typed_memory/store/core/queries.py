@@ -1,7 +1,7 @@
 """The SQL both backends share, as named constants, written with `?` placeholders.
 
 The Postgres executor turns `?` into psycopg's `%s`; dialect-specific statements (full-text,
-vectors, migrations) live in `sqlite_sql.py` and `postgres_sql.py`.
+vectors, migrations) live in each backend's `dialect.py`.
 """
 
 from __future__ import annotations

@@ -35,24 +35,24 @@ from langgraph_typed_memory.errors import InvalidQuery
 from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize_gate
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
-from langgraph_typed_memory.store.access import BackgroundFlush
-from langgraph_typed_memory.store.engine import Engine
-from langgraph_typed_memory.store.erasure import ErasureReport, erase_plan, purge_plan
-from langgraph_typed_memory.store.freshness import SweepReport, sweep_plan
-from langgraph_typed_memory.store.invariants import InvariantReport, check_plan
-from langgraph_typed_memory.store.langgraph_api import LangGraphApi
-from langgraph_typed_memory.store.portability import (
+from langgraph_typed_memory.store.core.access import BackgroundFlush
+from langgraph_typed_memory.store.core.engine import Engine
+from langgraph_typed_memory.store.core.langgraph_api import LangGraphApi
+from langgraph_typed_memory.store.core.ops import HistoryOp, PromoteOp
+from langgraph_typed_memory.store.core.protocol import Plan
+from langgraph_typed_memory.store.core.records import Dialect, Records
+from langgraph_typed_memory.store.core.retry import PlanSource, RetryPolicy
+from langgraph_typed_memory.store.governance.erasure import ErasureReport, erase_plan, purge_plan
+from langgraph_typed_memory.store.governance.invariants import InvariantReport, check_plan
+from langgraph_typed_memory.store.governance.portability import (
     DEFAULT_SCRYPT_N,
     ExportReport,
     ImportReport,
     export_to_file,
     import_from_file,
 )
-from langgraph_typed_memory.store.portability import Progress as TransferProgress
-from langgraph_typed_memory.store.protocol import Plan
-from langgraph_typed_memory.store.records import Dialect, Records
-from langgraph_typed_memory.store.retry import PlanSource, RetryPolicy
-from langgraph_typed_memory.store.validation import HistoryOp, PromoteOp
+from langgraph_typed_memory.store.governance.portability import Progress as TransferProgress
+from langgraph_typed_memory.store.governance.sweeps import SweepReport, sweep_plan
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -140,14 +140,14 @@ class MemoryStoreBase(LangGraphApi):
         return self._engine
 
     def run_plan(self, plan: PlanSource[T], *, after_access_flush: bool = False) -> T:
-        """Run a plan (a generator of SQL requests, see `store/protocol.py`) on this store's
+        """Run a plan (a generator of SQL requests, see `store/core/protocol.py`) on this store's
         connection, as the store runs its own operations: given a factory, the plan is
         rebuilt and retried when the database asks. With `after_access_flush`, a background
         write of access counts under way lands first (plans that read the counts).
 
         Example:
             >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> from langgraph_typed_memory.store.protocol import Sql
+            >>> from langgraph_typed_memory.store.core.protocol import Sql
             >>> def count():
             ...     rows = yield Sql("SELECT count(*) FROM memories")
             ...     return rows[0][0]
@@ -672,8 +672,8 @@ class MemoryStoreBase(LangGraphApi):
         reason: str | None, config: MaintenanceConfig | Mapping[str, Any] | None,
     ) -> Plan[FeedbackResult]:
         from langgraph_typed_memory.maintenance.feedback import check_verdict
+        from langgraph_typed_memory.maintenance.plans import feedback_plan
         from langgraph_typed_memory.maintenance.settings import normalize_maintenance
-        from langgraph_typed_memory.store.maintenance import feedback_plan
 
         return feedback_plan(self._engine, tuple(namespace), key, check_verdict(verdict),
                              actor=actor, reason=reason, settings=normalize_maintenance(config))

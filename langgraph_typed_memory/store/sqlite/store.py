@@ -19,11 +19,15 @@ from langgraph.store.base import IndexConfig, TTLConfig
 
 from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.gate import GateConfig
-from langgraph_typed_memory.store.base import AsyncMemoryStore, MemoryStoreBase, SyncMemoryStore
-from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES
-from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_sync
-from langgraph_typed_memory.store.retry import Attempt, run_sync
-from langgraph_typed_memory.store.sqlite_sql import SqliteDialect
+from langgraph_typed_memory.store.core.base import (
+    AsyncMemoryStore,
+    MemoryStoreBase,
+    SyncMemoryStore,
+)
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, drive_sync
+from langgraph_typed_memory.store.core.retry import Attempt, run_sync
+from langgraph_typed_memory.store.index.cells import DEFAULT_CACHE_BYTES
+from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
 __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
 

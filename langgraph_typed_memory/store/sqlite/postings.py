@@ -2,9 +2,9 @@
 
 Each scope cell's rows are read once into postings (token -> row numbers and occurrences,
 `ScopePostings`) kept in this process and brought up to date from the cell's counters
-(`scope_cache`: new records fetched alone, changed ones masked and fetched again). A search
+(`index/scopes`: new records fetched alone, changed ones masked and fetched again). A search
 ranks the cells the scope sees together with `bm25_ranked`, the ranking Postgres' postings
-(`lexical_cache`) go through too, instead of FTS5's `bm25()`, whose statistics are the whole
+(`postgres/postings`) go through too, instead of FTS5's `bm25()`, whose statistics are the whole
 full-text table's (every tenant's rows) and which read every row of the table holding a query
 term to join it to `memories` and test the scope.
 
@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.bm25 import bm25_ranked
-from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
-from langgraph_typed_memory.store.postings import ScopePostings, Segment
-from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.index.bm25 import bm25_ranked
+from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
+from langgraph_typed_memory.store.index.postings import ScopePostings, Segment
 
 __all__ = ["TOKENIZE", "Tokenizer", "ScopeFts5Cache"]
 

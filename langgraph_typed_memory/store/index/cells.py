@@ -7,7 +7,7 @@ cell is held once however many users read it, and a user's entry holds only that
 rows. A search combines the views of its cells.
 
 Each cell's entry is kept valid by the cell's counters in `memory_scope_versions` (see
-`scope_cache`), read by equality on the cell columns, the form their index serves. Every
+`index/scopes`), read by equality on the cell columns, the form their index serves. Every
 cell a search sees is kept, however small: reading a user's few rows with each search cost
 more than ranking them cached at every size measured (docs/backends.md), and the byte bound,
 not a size threshold, limits the memory.
@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from langgraph_typed_memory.store.protocol import Plan, Reads, Sql
-from langgraph_typed_memory.store.queries import Cell, ScopeRead, cell_filter
-from langgraph_typed_memory.store.scope_cache import ScopeRows
+from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.core.queries import Cell, ScopeRead, cell_filter
+from langgraph_typed_memory.store.index.scopes import ScopeRows
 
 __all__ = ["CellCache", "CellFamily", "Counted", "DEFAULT_CACHE_BYTES", "counters_sql",
            "counted_cells", "answers_of"]

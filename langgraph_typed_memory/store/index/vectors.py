@@ -1,11 +1,11 @@
 """Exact vector search on cached matrices per scope cell, valid while the cells' counters hold.
 
 Both backends rank vectors the same way: each scope cell's vectors, read after the SQL scope
-filter, are kept unit-normalized as one float32 matrix (`cell_cache`: a byte-bounded LRU
+filter, are kept unit-normalized as one float32 matrix (`index/cells`: a byte-bounded LRU
 shared by a store's caches), so a query is one matrix-vector product per cell the scope sees
 (exact: every vector in scope is scored), and the cells' best are merged.
 
-Entries are kept valid by the cells' counters (`scope_cache`: added vectors are fetched
+Entries are kept valid by the cells' counters (`index/scopes`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
 
 A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
@@ -33,15 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.cell_cache import (
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.queries import ScopeRead
+from langgraph_typed_memory.store.index.cells import (
     CellCache,
     CellFamily,
     counted_cells,
     counters_sql,
 )
-from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.queries import ScopeRead
-from langgraph_typed_memory.store.scope_cache import ScopeRows
+from langgraph_typed_memory.store.index.scopes import ScopeRows
 
 __all__ = ["ScopeVectorCache", "VectorRanking", "SQLITE_JOIN", "POSTGRES_JOIN"]
 

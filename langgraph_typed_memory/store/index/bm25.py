@@ -1,7 +1,7 @@
 """The lexical ranking of both backends: Okapi BM25 over the postings of the cells a scope sees.
 
 Each database tokenizes and filters: SQLite with FTS5's `porter unicode61` tokenizer
-(`fts5_cache`), Postgres with `to_tsvector('english', ...)` (`lexical_cache`), each keeping
+(`sqlite/postings`), Postgres with `to_tsvector('english', ...)` (`postgres/postings`), each keeping
 the postings of the rows a scope sees, per cell (`ScopePostings`). The score is computed here
 alone, so the two backends rank alike whenever their tokens agree.
 
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from langgraph_typed_memory.store.postings import ScopePostings, at_least_kth
+from langgraph_typed_memory.store.index.postings import ScopePostings, at_least_kth
 
 __all__ = ["B", "K1", "bm25_ranked", "idf"]
 

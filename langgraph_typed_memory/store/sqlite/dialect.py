@@ -18,16 +18,15 @@ import numpy as np
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.cell_cache import (
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.index.cells import (
     DEFAULT_CACHE_BYTES,
     CellCache,
     counted_cells,
     counters_sql,
 )
-from langgraph_typed_memory.store.fts5_cache import TOKENIZE, ScopeFts5Cache
-from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.scope_cache import (
+from langgraph_typed_memory.store.index.scopes import (
     APPENDS_COLUMN,
     BACKFILL,
     ROW_CELL,
@@ -42,7 +41,8 @@ from langgraph_typed_memory.store.scope_cache import (
     log_change,
     row_changed,
 )
-from langgraph_typed_memory.store.vector_cache import ScopeVectorCache, VectorRanking
+from langgraph_typed_memory.store.index.vectors import ScopeVectorCache, VectorRanking
+from langgraph_typed_memory.store.sqlite.postings import TOKENIZE, ScopeFts5Cache
 
 FTS_TABLES = {kind: f"memory_fts_{kind}" for kind in sorted(RANKED_KINDS)}
 """The full-text table of each ranked kind (migration 0012): the only kinds searched by text."""
@@ -216,7 +216,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # document count and mean length are now the kind's).
     ("0012_full_text_per_kind", _full_text_per_kind()),
     # Records added are counted per cell in `inserts` (not in `version`), so the cached
-    # postings (`fts5_cache`) fetch new records alone; each full-text table gets an
+    # postings (`sqlite/postings`) fetch new records alone; each full-text table gets an
     # `fts5vocab` row table (no storage of its own), which counts the rows holding a token.
     (
         "0013_scope_inserts",

@@ -9,11 +9,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.scope_cache import FORGET_CHANGES
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.index.scopes import FORGET_CHANGES
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = ["ErasureReport", "erase_plan", "purge_plan"]
 

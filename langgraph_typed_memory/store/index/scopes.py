@@ -1,8 +1,8 @@
 """What keeps the search caches valid: counters per scope cell, and the rows a cell holds.
 
-The vector matrices (`vector_cache`) and the full-text postings (`lexical_cache`,
-`fts5_cache`) are read after the SQL scope filter and kept in this process per scope cell
-(kind, tenant, user, agent; `cell_cache`). Validity comes from the database, not from this
+The vector matrices (`index/vectors`) and the full-text postings (`postgres/postings`,
+`sqlite/postings`) are read after the SQL scope filter and kept in this process per scope cell
+(kind, tenant, user, agent; `index/cells`). Validity comes from the database, not from this
 process: triggers (migrations `0008_scope_versions`, `0010_scope_appends`,
 `0013_scope_inserts`, `0015_scope_changes`) count every change to a cell in
 `memory_scope_versions`, whoever makes it (this store, another store object, another

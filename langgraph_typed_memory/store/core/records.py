@@ -35,11 +35,11 @@ from langgraph_typed_memory.namespaces import (
 )
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.schemas import ValidatedRecord
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.access import AccessBuffer
-from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily
-from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.vector_cache import ScopeVectorCache, VectorRanking
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.access import AccessBuffer
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.index.cells import CellCache, CellFamily
+from langgraph_typed_memory.store.index.vectors import ScopeVectorCache, VectorRanking
 
 __all__ = ["Deferred", "Dialect", "Records", "dt", "emit", "ts"]
 

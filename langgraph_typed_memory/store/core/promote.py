@@ -37,12 +37,12 @@ from langgraph_typed_memory.gate import (
 from langgraph_typed_memory.lifecycle import on_access
 from langgraph_typed_memory.namespaces import Scope, TypedNamespace, encode_namespace
 from langgraph_typed_memory.schemas import ValidatedRecord, validate_record
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import Embed, Plan, Sql
-from langgraph_typed_memory.store.validation import PromoteOp
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.ops import PromoteOp
+from langgraph_typed_memory.store.core.protocol import Embed, Plan, Sql
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = ["PromoteOp", "Prepared", "prepare", "execute"]
 

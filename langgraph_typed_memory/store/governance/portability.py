@@ -38,8 +38,9 @@ from langgraph_typed_memory.errors import (
     TypedMemoryError,
 )
 from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.envelope import (
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.governance.envelope import (
     DEFAULT_SCRYPT_N,
     FORMAT_VERSION,
     check_cost,
@@ -47,15 +48,14 @@ from langgraph_typed_memory.store.envelope import (
     seal,
     unseal,
 )
-from langgraph_typed_memory.store.erasure import (
+from langgraph_typed_memory.store.governance.erasure import (
     SQL_INSERT_DELETION,
     scope_filter,
     untyped_prefix_filter,
 )
-from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = [
     "ExportReport",

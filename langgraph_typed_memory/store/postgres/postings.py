@@ -2,9 +2,9 @@
 
 Each scope cell's rows are read once, as (seq, lexemes, occurrences, expiry), into postings
 (lexeme -> row numbers and occurrence counts, `ScopePostings`) kept in this process and
-brought up to date like the vector matrices (`scope_cache`: new records are fetched alone,
+brought up to date like the vector matrices (`index/scopes`: new records are fetched alone,
 changed ones masked and fetched again). A search ranks the cells the scope sees together with
-`bm25_ranked`, the ranking SQLite's postings (`fts5_cache`) go through too.
+`bm25_ranked`, the ranking SQLite's postings (`sqlite/postings`) go through too.
 
 Read as one statement, a ranking read every row holding a query term, ~2.5 us each, most of it
 the heap fetch of a wide row to test the scope, and common words match thousands of rows (the
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langgraph_typed_memory.store.bm25 import bm25_ranked
-from langgraph_typed_memory.store.cell_cache import CellCache, CellFamily, Counted
-from langgraph_typed_memory.store.postings import ScopePostings
-from langgraph_typed_memory.store.protocol import Plan, Sql
-from langgraph_typed_memory.store.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.index.bm25 import bm25_ranked
+from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
+from langgraph_typed_memory.store.index.postings import ScopePostings
 
 __all__ = ["ScopeLexicalCache"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 
 __all__ = ["RetryPolicy", "Attempt", "PlanSource", "is_retryable", "run_sync", "run_async"]
 

@@ -1,8 +1,8 @@
 """Full-text postings of a scope cell, as both search caches keep them for the ranking.
 
 A cell's rows (seq, expiry: `ScopeRows`; token count) and, per token, the rows holding it
-with its occurrences in each, in immutable `Segment`s. SQLite's cache (`fts5_cache`) fills
-them with FTS5's tokens, Postgres' (`lexical_cache`) with `to_tsvector`'s lexemes; `bm25`
+with its occurrences in each, in immutable `Segment`s. SQLite's cache (`sqlite/postings`) fills
+them with FTS5's tokens, Postgres' (`postgres/postings`) with `to_tsvector`'s lexemes; `bm25`
 ranks them.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.scope_cache import ScopeRows
+from langgraph_typed_memory.store.index.scopes import ScopeRows
 
 __all__ = ["ScopePostings", "Segment", "TERM_OVERHEAD", "at_least_kth"]
 

@@ -19,8 +19,8 @@ from itertools import islice
 from typing import Any
 
 from langgraph_typed_memory.config import LifecycleSettings
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
 __all__ = ["AccessBuffer", "BackgroundFlush", "FLUSH_CHUNK"]
 

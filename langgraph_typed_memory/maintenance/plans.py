@@ -38,11 +38,11 @@ from langgraph_typed_memory.namespaces import (
     parse_namespace,
 )
 from langgraph_typed_memory.schemas import validate_record
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Embed, EmbedError, Plan, Sql
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = [
     "ConcurrentChange",

@@ -40,12 +40,12 @@ from langgraph_typed_memory.scoring import (
     tier_half_life,
     tier_of,
 )
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import EmbedError, Plan, Sql, Wait, interleave
-from langgraph_typed_memory.store.vector_cache import VectorRanking
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import EmbedError, Plan, Sql, Wait, interleave
+from langgraph_typed_memory.store.index.vectors import VectorRanking
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = ["typed_search", "visible_scope_sql", "scope_read"]
 

@@ -25,11 +25,11 @@ from langgraph_typed_memory.lifecycle import (
     retention_of,
 )
 from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
-from langgraph_typed_memory.store.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.scope_cache import TRIM_CHANGES
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.index.scopes import TRIM_CHANGES
 
 if TYPE_CHECKING:
-    from langgraph_typed_memory.store.records import Records
+    from langgraph_typed_memory.store.core.records import Records
 
 __all__ = [
     "FreshnessReport",
@@ -206,7 +206,7 @@ def freshness_plan(records: Records) -> Plan[FreshnessReport]:
 
 def gc_plan(records: Records) -> Plan[GcReport]:
     """Forget records expired for `gc_after_days` AND below `gc_below_confidence`, and
-    trim the log of changed records (`scope_cache`) to its newest `CHANGES_KEPT` ids."""
+    trim the log of changed records (`index/scopes`) to its newest `CHANGES_KEPT` ids."""
     settings, report = records.lifecycle, GcReport()
     now = records.clock().timestamp()
     yield Begin()

@@ -20,11 +20,15 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.gate import GateConfig
-from langgraph_typed_memory.store.base import AsyncMemoryStore, MemoryStoreBase, SyncMemoryStore
-from langgraph_typed_memory.store.cell_cache import DEFAULT_CACHE_BYTES
-from langgraph_typed_memory.store.postgres_sql import PostgresDialect
-from langgraph_typed_memory.store.protocol import Begin, Commit, Sql, drive_async, drive_sync
-from langgraph_typed_memory.store.retry import Attempt, run_async, run_sync
+from langgraph_typed_memory.store.core.base import (
+    AsyncMemoryStore,
+    MemoryStoreBase,
+    SyncMemoryStore,
+)
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, drive_async, drive_sync
+from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
+from langgraph_typed_memory.store.index.cells import DEFAULT_CACHE_BYTES
+from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
 
 try:
     import psycopg

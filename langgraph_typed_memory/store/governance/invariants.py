@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
-from langgraph_typed_memory.store.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
 __all__ = ["InvariantReport", "check_plan", "CHECKS", "MAINTENANCE_CHECKS",
            "maintenance_checks_plan"]

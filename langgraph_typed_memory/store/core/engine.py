@@ -46,10 +46,10 @@ from langgraph_typed_memory.schemas import ValidatedRecord, check_json_value, va
 from langgraph_typed_memory.scoring import (
     matches_filter,
 )
-from langgraph_typed_memory.store import discovery, promotion
-from langgraph_typed_memory.store import freshness as sweeps
-from langgraph_typed_memory.store import queries as q
-from langgraph_typed_memory.store.protocol import (
+from langgraph_typed_memory.store.core import promote, search
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.ops import HistoryOp, validate_op
+from langgraph_typed_memory.store.core.protocol import (
     Begin,
     Commit,
     Embed,
@@ -58,8 +58,8 @@ from langgraph_typed_memory.store.protocol import (
     Sql,
     interleave,
 )
-from langgraph_typed_memory.store.records import Deferred, Records, dt, emit, ts
-from langgraph_typed_memory.store.validation import HistoryOp, validate_op
+from langgraph_typed_memory.store.core.records import Deferred, Records, dt, emit, ts
+from langgraph_typed_memory.store.governance import sweeps
 
 __all__ = ["Engine", "HistoryOp"]
 
@@ -136,13 +136,13 @@ class Engine(Records):
         """Execute a batch: validate all, embed, read, then write in one transaction."""
         ops = list(ops)
         writes: dict[tuple[tuple[str, ...], str], _Write] = {}
-        promotions: dict[int, list[promotion.Prepared]] = {}
+        promotions: dict[int, list[promote.Prepared]] = {}
         for i, op in enumerate(ops):
             validate_op(op)
             if isinstance(op, PutOp):
                 writes[(op.namespace, op.key)] = self._prepare_write(op)
-            elif isinstance(op, promotion.PromoteOp):
-                promotions[i] = promotion.prepare(op, self.gate)
+            elif isinstance(op, promote.PromoteOp):
+                promotions[i] = promote.prepare(op, self.gate)
         queries = sorted(
             {op.query for op in ops if isinstance(op, SearchOp) and op.query and self.index}
         )
@@ -190,8 +190,8 @@ class Engine(Records):
                 yield self.dialect.bulk(statement, deferred[statement])
             for i, prepared in promotions.items():
                 op = ops[i]
-                assert isinstance(op, promotion.PromoteOp)
-                outcomes = yield from promotion.execute(self, op, prepared, self.gate)
+                assert isinstance(op, promote.PromoteOp)
+                outcomes = yield from promote.execute(self, op, prepared, self.gate)
                 if degraded_promotions:
                     for outcome in outcomes:
                         outcome.reason += f" ({degraded_promotions})"
@@ -216,7 +216,7 @@ class Engine(Records):
             return [self.to_item(r) for r in (yield Sql(q.SQL_HISTORY, [ns, op.key]))]
         return None
 
-    def _embed_proposals(self, promotions: dict[int, list[promotion.Prepared]]) -> Plan[str]:
+    def _embed_proposals(self, promotions: dict[int, list[promote.Prepared]]) -> Plan[str]:
         """Embed what the gate may write. An embedder failure degrades (no vectors), recorded."""
         items = [p for prepared in promotions.values() for p in prepared
                  if self.index and p.embed_text and p.rejection is None]
@@ -314,7 +314,7 @@ class Engine(Records):
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[list[Item]]:
         if is_typed(op.namespace_prefix):
-            return (yield from discovery.typed_search(self, op, query_vector))
+            return (yield from search.typed_search(self, op, query_vector))
         return (yield from self._untyped_search(op, query_vector))
 
     def _untyped_search(
