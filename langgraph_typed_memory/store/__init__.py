@@ -9,10 +9,11 @@ Rooms, by role:
   SQL), `protocol` (plans as generators of requests, and their sync and async drivers),
   `retry`.
 - `index/`: the search caches kept in this process: per scope cell (`cells`, kept valid by
-  the counters of `scopes`), vector matrices (`vectors`), full-text postings (`postings`)
-  and the one lexical ranking over them (`bm25`).
-- `sqlite/` and `postgres/`: each backend's store classes (`store`), its dialect and
-  migrations (`dialect`), and how it fills the postings (`postings`).
+  the counters of `scopes`), vector matrices (`vectors`), full-text postings (`postings`,
+  filled from SQLite's tokens by `fts5` and from Postgres' by `tsvector`) and the one
+  lexical ranking over them (`bm25`). The rest of the store imports the room's package only.
+- `sqlite/` and `postgres/`: each backend's store classes (`store`) and its dialect and
+  migrations (`dialect`).
 - `governance/`: the lifecycle sweeps, erasure, export and import (`portability`, with the
   file encryption of `envelope`), and the invariant checker.
 """

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import (
     IndexConfig,
     Op,
@@ -42,17 +39,7 @@ from langgraph_typed_memory.store.core.ops import HistoryOp, PromoteOp
 from langgraph_typed_memory.store.core.protocol import Plan
 from langgraph_typed_memory.store.core.records import Dialect, Records
 from langgraph_typed_memory.store.core.retry import PlanSource, RetryPolicy
-from langgraph_typed_memory.store.governance.erasure import ErasureReport, erase_plan, purge_plan
-from langgraph_typed_memory.store.governance.invariants import InvariantReport, check_plan
-from langgraph_typed_memory.store.governance.portability import (
-    DEFAULT_SCRYPT_N,
-    ExportReport,
-    ImportReport,
-    export_to_file,
-    import_from_file,
-)
-from langgraph_typed_memory.store.governance.portability import Progress as TransferProgress
-from langgraph_typed_memory.store.governance.sweeps import SweepReport, sweep_plan
+from langgraph_typed_memory.store.governance.api import GovernanceApi
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -74,7 +61,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class MemoryStoreBase(LangGraphApi):
+class MemoryStoreBase(LangGraphApi, GovernanceApi):
     """Shared configuration of the SQLite and Postgres stores, sync and async."""
 
     supports_ttl = True
@@ -161,6 +148,14 @@ class MemoryStoreBase(LangGraphApi):
         with self._flushing:
             return self._run(plan)  # type: ignore[no-any-return]
 
+    async def arun_plan(self, plan: PlanSource[T], *, after_access_flush: bool = False) -> T:
+        """Async `run_plan`: driven on the store's event loop by an async backend, else in a
+        worker thread."""
+        if not after_access_flush:
+            return await self._arun(plan)  # type: ignore[no-any-return]
+        async with self._aflushing():
+            return await self._arun(plan)  # type: ignore[no-any-return]
+
     async def _arun(self, plan: PlanSource[Any]) -> Any:
         """Execute an engine plan from async code: in a worker thread by default (the
         backend's driver is synchronous); an async backend drives it on its event loop."""
@@ -235,46 +230,6 @@ class MemoryStoreBase(LangGraphApi):
         async with self._aflushing():
             return int(await self._arun(self._engine.access.flush))
 
-    def sweep(
-        self, *, freshness: bool = True, gc: bool = True, retention: bool = True
-    ) -> SweepReport:
-        """Run the lifecycle sweeps, each in one transaction, every transition audited
-        with actor ``maintenance``: expire active facts and observations whose freshness fell
-        below the floor, forget long-expired low-confidence records (garbage collection), and
-        forget records older than their retention class allows. Settings: `lifecycle=` (see
-        `LifecycleConfig`); half-lives: `retrieval=`. Returns the counts. A background access
-        flush under way is waited for, so the uses it carries count.
-
-        Example:
-            >>> from datetime import UTC, datetime, timedelta
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> now = [datetime(2026, 1, 1, tzinfo=UTC)]
-            >>> with SqliteMemoryStore.from_conn_string(":memory:", clock=lambda: now[0]) as store:
-            ...     store.setup()
-            ...     ns = ("tenant:acme", "user:alice", "fact")
-            ...     store.put(ns, "f", {"subject": "alice", "predicate": "city",
-            ...                         "content": "Alice lives in Lyon", "confidence": 0.3})
-            ...     now[0] += timedelta(days=800)
-            ...     print(store.sweep().expired, len(store.search(ns, query="Lyon")))
-            ...     now[0] += timedelta(days=200)
-            ...     print(store.sweep().forgotten, store.get(ns, "f"))
-            1 0
-            1 None
-        """
-        plan = partial(sweep_plan, self._engine, freshness=freshness, gc=gc, retention=retention)
-        with self._flushing:
-            report: SweepReport = self._run(plan)
-        return report
-
-    async def asweep(
-        self, *, freshness: bool = True, gc: bool = True, retention: bool = True
-    ) -> SweepReport:
-        """Async `sweep`."""
-        plan = partial(sweep_plan, self._engine, freshness=freshness, gc=gc, retention=retention)
-        async with self._aflushing():
-            report: SweepReport = await self._arun(plan)
-        return report
-
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations (reads first, then writes in one transaction).
 
@@ -296,186 +251,6 @@ class MemoryStoreBase(LangGraphApi):
         loop."""
         ops = list(ops)
         return list(await self._arun(lambda: self._engine.run(ops)))
-
-    def check_invariants(self) -> InvariantReport:
-        """Verify the database's invariants; `report.ok` is True when all hold.
-
-        Example:
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
-            ...     store.setup()
-            ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
-            ...     print(store.check_invariants().ok)
-            True
-        """
-        return self._run(  # type: ignore[no-any-return]
-            lambda: check_plan(self._engine.has_vector_table))
-
-    async def acheck_invariants(self) -> InvariantReport:
-        """Async `check_invariants`."""
-        return await self._arun(  # type: ignore[no-any-return]
-            lambda: check_plan(self._engine.has_vector_table))
-
-    def erase(
-        self,
-        tenant_id: str,
-        user_id: str | None = None,
-        *,
-        checkpointer: BaseCheckpointSaver[Any] | None = None,
-        untyped_prefixes: Sequence[tuple[str, ...]] = (),
-        actor: str = "api",
-        reason: str = "erasure request",
-    ) -> ErasureReport:
-        """Erase a user (or, without `user_id`, a whole tenant) everywhere.
-
-        In one transaction: every typed record of the scope (all kinds, all statuses, user and
-        user+agent records), their vectors and full-text entries, their audit trail, this
-        user's entries in the evidence of wider records (records only they sourced are
-        deleted), the untyped namespaces under `untyped_prefixes`, and a deletion event with
-        the counts. Then the checkpointer's threads whose metadata carries this scope (the
-        memory graph's runs record `tenant_id` and `user_id`) are deleted. On SQLite the
-        full-text index is compacted and the WAL emptied, and `secure_delete` zeroes freed
-        pages, so the erased text is gone from the file too.
-
-        Example:
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
-            ...     store.setup()
-            ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
-            ...     store.erase("acme", "alice").records
-            {'preference': 1}
-        """
-        plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
-                       untyped_prefixes=[tuple(p) for p in untyped_prefixes])
-        report: ErasureReport = self._run(plan)
-        try:
-            if checkpointer is not None:
-                report.threads = _threads(checkpointer.list(None, filter=_thread_filter(
-                    tenant_id, user_id)))
-                for thread in report.threads:
-                    checkpointer.delete_thread(thread)
-        finally:  # erased text leaves this process's memory and the file whatever happens
-            self._run(partial(purge_plan, self._engine))
-        return report
-
-    async def aerase(
-        self,
-        tenant_id: str,
-        user_id: str | None = None,
-        *,
-        checkpointer: BaseCheckpointSaver[Any] | None = None,
-        untyped_prefixes: Sequence[tuple[str, ...]] = (),
-        actor: str = "api",
-        reason: str = "erasure request",
-    ) -> ErasureReport:
-        """Async `erase` (the checkpointer's async API for its threads)."""
-        plan = partial(erase_plan, self._engine, tenant_id, user_id, actor=actor, reason=reason,
-                       untyped_prefixes=[tuple(p) for p in untyped_prefixes])
-        report: ErasureReport = await self._arun(plan)
-        try:
-            if checkpointer is not None:
-                found = [c async for c in checkpointer.alist(
-                    None, filter=_thread_filter(tenant_id, user_id))]
-                report.threads = _threads(found)
-                for thread in report.threads:
-                    await checkpointer.adelete_thread(thread)
-        finally:
-            await self._arun(partial(purge_plan, self._engine))
-        return report
-
-    def export_scope(
-        self,
-        path: str | os.PathLike[str],
-        passphrase: str | bytes,
-        *,
-        tenant_id: str,
-        user_id: str | None = None,
-        untyped_prefixes: Sequence[tuple[str, ...]] = (),
-        progress: TransferProgress | None = None,
-        scrypt_n: int = DEFAULT_SCRYPT_N,
-    ) -> ExportReport:
-        """Export a user (or, without `user_id`, a tenant) to an encrypted file.
-
-        The scope is the one `erase` removes: every typed record (all kinds and statuses,
-        history included) with its vectors, its audit trail and the scope's deletion events,
-        plus the untyped namespaces under `untyped_prefixes`, read in one snapshot. The file is
-        AES-256-GCM with a key derived by scrypt (`scrypt_n`, default 2**15; lower it only in
-        tests) from `passphrase`, which is never stored. `progress(step, done, total)` is
-        called as it goes. See docs/governance.md for the format.
-
-        Example:
-            >>> import os, tempfile
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> path = os.path.join(tempfile.mkdtemp(), "alice.lgtm")
-            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
-            ...     store.setup()
-            ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": 1})
-            ...     store.export_scope(path, "a long passphrase", tenant_id="acme",
-            ...                        user_id="alice").records
-            {'preference': 1}
-        """
-        return export_to_file(self._run, self._engine, path, passphrase, tenant_id=tenant_id,
-                              user_id=user_id, untyped_prefixes=untyped_prefixes,
-                              progress=progress, scrypt_n=scrypt_n)
-
-    async def aexport_scope(
-        self,
-        path: str | os.PathLike[str],
-        passphrase: str | bytes,
-        *,
-        tenant_id: str,
-        user_id: str | None = None,
-        untyped_prefixes: Sequence[tuple[str, ...]] = (),
-        progress: TransferProgress | None = None,
-        scrypt_n: int = DEFAULT_SCRYPT_N,
-    ) -> ExportReport:
-        """Async `export_scope` (the key derivation and the file run in a worker thread)."""
-        return await asyncio.to_thread(
-            self.export_scope, path, passphrase, tenant_id=tenant_id, user_id=user_id,
-            untyped_prefixes=untyped_prefixes, progress=progress, scrypt_n=scrypt_n)
-
-    def import_scope(
-        self,
-        path: str | os.PathLike[str],
-        passphrase: str | bytes,
-        *,
-        progress: TransferProgress | None = None,
-    ) -> ImportReport:
-        """Import a scope written by `export_scope`, in one transaction.
-
-        Ids, keys, values, statuses, timestamps, history, audit and vectors come back as they
-        were. Raises `ExportDecryptError` (wrong passphrase, modified or truncated file),
-        `ExportFormatError` (not an export, another format version), `ImportCollision` (this
-        store already holds part of the scope: import never merges) or
-        `EmbeddingDimensionMismatch` (the vectors do not fit this store's index); in every
-        case nothing is written. A `progress` callback that raises aborts the import too.
-
-        Example:
-            >>> import os, tempfile
-            >>> from langgraph_typed_memory import SqliteMemoryStore
-            >>> path = os.path.join(tempfile.mkdtemp(), "alice.lgtm")
-            >>> ns = ("tenant:acme", "user:alice", "preference")
-            >>> with SqliteMemoryStore.from_conn_string(":memory:") as source:
-            ...     source.setup()
-            ...     source.put(ns, "tone", {"value": "terse"})
-            ...     _ = source.export_scope(path, "pw: horse staple", tenant_id="acme")
-            >>> with SqliteMemoryStore.from_conn_string(":memory:") as target:
-            ...     target.setup()
-            ...     report = target.import_scope(path, "pw: horse staple")
-            ...     report.records, target.get(ns, "tone").value["value"]
-            ({'preference': 1}, 'terse')
-        """
-        return import_from_file(self._run, self._engine, path, passphrase, progress=progress)
-
-    async def aimport_scope(
-        self,
-        path: str | os.PathLike[str],
-        passphrase: str | bytes,
-        *,
-        progress: TransferProgress | None = None,
-    ) -> ImportReport:
-        """Async `import_scope` (decryption and the writes run in a worker thread)."""
-        return await asyncio.to_thread(self.import_scope, path, passphrase, progress=progress)
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """Every version of a typed record, newest first, superseded and revoked included.
@@ -748,15 +523,6 @@ class AsyncMemoryStore(MemoryStoreBase):
             1
         """
         return int(await self._arun(self._engine.sweep_ttl))
-
-
-def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:
-    return {"tenant_id": tenant_id} if user_id is None else {
-        "tenant_id": tenant_id, "user_id": user_id}
-
-
-def _threads(checkpoints: Iterable[Any]) -> list[str]:
-    return sorted({c.config["configurable"]["thread_id"] for c in checkpoints})
 
 
 def _promote_op(

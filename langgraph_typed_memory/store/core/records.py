@@ -38,8 +38,12 @@ from langgraph_typed_memory.schemas import ValidatedRecord
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.access import AccessBuffer
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.index.cells import CellCache, CellFamily
-from langgraph_typed_memory.store.index.vectors import ScopeVectorCache, VectorRanking
+from langgraph_typed_memory.store.index import (
+    CellCache,
+    CellFamily,
+    ScopeVectorCache,
+    VectorRanking,
+)
 
 __all__ = ["Deferred", "Dialect", "Records", "dt", "emit", "ts"]
 

@@ -42,7 +42,7 @@ from langgraph_typed_memory.scoring import (
 )
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import EmbedError, Plan, Sql, Wait, interleave
-from langgraph_typed_memory.store.index.vectors import VectorRanking
+from langgraph_typed_memory.store.index import VectorRanking
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records

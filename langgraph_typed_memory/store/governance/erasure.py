@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.index.scopes import FORGET_CHANGES
+from langgraph_typed_memory.store.index import FORGET_CHANGES
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records

@@ -26,7 +26,7 @@ from langgraph_typed_memory.lifecycle import (
 )
 from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.index.scopes import TRIM_CHANGES
+from langgraph_typed_memory.store.index import TRIM_CHANGES
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records

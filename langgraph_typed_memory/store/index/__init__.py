@@ -1,2 +1,59 @@
-"""The search caches kept in this process, per scope cell: vector matrices and full-text
-postings, brought up to date from the database's counters, and the one lexical ranking."""
+"""The search caches kept in this process, per scope cell, and the one lexical ranking.
+
+What the rest of the store uses, and the only names it imports from this room:
+
+- the caches a dialect holds: `CellCache` (the byte-bounded cache of cells, which erasure
+  asks to `forget`), `ScopeVectorCache` (exact vector ranking on cached matrices, answered as
+  a `VectorRanking`), and the full-text postings filled from each backend's tokens:
+  `ScopeFts5Cache` (SQLite, FTS5's `porter unicode61` tokenizer, `TOKENIZE`) and
+  `ScopeLexicalCache` (Postgres, `to_tsvector`), both ranked by `bm25`;
+- reading the cells' counters with a search (`counters_sql`, `counted_cells`, `answers_of`);
+- the bookkeeping the database keeps for the caches, which the dialects' migrations create:
+  the counter table and triggers (`VERSIONS_TABLE`, `bump_cell`, the `*_CELL` and `*_CHANGE`
+  sources, `ROW_COLUMNS`, `row_changed`, `changes_table`, `log_change`, `APPENDS_COLUMN`,
+  `BACKFILL`), trimmed by the sweeps (`TRIM_CHANGES`) and cleared by erasure
+  (`FORGET_CHANGES`).
+"""
+
+from __future__ import annotations
+
+from langgraph_typed_memory.store.index.cells import (
+    DEFAULT_CACHE_BYTES,
+    CellCache,
+    CellFamily,
+    answers_of,
+    counted_cells,
+    counters_sql,
+)
+from langgraph_typed_memory.store.index.fts5 import TOKENIZE, ScopeFts5Cache
+from langgraph_typed_memory.store.index.scopes import (
+    APPENDS_COLUMN,
+    BACKFILL,
+    FORGET_CHANGES,
+    ROW_CELL,
+    ROW_CHANGE,
+    ROW_COLUMNS,
+    TRIM_CHANGES,
+    VECTOR_APPEND_CELL,
+    VECTOR_CELL,
+    VECTOR_CHANGE,
+    VERSIONS_TABLE,
+    bump_cell,
+    changes_table,
+    log_change,
+    row_changed,
+)
+from langgraph_typed_memory.store.index.tsvector import ScopeLexicalCache
+from langgraph_typed_memory.store.index.vectors import (
+    POSTGRES_JOIN,
+    ScopeVectorCache,
+    VectorRanking,
+)
+
+__all__ = [
+    "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "FORGET_CHANGES", "POSTGRES_JOIN",
+    "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL",
+    "VECTOR_CELL", "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily",
+    "ScopeFts5Cache", "ScopeLexicalCache", "ScopeVectorCache", "VectorRanking", "answers_of",
+    "bump_cell", "changes_table", "counted_cells", "counters_sql", "log_change", "row_changed",
+]

@@ -1,7 +1,7 @@
 """The lexical ranking of both backends: Okapi BM25 over the postings of the cells a scope sees.
 
 Each database tokenizes and filters: SQLite with FTS5's `porter unicode61` tokenizer
-(`sqlite/postings`), Postgres with `to_tsvector('english', ...)` (`postgres/postings`), each keeping
+(`index/fts5`), Postgres with `to_tsvector('english', ...)` (`index/tsvector`), each keeping
 the postings of the rows a scope sees, per cell (`ScopePostings`). The score is computed here
 alone, so the two backends rank alike whenever their tokens agree.
 

@@ -1,8 +1,8 @@
 """Full-text postings of a scope cell, as both search caches keep them for the ranking.
 
 A cell's rows (seq, expiry: `ScopeRows`; token count) and, per token, the rows holding it
-with its occurrences in each, in immutable `Segment`s. SQLite's cache (`sqlite/postings`) fills
-them with FTS5's tokens, Postgres' (`postgres/postings`) with `to_tsvector`'s lexemes; `bm25`
+with its occurrences in each, in immutable `Segment`s. SQLite's cache (`index/fts5`) fills
+them with FTS5's tokens, Postgres' (`index/tsvector`) with `to_tsvector`'s lexemes; `bm25`
 ranks them.
 """
 

@@ -1,7 +1,7 @@
 """What keeps the search caches valid: counters per scope cell, and the rows a cell holds.
 
-The vector matrices (`index/vectors`) and the full-text postings (`postgres/postings`,
-`sqlite/postings`) are read after the SQL scope filter and kept in this process per scope cell
+The vector matrices (`index/vectors`) and the full-text postings (`index/tsvector`,
+`index/fts5`) are read after the SQL scope filter and kept in this process per scope cell
 (kind, tenant, user, agent; `index/cells`). Validity comes from the database, not from this
 process: triggers (migrations `0008_scope_versions`, `0010_scope_appends`,
 `0013_scope_inserts`, `0015_scope_changes`) count every change to a cell in

@@ -17,33 +17,29 @@ import numpy as np
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
-from langgraph_typed_memory.store.index.cells import (
-    DEFAULT_CACHE_BYTES,
-    CellCache,
-    answers_of,
-    counted_cells,
-    counters_sql,
-)
-from langgraph_typed_memory.store.index.scopes import (
+from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
+    DEFAULT_CACHE_BYTES,
+    POSTGRES_JOIN,
     ROW_CELL,
     ROW_CHANGE,
     ROW_COLUMNS,
     VECTOR_CELL,
     VECTOR_CHANGE,
     VERSIONS_TABLE,
+    CellCache,
+    ScopeLexicalCache,
+    ScopeVectorCache,
+    VectorRanking,
+    answers_of,
     bump_cell,
     changes_table,
+    counted_cells,
+    counters_sql,
     log_change,
     row_changed,
 )
-from langgraph_typed_memory.store.index.vectors import (
-    POSTGRES_JOIN,
-    ScopeVectorCache,
-    VectorRanking,
-)
-from langgraph_typed_memory.store.postgres.postings import ScopeLexicalCache
 
 
 def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -133,7 +129,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         (
             # Records added are counted per statement in `inserts` (not in `version`), so
-            # the cached postings fetch new records alone (`postgres/postings`); an update counts
+            # the cached postings fetch new records alone (`index/tsvector`); an update counts
             # if it changes what the caches hold (`ROW_COLUMNS`: text, confidence, value...),
             # not when it sets a column again to its value (a restatement's status).
             "0013_scope_inserts",

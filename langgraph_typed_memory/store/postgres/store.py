@@ -27,7 +27,7 @@ from langgraph_typed_memory.store.core.base import (
 )
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, drive_async, drive_sync
 from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
-from langgraph_typed_memory.store.index.cells import DEFAULT_CACHE_BYTES
+from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
 
 try:

@@ -1,9 +1,8 @@
 """SQLite: the embedded default.
 
 `store` holds the store classes, `dialect` the SQL and migrations that differ from the other
-backend, `postings` how this backend's full-text tokens reach the search caches. The store
-classes are importable from here too (loaded on first use, so reading the dialect needs no
-driver).
+backend. The store classes are importable from here too (loaded on first use, so reading the
+dialect needs no driver).
 """
 
 from __future__ import annotations

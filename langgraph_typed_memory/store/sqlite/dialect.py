@@ -20,29 +20,29 @@ from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
-from langgraph_typed_memory.store.index.cells import (
-    DEFAULT_CACHE_BYTES,
-    CellCache,
-    counted_cells,
-    counters_sql,
-)
-from langgraph_typed_memory.store.index.scopes import (
+from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
+    DEFAULT_CACHE_BYTES,
     ROW_CELL,
     ROW_CHANGE,
     ROW_COLUMNS,
+    TOKENIZE,
     VECTOR_APPEND_CELL,
     VECTOR_CELL,
     VECTOR_CHANGE,
     VERSIONS_TABLE,
+    CellCache,
+    ScopeFts5Cache,
+    ScopeVectorCache,
+    VectorRanking,
     bump_cell,
     changes_table,
+    counted_cells,
+    counters_sql,
     log_change,
     row_changed,
 )
-from langgraph_typed_memory.store.index.vectors import ScopeVectorCache, VectorRanking
-from langgraph_typed_memory.store.sqlite.postings import TOKENIZE, ScopeFts5Cache
 
 FTS_TABLES = {kind: f"memory_fts_{kind}" for kind in sorted(RANKED_KINDS)}
 """The full-text table of each ranked kind (migration 0012): the only kinds searched by text."""
@@ -216,7 +216,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # document count and mean length are now the kind's).
     ("0012_full_text_per_kind", _full_text_per_kind()),
     # Records added are counted per cell in `inserts` (not in `version`), so the cached
-    # postings (`sqlite/postings`) fetch new records alone; each full-text table gets an
+    # postings (`index/fts5`) fetch new records alone; each full-text table gets an
     # `fts5vocab` row table (no storage of its own), which counts the rows holding a token.
     (
         "0013_scope_inserts",

@@ -26,7 +26,7 @@ from langgraph_typed_memory.store.core.base import (
 )
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, drive_sync
 from langgraph_typed_memory.store.core.retry import Attempt, run_sync
-from langgraph_typed_memory.store.index.cells import DEFAULT_CACHE_BYTES
+from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
 __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]

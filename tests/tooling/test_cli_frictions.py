@@ -22,8 +22,8 @@ from langgraph_typed_memory.cli import build_parser, main
 from langgraph_typed_memory.cli import commands as cli_commands
 from langgraph_typed_memory.cli.commands import nearest_kind, parse_namespace_arg
 from langgraph_typed_memory.cli.database import CliError
-from tests import test_cli as shared
-from tests.test_cli import ALICE_FACTS, ALICE_PREFS, open_direct
+from tests.tooling import test_cli as shared
+from tests.tooling.test_cli import ALICE_FACTS, ALICE_PREFS, open_direct
 
 db, seeded, cli = shared.db, shared.seeded, shared.cli  # test_cli.py's fixtures, by name
 

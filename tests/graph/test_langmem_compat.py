@@ -7,7 +7,7 @@ our backends, with the same index configuration and the shared fake embedder. Ea
 must match: UUIDs are replaced by their order of first appearance (LangMem draws them with
 `uuid4`), timestamps are not compared (only that both stores return them), scores must agree
 within 1e-5, and unscored results spanning several namespaces are compared as sets (the
-documented order difference, see tests/test_differential.py).
+documented order difference, see tests/store/test_differential.py).
 
 The tools are run four ways: called directly with `store=` (sync and async), and without
 `store=` from a `ToolNode` in a one-node `StateGraph` compiled with `store=our_store`, fed an
@@ -207,7 +207,8 @@ def unordered(items: list[dict[str, Any]], scores: list[float | None]) -> bool:
     """Unscored results from several namespaces: the documented order difference.
 
     `InMemoryStore` groups them by namespace, ours lists them in creation order (see
-    tests/test_differential.py). The script's windows cover every match, so compare them as sets.
+    tests/store/test_differential.py). The script's windows cover every match, so compare
+    them as sets.
     """
     return all(s is None for s in scores) and len({tuple(i["namespace"]) for i in items}) > 1
 

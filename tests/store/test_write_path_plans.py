@@ -41,8 +41,7 @@ def test_postgres_plans(pg_server: Any) -> None:
 
     from langgraph_typed_memory import PostgresMemoryStore
     from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
-
-    from .conftest import fresh_database
+    from tests.conftest import fresh_database
 
     with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
         PostgresMemoryStore(conn).setup()

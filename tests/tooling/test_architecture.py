@@ -141,3 +141,14 @@ def test_the_architecture_page_names_every_store_module() -> None:
         if path.name == "__init__.py":
             continue
         assert relative in named, f"docs/architecture.md does not say what {relative} holds"
+
+
+def test_only_the_index_room_imports_its_modules() -> None:
+    """The rest of the store reaches the search caches through `store.index` alone."""
+    graph = _imports(_modules())
+    room = f"{PACKAGE}.store.index"
+    for module, imported in graph.items():
+        if module == room or module.startswith(room + "."):
+            continue
+        inside = sorted(m for m in imported if m.startswith(room + "."))
+        assert not inside, f"{module} imports {inside}: import from {room} instead"

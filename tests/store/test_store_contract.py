@@ -196,11 +196,11 @@ def test_scope_filter_runs_before_ranking(backend_store_factory):
     assert theirs and all(i.key.startswith("b") for i in theirs)
 
 
-def test_word_rarity_is_counted_in_the_scope(backend_store_factory):
+def test_word_rarity_is_counted_in_the_scope(backend_store_factory, clock):
     """BM25's document frequencies, row count and mean length are the searching scope's:
     another tenant's many rows holding a query word change neither this tenant's ranking nor
-    its scores."""
-    store = backend_store_factory(None)  # lexical only
+    its scores (the clock stands still: freshness weighs the scores too)."""
+    store = backend_store_factory(None, clock=clock)  # lexical only
     mine = ("tenant:a", "user:u", "fact")
     store.batch([PutOp(mine, "x", fact("alpha")), PutOp(mine, "y", fact("beta beta"))]
                 + [PutOp(mine, f"f{i}", fact(f"gamma delta {i}")) for i in range(6)])

@@ -21,7 +21,7 @@ from langgraph_typed_memory.config import normalize_index
 from langgraph_typed_memory.errors import ConfigurationError
 from tests.conftest import StoreFactory
 from tests.fake_embeddings import HashEmbeddings
-from tests.test_bad_input import raw_tables
+from tests.store.test_bad_input import raw_tables
 
 DOCS = ("docs",)
 ALICE_FACTS = ("tenant:acme", "user:alice", "fact")

@@ -31,7 +31,7 @@ from langgraph_typed_memory.nodes import (
     memory_system_message,
 )
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "react_agent_memory.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "react_agent_memory.py"
 ALICE = {"configurable": {"tenant_id": "acme", "user_id": "alice"}}
 CONTEXT = {"preferences": [{"key": "tone", "value": {"key": "tone", "value": "terse"},
                             "memory": {"id": "p1", "scope": {"user_id": "alice"}}}]}

@@ -31,7 +31,7 @@ from langgraph_typed_memory.scoring import freshness, tier_half_life
 from tests.conftest import FakeClock, hash_index
 from tests.fake_models import FailingChatModel, ScriptedChatModel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EP = ("tenant:acme", "user:alice", "episode")
 FACT = ("tenant:acme", "user:alice", "fact")
 OBS = ("tenant:acme", "user:alice", "observation")

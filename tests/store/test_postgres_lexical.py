@@ -343,7 +343,7 @@ def test_both_backends_rank_the_same_tokens_alike(pg_server: Any) -> None:
     from langgraph_typed_memory import SqliteMemoryStore
     from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
     from langgraph_typed_memory.store.sqlite.store import connect_sqlite
-    from tests.test_sqlite_lexical import _run as run_sqlite
+    from tests.store.test_sqlite_lexical import _run as run_sqlite
 
     rng = random.Random(41)
     lite = connect_sqlite(":memory:")

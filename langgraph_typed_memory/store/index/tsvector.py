@@ -4,7 +4,7 @@ Each scope cell's rows are read once, as (seq, lexemes, occurrences, expiry), in
 (lexeme -> row numbers and occurrence counts, `ScopePostings`) kept in this process and
 brought up to date like the vector matrices (`index/scopes`: new records are fetched alone,
 changed ones masked and fetched again). A search ranks the cells the scope sees together with
-`bm25_ranked`, the ranking SQLite's postings (`sqlite/postings`) go through too.
+`bm25_ranked`, the ranking SQLite's postings (`index/fts5`) go through too.
 
 Read as one statement, a ranking read every row holding a query term, ~2.5 us each, most of it
 the heap fetch of a wide row to test the scope, and common words match thousands of rows (the

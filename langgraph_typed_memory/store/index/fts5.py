@@ -4,7 +4,7 @@ Each scope cell's rows are read once into postings (token -> row numbers and occ
 `ScopePostings`) kept in this process and brought up to date from the cell's counters
 (`index/scopes`: new records fetched alone, changed ones masked and fetched again). A search
 ranks the cells the scope sees together with `bm25_ranked`, the ranking Postgres' postings
-(`postgres/postings`) go through too, instead of FTS5's `bm25()`, whose statistics are the whole
+(`index/tsvector`) go through too, instead of FTS5's `bm25()`, whose statistics are the whole
 full-text table's (every tenant's rows) and which read every row of the table holding a query
 term to join it to `memories` and test the scope.
 
