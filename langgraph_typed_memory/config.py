@@ -367,11 +367,12 @@ class LifecycleConfig(TypedDict, total=False):
     retention: RetentionConfig
     """Retention classes and the default maximum age (see `RetentionConfig`)."""
     access_flush_every: int
-    """Access counts are buffered in memory and written in one batched update after this
-    many retrievals (or with the next write transaction, or the next sweep). Default 256;
-    1 writes on every read."""
+    """Access counts are buffered in memory and written in one batched update once this
+    many records are pending (in the background, or with a write transaction that comes
+    first; always before a sweep). Default 256; 1 writes on every read."""
     access_flush_seconds: float
-    """...or when this much time has passed since the last flush. Default 60."""
+    """...or once this much of the process's own time (not the store's clock) has passed
+    since the last flush. Default 60."""
 
 
 @dataclass(frozen=True, slots=True)

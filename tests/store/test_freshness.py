@@ -166,14 +166,19 @@ class HeldFlushes:
 
 
 def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
-    store = make()  # default: flush after 256 accesses, 60 s, or with the next write
+    store = make()  # default: flush after 256 pending records or 60 s, or when asked
+    timer = [0.0]
+    store.records.access.use_timer(lambda: timer[0])
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
     clock.advance(seconds=5)
     store.get(FACTS, "city")
     store.search(FACTS, query="Lyon")
     counts = "SELECT access_count, last_accessed_at FROM memories WHERE key = 'city'"
     assert query(store, counts) == [(0, None)]  # nothing written on the read path
-    store.put(FACTS, "other", fact("Alice owns a bike"))  # the write transaction flushes
+    store.put(FACTS, "other", fact("Alice owns a bike"))  # not due: the write leaves them
+    assert query(store, counts) == [(0, None)]
+    timer[0] += 61
+    store.put(FACTS, "more", fact("Alice owns a kayak"))  # due: they ride along
     [(count, at)] = query(store, counts)
     assert count == 2 and at == pytest.approx(clock().timestamp())
 
@@ -192,6 +197,7 @@ def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
 
 def test_access_flush_after_the_configured_time(make, clock):
     store = make(access_flush_seconds=30)
+    store.records.access.use_timer(lambda: clock.now.timestamp())
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
     counts = "SELECT access_count FROM memories WHERE key = 'city'"
     store.get(FACTS, "city")
@@ -226,6 +232,7 @@ def test_a_failed_background_flush_keeps_the_counts_for_the_next(
     make, clock, monkeypatch, caplog
 ):
     store = make(access_flush_every=1, access_flush_seconds=30)
+    store.records.access.use_timer(lambda: clock.now.timestamp())
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
     escaped: list[Any] = []
     monkeypatch.setattr(threading, "excepthook", escaped.append)
@@ -558,3 +565,19 @@ def test_the_maintenance_sweeps_wait_for_a_background_flush(make):
     sweeper.join(30)
     assert done.is_set()
     assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+
+
+def test_access_flushes_are_timed_by_this_process_not_the_store_clock(make, clock):
+    """A store clock that jumps (a simulation moving minutes per turn) does not make every
+    read start a flush: the interval is this process's own time; the accesses are stamped
+    with the store's clock."""
+    store = make(access_flush_seconds=30)
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    held = HeldFlushes(store)
+    clock.advance(minutes=5)
+    store.get(FACTS, "city")
+    assert held.threads == [] and len(store.records.access) == 1
+    held.released.set()
+    assert store.flush_access() == 1
+    stamped = query(store, "SELECT last_accessed_at FROM memories WHERE key = 'city'")
+    assert stamped == [(clock.now.timestamp(),)]

@@ -1,10 +1,15 @@
 """Access tracking: retrievals counted in memory, written in one batched update.
 
-A read notes the typed records it used; the counts wait in the buffer until the store writes
-them: in a background thread once enough are pending or enough time has passed (the store's
-`on_due` hook), with the next write transaction, before a sweep, or when asked
-(`flush_access`). A flush that fails puts its counts back, and reads wait a period before
+A read notes the typed records it used; the counts wait in the buffer until enough are
+pending or enough time has passed, then the store writes them: in a background thread (the
+store's `on_due` hook) or with a write transaction that comes first; also before a sweep and
+when asked (`flush_access`). A flush that fails puts its counts back, and reads wait a period before
 they try again (a read-only replica would otherwise fail a flush on every read).
+
+When a flush is due is a matter of this process's own pace, so it is timed by a monotonic
+timer (`time.monotonic`), not by the store's clock: the clock stamps the records (the time
+of each access) and may be injected, as a simulation that moves it minutes per turn does,
+which would make every read of a fast loop start a flush.
 """
 
 from __future__ import annotations
@@ -47,17 +52,36 @@ class AccessBuffer:
     ) -> None:
         self.lifecycle = lifecycle
         self.clock = clock
+        """Stamps the accesses (`last_accessed_at`)."""
+        self.timer: Callable[[], float] = time.monotonic
+        """Times the flushes: when one is due, and the pause after a failed one."""
         self.bulk = bulk or (lambda statement, rows: Sql(statement.value, many=rows))
         """Turns the update and its rows into one request (the dialect's `bulk`)."""
         self.on_due: Callable[[], bool] | None = None
         """Called when a read makes a flush due; True: the store writes in the background."""
         self._pending: dict[str, tuple[int, float]] = {}
         self._lock = threading.Lock()
-        self._flushed = clock().timestamp()
+        self._flushed = self.timer()
         self._retry_at = 0.0
+
+    def use_timer(self, timer: Callable[[], float]) -> None:
+        """Time the flushes with `timer` (seconds) from now on, the interval starting over
+        (a test follows its fake clock with it)."""
+        with self._lock:
+            self.timer, self._flushed, self._retry_at = timer, timer(), 0.0
 
     def __len__(self) -> int:
         return len(self._pending)
+
+    def due(self) -> bool:
+        """Whether enough counts are pending, or enough time has passed, for a flush."""
+        with self._lock:
+            return self._due(self.timer())
+
+    def _due(self, now: float) -> bool:
+        return bool(self._pending) and now >= self._retry_at and (
+            len(self._pending) >= self.lifecycle.access_flush_every
+            or now - self._flushed >= self.lifecycle.access_flush_seconds)
 
     def note(self, ids: Sequence[str]) -> Plan[None]:
         """Count retrievals of typed records. Once `access_flush_every` are pending or
@@ -65,14 +89,12 @@ class AccessBuffer:
         returns True: the read never writes) or the read flushes inline."""
         if not ids:
             return
-        now = self.clock().timestamp()
+        now, at = self.timer(), self.clock().timestamp()
         with self._lock:
             for ident in ids:
-                count, _ = self._pending.get(ident, (0, now))
-                self._pending[ident] = (count + 1, now)
-            due = now >= self._retry_at and (
-                len(self._pending) >= self.lifecycle.access_flush_every
-                or now - self._flushed >= self.lifecycle.access_flush_seconds)
+                count, _ = self._pending.get(ident, (0, at))
+                self._pending[ident] = (count + 1, at)
+            due = self._due(now)
         if due and not (self.on_due and self.on_due()):
             try:
                 yield from self.flush()
@@ -88,7 +110,7 @@ class AccessBuffer:
                 pending, self._pending = self._pending, {}
             else:
                 pending = {k: self._pending.pop(k) for k in list(islice(self._pending, limit))}
-            self._flushed = self.clock().timestamp()
+            self._flushed = self.timer()
         if not pending:
             return 0
         try:

@@ -207,8 +207,8 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
     def flush_access(self) -> int:
         """Write the buffered access counts now; returns how many records were updated.
 
-        Reads count their uses in memory and write them in one batched update, in a
-        background thread, with the next write or before a sweep, so a process that exits
+        Reads count their uses in memory and write them in one batched update once enough
+        are pending or enough time has passed, and before a sweep, so a process that exits
         may leave some unwritten: call this before it exits (after the last read, before the
         connection closes). A background flush under way is waited for first.
 

@@ -181,7 +181,8 @@ class Engine(Records):
             results[i] = value
         if writes or promotions:
             yield Begin()
-            yield from self.access.flush()  # buffered access counts ride along
+            if self.access.due():  # buffered access counts ride along when they are due
+                yield from self.access.flush()
             currents = yield from self._current_rows([(w.ns, w.op.key) for w in writes.values()])
             deferred: Deferred = {}  # the puts' new rows, vectors and audit, sent in bulk
             for w in writes.values():
