@@ -285,7 +285,7 @@ def cache_state(store: BaseStore) -> dict[str, Any] | None:
     family, the full loads of cells so far and the cells evicted for the bound; None for
     another store. Reads the caches' counters: a benchmark's
     view, not an API."""
-    dialect = getattr(getattr(store, "_engine", None), "dialect", None)
+    dialect = getattr(getattr(store, "records", None), "dialect", None)
     if dialect is None:
         return None
     cache, vectors, postings = dialect.cache, dialect.vectors, dialect.postings

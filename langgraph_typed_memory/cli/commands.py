@@ -185,7 +185,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     scope = _scope(args)
     flt = ScopeFilter(scope.tenant_id, scope.user_id, scope.agent_id, args.kind, args.status)
     with _opened(args) as opened:
-        load = opened.store._engine.dialect.load_json
+        load = opened.store.records.dialect.load_json
         total, rows = opened.store._run(records_plan(flt, args.limit, load))
     if args.json:
         _say(to_json({"total": total, "records": rows}))

@@ -190,7 +190,7 @@ def test_threads_search_and_write_one_store_exactly(
         done.set()
         flipper.join(30)
         assert not failures, failures[:3]
-        cache = store._engine.dialect.cache  # type: ignore[attr-defined]
+        cache = store.records.dialect.cache  # type: ignore[attr-defined]
         assert cache.nbytes <= cache.max_bytes
     finally:
         if closing is not None:
@@ -238,12 +238,12 @@ def test_tenant_wide_rows_are_cached_once_however_many_users_read_them() -> None
         _fill(store, users=20, per_user=5, tenant=40)
         for user in range(20):
             assert store.search(_user_facts(user), query="red tulips")
-        held = store._engine.dialect.cache.held("vectors")
+        held = store.records.dialect.cache.held("vectors")
         tenant = [entry for cell, entry in held if cell[2] is None]
         assert len(tenant) == 1 and tenant[0].size == 40  # once, with the tenant's rows
         users = [entry for cell, entry in held if cell[2] is not None]
         assert len(users) == 20 and all(entry.size == 5 for entry in users)
-        assert len(store._engine.dialect.cache.held("postings")) == 21
+        assert len(store.records.dialect.cache.held("postings")) == 21
 
 
 def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
@@ -258,7 +258,7 @@ def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
         with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(),
                                                 clock=FakeClock(), cache_bytes=bound) as store:
             store.setup()
-            cache = store._engine.dialect.cache
+            cache = store.records.dialect.cache
             _fill(store, users=12, per_user=20, tenant=10)
             for _ in range(2):
                 for user in range(12):

@@ -445,10 +445,12 @@ def test_a_failed_read_still_degrades_inside_the_plan():
 
 def test_plan_objects_run_once(mem_store):
     """A plan object cannot be rebuilt: it runs once, and its error surfaces."""
+    from langgraph_typed_memory.store.governance.sweeps import ttl_plan
+
     flaky = Flaky(mem_store, busy, lambda req: isinstance(req, Begin), times=1)
     with pytest.raises(sqlite3.OperationalError):
-        mem_store._run(mem_store._engine.sweep_ttl())
-    assert mem_store._run(mem_store._engine.sweep_ttl()) == 0
+        mem_store.run_plan(ttl_plan(mem_store.records))
+    assert mem_store.run_plan(ttl_plan(mem_store.records)) == 0
     assert len(flaky.requests) > 1
 
 

@@ -61,9 +61,9 @@ def erase_and_check(store: Any, saver: Any, dump: Any, other: Any) -> Any:
     bob_before = [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))]
     store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
     assert other.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
-    elsewhere = other._engine.dialect.vectors
+    elsewhere = other.records.dialect.vectors
     loads, patches = elsewhere.full_loads, elsewhere.patched_loads
-    caches = (store._engine.dialect.vectors, store._engine.dialect.postings)
+    caches = (store.records.dialect.vectors, store.records.dialect.postings)
     assert all(len(cache) for cache in caches)  # alice's scope is cached
     report = store.erase("acme", "alice", checkpointer=saver,
                          untyped_prefixes=[("memories", "alice")], reason="GDPR art. 17")
@@ -179,7 +179,7 @@ async def test_a_failing_checkpointer_still_leaves_nothing_erased_in_memory(tmp_
         store.put(ns, "home", {"subject": "user", "predicate": "home_city",
                                "content": f"The user lives in {CANARY}ville."})
         assert store.search(ns, query=CANARY)  # the cells are cached now
-        cache = store._engine.dialect.cache  # type: ignore[attr-defined]
+        cache = store.records.dialect.cache  # type: ignore[attr-defined]
         assert len(cache) > 0
         with pytest.raises(OSError, match="unreachable"):
             if asynchronous:

@@ -283,7 +283,7 @@ def test_a_store_on_a_plain_sqlite3_connection_flushes_inline():
 
 def test_without_a_store_hook_the_engine_flushes_inline(make):
     store = make(access_flush_every=1)
-    store._engine.access.on_due = None  # the engine alone: a due flush runs in the read
+    store.records.access.on_due = None  # the engine alone: a due flush runs in the read
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
     store.get(FACTS, "city")
     assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]

@@ -49,7 +49,7 @@ def sql(store: Any, text: str, params: list[Any] | None = None) -> list[tuple[An
 
 
 def columns(store: Any, table: str) -> list[str]:
-    if store._engine.dialect.name == "sqlite":
+    if store.records.dialect.name == "sqlite":
         names = [r[0] for r in sql(store, f"SELECT name FROM pragma_table_info('{table}')")]
     else:
         names = [r[0] for r in sql(
@@ -83,8 +83,8 @@ def dump(store: Any, tenant: str, user: str | None = None,
     seq_id = {r[0]: r[1 + cols.index("id")] for r in picked}
     memories = [_norm(store, dict(zip(cols, r[1:], strict=True))) for r in picked]
     vectors: dict[tuple[str, str], list[float]] = {}
-    if store._engine.has_vector_table:
-        pg = store._engine.dialect.name == "postgres"
+    if store.records.has_vector_table:
+        pg = store.records.dialect.name == "postgres"
         for seq, fld, raw in sql(store, "SELECT seq, field, " + (
                 "embedding::text" if pg else "embedding") + " FROM memory_vectors"):
             if seq in seq_id:

@@ -259,7 +259,7 @@ def test_cached_postings_follow_every_change(pg_server: Any) -> None:
     with psycopg.connect(url, autocommit=True) as w, psycopg.connect(url, autocommit=True) as r:
         writer, reader = PostgresMemoryStore(w, clock=clock), PostgresMemoryStore(r, clock=clock)
         writer.setup()
-        cache = reader._engine.dialect.postings  # type: ignore[attr-defined]
+        cache = reader.records.dialect.postings  # type: ignore[attr-defined]
 
         def found(query: str) -> set[str]:
             return {item.key for item in reader.search(facts, query=query)}

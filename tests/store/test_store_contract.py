@@ -481,7 +481,7 @@ def test_vector_results_follow_writes_and_expiry(store, clock):
 
 
 def test_new_records_join_the_cached_vectors_without_a_reload(store, clock):
-    cache = store._engine.dialect.vectors
+    cache = store.records.dialect.vectors
     store.put(ALICE_FACTS, "a", fact("the garden has red tulips"))
     assert [h.key for h in store.search(ALICE_FACTS, query="red tulips")] == ["a"]
     loads = cache.full_loads
@@ -514,7 +514,7 @@ def test_changed_records_are_patched_into_the_cached_scope(store, clock, monkeyp
     garbage collection before a search read it) reloads the scope instead."""
     from langgraph_typed_memory.store.governance import sweeps as freshness
 
-    cache = store._engine.dialect.vectors
+    cache = store.records.dialect.vectors
     for key in "abcd":
         store.put(ALICE_FACTS, key, fact(f"red tulips in bed {key}"))
 
@@ -555,7 +555,7 @@ def test_a_database_from_before_the_change_log_is_upgraded_and_patched(
     store.batch([PutOp(ALICE_FACTS, k, fact(f"red tulips in bed {k}")) for k in "abc"])
     monkeypatch.undo()
     call_maintenance(store, "setup")
-    cache = store._engine.dialect.vectors
+    cache = store.records.dialect.vectors
     assert sorted(h.key for h in store.search(ALICE_FACTS, query="red tulips")) == [
         "a", "b", "c"]
     store.delete(ALICE_FACTS, "b")
@@ -568,7 +568,7 @@ def test_cached_priors_follow_real_changes_only(store, clock):
     feedback) patches the record's rows and shows in the score; a restatement, which sets a
     record's status again to what it was, changes nothing the cache holds and reloads
     nothing."""
-    cache = store._engine.dialect.vectors
+    cache = store.records.dialect.vectors
     notes = ("tenant:acme", "user:alice", "observation")
     store.put(notes, "o1", {"category": "format", "quote": "Asks for CSV exports.",
                             "confidence": 0.6})
@@ -602,7 +602,7 @@ def test_a_worker_thread_ranks_large_scopes_as_the_caller_would(store, clock, mo
         return rank(*args)
 
     monkeypatch.setattr(vector_cache, "_rank", spy)
-    cache = store._engine.dialect.vectors
+    cache = store.records.dialect.vectors
     words = ["red", "tulips", "garden", "spring", "whales", "songs", "blue", "office"]
     store.batch([PutOp(ALICE_FACTS, f"k{i}", fact(" ".join(words[i % 8:] + words[:i % 5])),
                        ttl=60 if i % 3 == 0 else None) for i in range(24)])
@@ -626,7 +626,7 @@ def _search_in_child(path: str, out) -> None:
     from langgraph_typed_memory import SqliteMemoryStore
 
     with SqliteMemoryStore.from_conn_string(path, index=hash_index()) as store:
-        store._engine.dialect.vectors.parallel_from = 1
+        store.records.dialect.vectors.parallel_from = 1
         out.put([h.key for h in store.search(ALICE_FACTS, query="whales sing")])
 
 
@@ -638,7 +638,7 @@ def test_a_forked_process_ranks_in_its_own_worker_threads(tmp_path):
     path = str(tmp_path / "fork.db")
     with SqliteMemoryStore.from_conn_string(path, index=hash_index()) as store:
         store.setup()
-        store._engine.dialect.vectors.parallel_from = 1
+        store.records.dialect.vectors.parallel_from = 1
         store.put(ALICE_FACTS, "a", fact("blue whales sing"))
         assert [h.key for h in store.search(ALICE_FACTS, query="whales sing")] == ["a"]
     fork = multiprocessing.get_context("fork")

@@ -55,7 +55,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-
 def utc_now() -> datetime:
     """The default clock."""
     return datetime.now(UTC)
@@ -222,13 +221,11 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
             ...     print(store.flush_access(), store.flush_access())
             1 0
         """
-        with self._flushing:
-            return int(self._run(self._engine.access.flush))
+        return int(self.run_plan(self._engine.access.flush, after_access_flush=True))
 
     async def aflush_access(self) -> int:
         """Async `flush_access`."""
-        async with self._aflushing():
-            return int(await self._arun(self._engine.access.flush))
+        return int(await self.arun_plan(self._engine.access.flush, after_access_flush=True))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations (reads first, then writes in one transaction).
