@@ -17,6 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from langgraph_typed_memory.extraction.markers import (
+    ACQUIRED,
+    BOTH,
+    CORRECTIVE,
+    CUE,
+    NEW,
+    OLD,
+    REPLACING,
+)
 from langgraph_typed_memory.extraction.subjects import same_subject
 from langgraph_typed_memory.extraction.text import is_question, sentences
 from langgraph_typed_memory.extraction.values import (
@@ -28,98 +37,6 @@ from langgraph_typed_memory.extraction.values import (
 
 __all__ = ["Change", "find_changes", "swap"]
 
-# a value: up to the next punctuation (not a separator inside a number or a hyphenated word)
-_V = r"(?P<{}>(?:[^,.;:!?()\n–—]|(?<=\d)[,.](?=\d)|(?<=\w)-(?=\w))+?)"
-_END = (r"(?=\s*(?:[,.](?!\d)|[;:!?()\n–—]|\s-\s|$)|\s(?:now|these\s+days|nowadays|anymore|"
-        r"any\s+more|instead|and|but|because|since|so|as|which|after|before|last|this|next|for\s+good|"
-        r"though|in|on|at|by|from|with|over|from\s+here|going\s+forward|ago|a\s+few|"
-        r"for\s+(?:replies|answers|recipes|code|everything|now))\b)")
-
-
-_SHORT = r"(?P<{}>[\w£$€@'+.:/-]+(?:\s+[\w£$€@'+.:/-]+){{0,3}})"  # at most four words
-
-
-def _p(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern.format(
-        old=_V.format("old"), new=_V.format("new"), short_old=_SHORT.format("old"),
-        short_new=_SHORT.format("new")), re.I)
-
-
-_ART = r"(?:(?:a|an|the|my|our|his|her|their)\s+)?"
-_BOTH = tuple(_p(p.replace("ART", _ART)) for p in (  # the old and the new value in one sentence
-    r"\b(?:switched|moved|migrated|changed|went|upgraded|downgraded|converted|transitioned|"
-    r"swapped|shifted|jumped|bumped)\b(?:\s+[\w'-]+){{0,4}}?\s+from\s+ART{old}\s+(?:to|for)\s+"
-    r"ART{new}" + _END,
-    r"\b(?:swapped|traded|exchanged)\s+ART{old}\s+for\s+ART{new}" + _END,
-    r"\breplaced\s+ART{old}\s+with\s+ART{new}" + _END,
-    r"\bnot\s+ART{old},?\s+but\s+ART{new}" + _END,
-    r"\bi\s+(?:said|typed|wrote|put|told\s+you)\s+ART{short_old}\s+but\s+(?:i\s+meant\s+|"
-    r"(?:it'?s|it\s+is|it\s+was|they'?re)\s+(?:actually\s+)?|actually\s+)?ART{short_new}" + _END,
-    r"\b(?:meant|is|are|it's|its|it\s+is|was|use|make\s+that|prefer)\s+ART"
-    r"{short_new},\s+not\s+(?:in\s+|on\s+|at\s+)?ART{short_old}" + _END,
-    r"(?:^|\s){short_new}\s+(?:instead\s+of|rather\s+than)\s+ART{old}" + _END,
-    r"\bnot\s+(?:\w+\s+){{0,3}}?ART{short_old}\s*[,;—–]\s+(?:it'?s|it\s+is|they'?re|that'?s)\s+"
-    r"(?:actually\s+)?ART{short_new}" + _END,
-))
-_OLD = tuple(_p(p.replace("ART", _ART)) for p in (  # the old value only
-    r"(?:\bnot|n['’]t|\bno\s+longer)\s+(?:\w+\s+){{0,2}}(?:using\s+|on\s+|in\s+|at\s+|"
-    r"with\s+|doing\s+)?ART{old}\s+(?:any\s?more|any\s+longer)\b",
-    r"\bno\s+longer\s+(?:using\s+|on\s+|in\s+|at\s+|with\s+)?ART{old}" + _END,
-    r"^\W*(?:(?:no|nope|ugh|sorry|oops|wait|actually)\W+)*not\s+ART{short_old}\s*(?:[,;:—–]|\s-\s)",
-    r"\b(?:gone\s+off|left|quit|ditched|dropped|stopped\s+using|moved\s+(?:away\s+)?"
-    r"(?:from|out\s+of)|gave\s+up(?:\s+on)?|got\s+rid\s+of|cancell?ed|sold|closed|"
-    r"deferred|forget|ignore|scrap|stop(?:\s+with|\s+using|\s+doing|\s+giving\s+me)?|"
-    r"no\s+more|drop|lose|ditch|ripped\s+out)\s+ART{old}" + _END,
-    r"^\W*{short_old}\s+(?:shut\s+down|closed|is\s+gone|went\s+bust|is\s+dead)\b",
-    r"\b{short_old}\s+(?:is|was)\s+(?:wrong|outdated|out\s+of\s+date|old\s+news|no\s+more|"
-    r"dead)\b",
-))
-_NEW = tuple(_p(p.replace("ART", _ART)) for p in (  # the new value only, after a cue
-    r"\b(?:switch(?:ed)?|move[ds]?|migrated|migration|change[ds]?|upgraded|downgraded|bumped|"
-    r"transferred|relocated|promoted|renamed|converted|shifted|pushed|postponed|extended|"
-    r"rescheduled|raised|lowered|increased|reduced|updated|revised|cut\s+down|down|up)\b"
-    r"(?:\s+[\w'-]+){{0,6}}?\s+(?:to|into|onto)\s+ART{new}" + _END,
-    r"\brenamed\s+(?:(?:the|our|my|his|her|their|it)\s+)?(?:[\w-]+\s+)?"
-    r"(?P<new>(?-i:[A-Z][\w-]*))",
-    r"\b(?:replaced|swapped)\s+(?:it|him|her|them|that)\s+(?:with|for)\s+ART{new}" + _END,
-    r"\bnew\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:is|are|will\s+be)\s+|,\s+)ART{new}" + _END,
-    r"\b(?:i\s+meant|make\s+that|(?:it'?s|it\s+is)\s+actually|correction\W+)\s*"
-    r"ART{new}" + _END,
-    r"\b(?:it'?s|its|it\s+is|they'?re|that'?s)\s+(?:mostly\s+|now\s+|actually\s+)?"
-    r"ART{new}\s+(?:these\s+days|nowadays|now)\b",
-    r"\b(?:these\s+days|nowadays|now|from\s+\w+(?:\s+\w+)?)\s*,?\s+(?:it'?s|its|it\s+is|"
-    r"it\s+will\s+be|i\s+use|i'?m\s+on|we\s+use|we'?re\s+on)\s+(?:mostly\s+)?ART{new}"
-    + _END,
-    r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:at|on|in|with|using)\s+{new}\s+now\b",
-    r"\b(?:wrong\s+\w+|typo|mistake|misspoke|mixed\s+(?:it|them)\s+up|my\s+bad)\b[^.!?]*?"
-    r"\b(?:it'?s|it\s+is|is|they'?re|are)\s+(?:actually\s+)?ART{new}" + _END,
-    r"\b(?:qualified\s+as|promoted\s+to|became)\s+ART{new}" + _END,
-))
-_ACQUIRED = tuple(_p(p.replace("ART", _ART)) for p in (  # a new value, when the turn has a cue
-    r"\b(?:entered|joined|picked|chose|went\s+with|settled\s+on|signed\s+up\s+(?:for|with)|"
-    r"got\s+a\s+place\s+(?:at|on|in)|(?:bought|got|picked\s+up)(?=\s+(?:a|an|the|my|our)\s)|"
-    r"opened\s+(?:\w+\s+)?(?:with|at)|"
-    r"started\s+(?:\w+\s+){{0,5}}?at|taking\s+\w+\s+to|made\s+me(?=\s+(?:a|an|the|head|"
-    r"lead|chief|manager|director|senior|principal)\b)|reporting\s+to)\s+"
-    r"ART{new}" + _END,
-))
-_CORRECTIVE = re.compile(  # the user says an earlier statement was wrong
-    r"^\W*(?:actually|correction|scratch\s+that|sorry|oops|whoops|wait|no\s+wait|my\s+bad|"
-    r"ugh\W+no|no,)\b|\b(?:i\s+meant|make\s+that|typo|mistake|misspoke|mixed\s+(?:it|them)\s+up|"
-    r"wrong\s+(?:number|name|date|day|time|address|email|one|person|place|year|month)|"
-    r"(?:got|had)\s+(?:it|that)\s+wrong|was\s+wrong|correction|scratch\s+that|"
-    r"not\s+\w+\s*[,—–]\s)\b", re.I)
-_REPLACING = re.compile(  # the new value takes the place of an old one
-    r"\b(?:switch(?:ed)?\s+(?:\w+\s+){0,3}?to|migrat(?:ed|ion)|replaced|renamed|"
-    r"instead(?=\s*(?:[.,;!]|$))|"
-    r"changed\s+my\s+mind|on\s+second\s+thought|change\s+of\s+plans?|"
-    r"went\s+with|moved\s+(?:everything|it|them|over|all)|fully\s+on|outdated|no\s+longer|"
-    r"any\s?more|changed\s+(?:it\s+)?to|swapped|ditched|dropped|got\s+rid\s+of)\b", re.I)
-_CUE = re.compile(  # something changed, or the user corrects themselves
-    _CORRECTIVE.pattern + "|" + _REPLACING.pattern + r"|\b(?:update:|not\s+anymore|"
-    r"no\s+longer|these\s+days|nowadays|moved\s+(?:me|us|it|to|into|onto)|bumped|revised|"
-    r"pushed\s+(?:back|to)|postponed|rescheduled|deferred|upgraded|downgraded|promoted|"
-    r"changed\s+(?:to|it|the)|got\s+moved|was\s+moved|been\s+moved)\b", re.I)
 _PAST_EVENT = re.compile(
     r"\b(?:i|we|she|he|they|it)\s+(?:just\s+|finally\s+|also\s+|recently\s+)?(?:went|saw|did|"
     r"had|made|took|met|visited|watched|read|ate|bought|found|tried|started|finished|"
@@ -266,7 +183,7 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
     if spans and not on_topic and not near:
         return None
     if spans and not on_topic and want == "name":  # the statement right before, for a name:
-        spans = spans if _REPLACING.search(turn) else [  # a swap, or the same place in it
+        spans = spans if REPLACING.search(turn) else [  # a swap, or the same place in it
             v for v in spans if _slot(statement, v.text) == _slot(turn, new)]
         if not spans:
             return None
@@ -276,7 +193,7 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
         return _closest(spans, turn, new, statement).text
     if want == "word" and (swapped := _modifier_change(new, statement, turn)):
         return swapped
-    if want != "word" or not (near or on_topic) or not _CUE.search(turn):
+    if want != "word" or not (near or on_topic) or not CUE.search(turn):
         return None
     clauses = _clauses(re.split(r"\s(?:and|but|because|since|so|which|who|like)\s",
                                 statement, maxsplit=1)[0])
@@ -406,16 +323,16 @@ def _explicit(sentence: str, cued: bool = True
     pairs: list[tuple[str, str]] = []
     olds: list[str] = []
     news: list[str] = []
-    for pattern in _BOTH:
+    for pattern in BOTH:
         for m in pattern.finditer(sentence):
             old, new = _core(_clean(m["old"])), _core(_clean(m["new"]))
             if old and new and old.lower() != new.lower():
                 pairs.append((old, new))
     if pairs:
         return pairs, olds, news
-    for pattern in _OLD:
+    for pattern in OLD:
         olds += [v for m in pattern.finditer(sentence) if (v := _core(_clean(m["old"])))]
-    for pattern in (*_NEW, *(_ACQUIRED if cued else ())):
+    for pattern in (*NEW, *(ACQUIRED if cued else ())):
         news += [_whole(sentence, m.start("new"), v) for m in pattern.finditer(sentence)
                  if (v := _core(_clean(m["new"])))]
     return pairs, olds, news
@@ -480,8 +397,8 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
         same_unit = unit is not None and _stem(unit) == _stem(_right_word(statement, old) or "")
         role = _role_word(clause, new)
         same_role = role is not None and role == _role_word(statement, old)
-        if cued and (shared or (near and (kind != "name" or _REPLACING.search(clause) or (
-                _CORRECTIVE.search(clause) and _slot(statement, old) == _slot(clause, new))))):
+        if cued and (shared or (near and (kind != "name" or REPLACING.search(clause) or (
+                CORRECTIVE.search(clause) and _slot(statement, old) == _slot(clause, new))))):
             return old, new
         if kind == "name" and not same_role and len(shared) < 2:
             continue  # without a cue, a name is swapped for one in its role or on its topic
@@ -596,7 +513,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     lone_olds: list[str] = []
     lone_news: list[str] = []
     parts = [s for s in sentences(turn) if not is_question(s) or "," in s]
-    cued = bool(_CUE.search(turn))
+    cued = bool(CUE.search(turn))
     for sentence in parts:
         pairs, olds, news = _explicit(sentence, cued)
         for old, new in pairs:
