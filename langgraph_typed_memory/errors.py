@@ -17,6 +17,7 @@ __all__ = [
     "InvalidQuery",
     "EmbeddingDimensionMismatch",
     "EmbeddingFailed",
+    "StoreNotSetUp",
     "SchemaVersionError",
     "ConfigurationError",
     "InvalidPassphrase",
@@ -117,6 +118,18 @@ class EmbeddingFailed(TypedMemoryError, RuntimeError):
 
     Example:
         >>> issubclass(EmbeddingFailed, RuntimeError)
+        True
+    """
+
+
+class StoreNotSetUp(TypedMemoryError, RuntimeError):
+    """The store's tables do not exist: `store.setup()` was never called on this database.
+
+    Raised at the first read or write, by the store and by the prebuilt nodes (a missing
+    set-up is a misconfiguration, not a degradation a turn can go on without).
+
+    Example:
+        >>> issubclass(StoreNotSetUp, RuntimeError)
         True
     """
 

@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore, SearchOp
 
+from langgraph_typed_memory.errors import StoreNotSetUp
 from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
@@ -283,6 +284,8 @@ def create_retrieve_node(
             filled: set[str] = set()
             if fills := _fill_ops(scope, results, facts, episodes):
                 filled = _fill(results, fills, found_in.batch(list(fills.values())))
+        except StoreNotSetUp:  # a misconfiguration: fails loudly
+            raise
         except Exception as exc:  # no exception reaches the graph
             return _finish(state, config, None, exc, messages_key)
         return _finish(state, config, results, None, messages_key, filled, window)
@@ -299,6 +302,8 @@ def create_retrieve_node(
             if fills := _fill_ops(scope, results, facts, episodes):
                 newest = await found_in.abatch(list(fills.values()))
                 filled = _fill(results, fills, newest)
+        except StoreNotSetUp:  # a misconfiguration: fails loudly
+            raise
         except Exception as exc:
             return _finish(state, config, None, exc, messages_key)
         return _finish(state, config, results, None, messages_key, filled, window)

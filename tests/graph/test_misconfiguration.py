@@ -22,8 +22,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
-from langgraph_typed_memory.errors import ConfigurationError, InvalidNamespace, UnknownKind
+from langgraph_typed_memory import AsyncSqliteMemoryStore, SqliteMemoryStore, connect_sqlite
+from langgraph_typed_memory.errors import (
+    ConfigurationError,
+    InvalidNamespace,
+    StoreNotSetUp,
+    UnknownKind,
+)
 from langgraph_typed_memory.graph import build_memory_chat_graph, create_memory_chat_graph
 from langgraph_typed_memory.namespaces import check_untyped, misspelt_kind
 from langgraph_typed_memory.nodes import (
@@ -81,6 +86,37 @@ def test_a_graph_compiled_without_a_store_fails_the_first_turn(use_async):
     graph = build_memory_chat_graph().compile(checkpointer=InMemorySaver())
     with pytest.raises(ConfigurationError, match=r"No store: pass store="):
         run(graph, use_async)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_store_never_set_up_fails_the_first_turn_and_says_to_call_setup(use_async):
+    conn = connect_sqlite(":memory:")
+    store = (AsyncSqliteMemoryStore if use_async else SqliteMemoryStore)(conn)
+    graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
+    with pytest.raises(StoreNotSetUp, match=r"call store\.setup\(\)"):
+        run(graph, use_async)
+    with pytest.raises(StoreNotSetUp):  # the store itself, on a read and on a write
+        SqliteMemoryStore(conn).search(FACTS, query="Lyon")
+    with pytest.raises(StoreNotSetUp):
+        SqliteMemoryStore(conn).put(FACTS, "k", {"subject": "user", "predicate": "home_city",
+                                                 "content": "The user lives in Lyon."})
+    SqliteMemoryStore(conn).setup()  # the fix the error names
+    assert run(graph, use_async)["memory_trace"].get("degraded") in (None, [], {})
+
+
+def test_a_postgres_store_never_set_up_says_to_call_setup(pg_server):
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+    from tests.conftest import fresh_database
+
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        store = PostgresMemoryStore(conn)
+        with pytest.raises(StoreNotSetUp, match=r"call store\.setup\(\)"):
+            store.search(FACTS, query="Lyon")
+        graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
+        with pytest.raises(StoreNotSetUp):
+            run(graph, False)
 
 
 def test_a_promote_node_without_a_store_raises():

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from langgraph_typed_memory.embeddings import LocalEmbeddings
+from langgraph_typed_memory.errors import StoreNotSetUp
 
 __all__ = ["Sql", "Reads", "Embed", "Wait", "Begin", "Commit", "EmbedError", "Plan",
            "drive_sync", "drive_async", "interleave"]
@@ -364,7 +365,7 @@ def _one(execute: Callable[[Sql], list[tuple[Any, ...]]], step: Sql) -> Any:
     try:
         return execute(step)
     except Exception as exc:
-        return exc
+        return not_set_up(exc)
 
 
 def _reads_sync(
@@ -395,8 +396,24 @@ async def _reads_async(
         try:
             out.append(await execute(step))
         except Exception as exc:
-            out.append(exc)
+            out.append(not_set_up(exc))
     return out
+
+
+_UNDEFINED_TABLE = "42P01"  # Postgres' SQLSTATE for a missing table
+
+
+def not_set_up(exc: Exception) -> Exception:
+    """`exc`, or a `StoreNotSetUp` that says how to fix it when a table is missing."""
+    missing = getattr(exc, "sqlstate", None) == _UNDEFINED_TABLE or (
+        type(exc).__name__ == "OperationalError" and "no such table" in str(exc))
+    if not missing:
+        return exc
+    error = StoreNotSetUp(
+        "The store's tables do not exist in this database: call store.setup() once (await "
+        f"store.setup() on an async store) before the first read or write. ({exc})")
+    error.__cause__ = exc
+    return error
 
 
 def drive_sync(
@@ -435,9 +452,10 @@ def drive_sync(
             try:
                 answer = execute(req)
             except Exception as exc:
+                error = not_set_up(exc)
                 if in_txn or not isinstance(req, Sql):
-                    raise
-                req = plan.throw(exc)  # a failed read: the plan may degrade
+                    raise error from exc
+                req = plan.throw(error)  # a failed read: the plan may degrade
                 continue
             in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
             req = plan.send(answer)
@@ -480,9 +498,10 @@ async def drive_async(
             try:
                 answer = await execute(req)
             except Exception as exc:
+                error = not_set_up(exc)
                 if in_txn or not isinstance(req, Sql):
-                    raise
-                req = plan.throw(exc)  # a failed read: the plan may degrade
+                    raise error from exc
+                req = plan.throw(error)  # a failed read: the plan may degrade
                 continue
             in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
             req = plan.send(answer)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import Item, SearchOp
 
-from langgraph_typed_memory.errors import InvalidQuery
+from langgraph_typed_memory.errors import InvalidQuery, StoreNotSetUp
 from langgraph_typed_memory.lifecycle import (
     DURING_KEY,
     HISTORY_STATUSES,
@@ -353,6 +353,8 @@ def _caught(plan: Plan[T], errors: list[Exception]) -> Plan[T | None]:
     """`plan`'s value, or None with its exception added to `errors`."""
     try:
         return (yield from plan)
+    except StoreNotSetUp:  # a misconfiguration, not a degradation
+        raise
     except Exception as exc:
         errors.append(exc)
         return None
