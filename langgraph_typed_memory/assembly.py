@@ -227,6 +227,7 @@ def _is_turn(item: Mapping[str, Any]) -> bool:
 
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
+_TERM = re.compile(r"\w[\w'.,:@/-]*\w|\w")  # a word, a number, an address: "4.25", "9:15"
 _SMALL_WORDS = frozenset("""a an the and or but so of to in on at for with from by about as is are
 was were be been am i me my mine we us our you your it its this that these those he she they
 them their his her not no yes just really very too also there here then than now do does did
@@ -235,15 +236,21 @@ have has had will would can could should please thanks user""".split())
 
 def _restated(turn: Mapping[str, Any], stated: Mapping[Any, list[str]]) -> bool:
     """Whether records already shown say what a logged turn said: something was extracted
-    from the turn and the turn corrected a statement (it may repeat the old value), or at
-    most two of its words are left unsaid."""
+    from the turn and the turn corrected a statement and repeats the old value (or does not
+    say which), or at most two of its words are left unsaid."""
     said = stated.get(_said_in(turn))
     if not said:
         return False
-    if ((turn.get("value") or {}).get("metadata") or {}).get("correction"):
-        return True
-    shown = {w.lower() for line in said for w in _WORD.findall(line)}
+    metadata = (turn.get("value") or {}).get("metadata") or {}
     text = str((turn.get("value") or {}).get("summary") or "")
+    if metadata.get("correction"):  # shown only when it names no word of an old value
+        replaced = metadata.get("replaces")
+        terms = {t for t in _TERM.findall(text.lower()) if t not in _SMALL_WORDS}
+        if not isinstance(replaced, list) or not replaced or any(
+                re.search(rf"(?<!\w){re.escape(t)}(?!\w)", str(old).lower())
+                for old in replaced for t in terms):
+            return True
+    shown = {w.lower() for line in said for w in _WORD.findall(line)}
     left = {w.lower() for w in _WORD.findall(text.partition(": ")[2] or text)} - shown
     return len(left - _SMALL_WORDS) <= 2
 

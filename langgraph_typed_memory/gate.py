@@ -217,6 +217,17 @@ def target_scope(proposal: Proposal, caller: Scope) -> Scope:
         return Scope(caller.tenant_id)
     if proposal.scope == "agent" and caller.agent_id is not None:
         return Scope(caller.tenant_id, None, caller.agent_id)
+    return own_scope(caller)
+
+
+def own_scope(caller: Scope) -> Scope:
+    """The caller's own scope: its user's, else its agent's, else the tenant's. A user's turn
+    log is kept there.
+
+    Example:
+        >>> own_scope(Scope("t", "u", "a"))
+        Scope(tenant_id='t', user_id='u', agent_id=None)
+    """
     if caller.user_id is not None:
         return Scope(caller.tenant_id, caller.user_id)
     if caller.agent_id is not None:

@@ -13,8 +13,9 @@ A logged turn's episode:
 - `context`: the preceding messages (full-text search only, never embedded or shown);
 - `occurred_at`: when it was said (the store's clock, or the time an import passes);
 - `metadata.session_id` (the thread), `metadata.message_id`, and `metadata.correction` when
-  the turn corrected something (then the prompt shows what it corrected to, not the turn,
-  which may repeat the old value); `artifacts.reply`: the assistant's reply, in short;
+  the turn corrected something, with the old values in `metadata.replaces` (the prompt then
+  shows what it corrected to, not a turn that repeats an old value); `artifacts.reply`: the
+  assistant's reply, in short;
 - `salience`: corrections, preferences and stated facts high, failures high, the rest low;
 - `task_type` `"turn"`: kept without task completion, and superseded with the facts and
   preferences it stated when they are corrected.
@@ -119,8 +120,8 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def turn_episode(turn: Turn, *, salience: float = 0.4, correction: bool = False
-                 ) -> dict[str, Any]:
+def turn_episode(turn: Turn, *, salience: float = 0.4, correction: bool = False,
+                 replaces: Sequence[str] = ()) -> dict[str, Any]:
     """The proposal (for `store.promote`) that logs one turn as a tier-0 episode.
 
     Example:
@@ -146,6 +147,7 @@ def turn_episode(turn: Turn, *, salience: float = 0.4, correction: bool = False
     metadata: dict[str, Any] = {"message_id": turn.message_id} if turn.message_id else {}
     if correction:
         metadata["correction"] = True
+        metadata["replaces"] = [str(old)[:200] for old in replaces]
     if metadata:
         proposal["metadata"] = metadata
     if turn.reply and turn.reply.strip():
@@ -165,8 +167,8 @@ def _chunks(text: str) -> list[str]:
     return [" ".join(chunk) for chunk in out if chunk]
 
 
-def turn_episodes(turn: Turn, *, salience: float = 0.4, correction: bool = False
-                  ) -> list[dict[str, Any]]:
+def turn_episodes(turn: Turn, *, salience: float = 0.4, correction: bool = False,
+                  replaces: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The episodes that log one turn: one, or one per run of sentences of a long turn
     (`CHUNK_WORDS`), each marked `metadata.part` ("2/3").
 
@@ -179,11 +181,11 @@ def turn_episodes(turn: Turn, *, salience: float = 0.4, correction: bool = False
     """
     parts = _chunks(" ".join(turn.text.split()))
     if len(parts) == 1:
-        return [turn_episode(turn, salience=salience, correction=correction)]
+        return [turn_episode(turn, salience=salience, correction=correction, replaces=replaces)]
     out = []
     for i, part in enumerate(parts, 1):
         episode = turn_episode(replace(turn, text=part), salience=salience,
-                               correction=correction)
+                               correction=correction, replaces=replaces)
         episode["metadata"] = {**episode.get("metadata", {}), "part": f"{i}/{len(parts)}"}
         out.append(episode)
     return out
@@ -208,7 +210,9 @@ def turn_proposals(turn: Turn, candidates: Sequence[Mapping[str, Any]] = ()
     stamped = [{**c, "occurred_at": c.get("occurred_at") or at} for c in candidates]
     correction = any(c.get("correction") or c.get("replaces") for c in candidates)
     return [*stamped, *turn_episodes(turn, salience=turn_salience(turn.text, candidates),
-                                     correction=correction)]
+                                     correction=correction,
+                                     replaces=[c["replaces"] for c in candidates
+                                               if c.get("replaces")])]
 
 
 def message_text(message: BaseMessage | None) -> str:

@@ -28,6 +28,7 @@ from langgraph_typed_memory.extraction.markers import (
 )
 from langgraph_typed_memory.extraction.subjects import same_subject
 from langgraph_typed_memory.extraction.text import is_question, sentences
+from langgraph_typed_memory.extraction.topics import topic_change
 from langgraph_typed_memory.extraction.values import (
     CONTENT_STOP,
     STRONG_TYPES,
@@ -39,7 +40,8 @@ __all__ = ["Change", "find_changes", "swap"]
 
 _PAST_EVENT = re.compile(
     r"\b(?:i|we|she|he|they|it)\s+(?:just\s+|finally\s+|also\s+|recently\s+)?(?:went|saw|did|"
-    r"had|made|took|met|visited|watched|read|ate|bought|found|tried|started|finished|"
+    r"had|made|took|met|visited|watched|read|ate|bought|found|tried|started|finished|lost|"
+    r"got|gave|left|won|ran|wrote|sent|spent|paid|kept|brought|told|felt|came|began|sold|"
     r"[a-z]+ed)\b|\b(?:was|were|yesterday|last\s+(?:week|night|month|year|weekend)|ago)\b",
     re.I)
 _CAPTION = re.compile(r"\[image:[^\]]*\]", re.I)
@@ -51,6 +53,7 @@ _VALUE_FILLER = re.compile(
 _SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|as|while|since|because|for|before|after)\b",
                           re.I)
 _ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
+_LINK_LEAD = re.compile(r"^(?:(?:at|on|in)\s+)?(?:(?:a|an|the|my|our|his|her|their)\s+)?", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +95,11 @@ def _clean(value: str) -> str:
     value = value.strip(" \t\"'`-.,;:")
     for _ in range(3):
         value = _VALUE_FILLER.sub("", value).strip(" \t\"'`-.,;:")
-    return "" if value.lower() in _PRONOUN or value.lower() in CONTENT_STOP else value
+    lowered = value.lower()
+    if lowered in _PRONOUN or lowered in CONTENT_STOP or lowered.startswith(("anymore",
+                                                                              "any more")):
+        return ""
+    return value
 
 
 def _core(value: str) -> str:
@@ -191,6 +198,8 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
         return spans[0].text
     if len(spans) > 1:
         return _closest(spans, turn, new, statement).text
+    if (near or on_topic) and (framed := _framed(new, statement, turn)):
+        return framed
     if want == "word" and (swapped := _modifier_change(new, statement, turn)):
         return swapped
     if want != "word" or not (near or on_topic) or not CUE.search(turn):
@@ -199,10 +208,67 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
                                 statement, maxsplit=1)[0])
     main = [c for c in clauses if not _SUBORDINATE.match(c)] or clauses
     first = main[0]
+    if used := _used(first, turn):
+        return used
     typed = {w.lower() for v in _values(first) for w in v.text.split()}
     tokens = [t for t in _TOKEN.findall(first) if t[0].isalpha() and t.lower() not in typed
               and t.lower() not in CONTENT_STOP and not _holds(turn, t)]
     return _widen(first, tokens[-1]) if tokens else None
+
+
+def _framed(new: str, statement: str, turn: str) -> str | None:
+    """The value an earlier statement gives after the same two words as the new one ("i'm on
+    ubuntu 22.04 on an old thinkpad" / "so i'm on macos now": "ubuntu 22.04").
+
+    Example:
+        >>> _framed("macos", "i'm on ubuntu 22.04 on an old thinkpad", "so i'm on macos now")
+        'ubuntu 22.04'
+    """
+    lead = re.search(rf"((?:[\w']+\s+){{2}}){re.escape(new)}", turn, re.I)
+    if lead is None or all(w.lower() in CONTENT_STOP for w in lead.group(1).split()[:1]) and (
+            len(lead.group(1).split()) < 2):
+        return None
+    said = re.search(rf"(?<!\w){re.escape(lead.group(1))}(?P<v>(?:[^,.;:!?()]|(?<=\d)[.,](?=\d))+)",
+                     statement, re.I)
+    if said is None:
+        return None
+    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", said["v"])).strip()
+    words = value.split()
+    if not words or len(words) > 4 or words[0].lower() in CONTENT_STOP or _holds(turn, value):
+        return None
+    return value
+
+
+_USING = re.compile(
+    r"^\W*(?:\w+\s+){0,2}?(?:i|we)\s+(?:\w+ly\s+)?(?:use|run|drive|ride|play|wear|take|drink|"
+    r"eat|read|watch|write|code|work|cook|type|edit|manage|track|keep|log|store|host|"
+    r"deploy|have|own|rent)\s+(?P<rest>.+)", re.I)
+_POSSESSED = re.compile(r"^(?:all\s+)?(?:my|our|the)\s+(?:[\w'-]+\s+){0,3}?(?:in|on|at|with|"
+                        r"via|through|using)\s+(?P<value>.+)", re.I)
+_EVERYTHING = re.compile(r"^(?:everything|all|it\s+all|stuff|things)\s+(?:in|on|with|via|"
+                         r"through|using)\s+(?P<value>.+)", re.I)
+_ADJUNCT = re.compile(r"\s+(?:for|incl|including|to|with|because|when|while|at|in|on|every|"
+                      r"since|from)\b.*$", re.I)
+
+
+def _used(clause: str, turn: str) -> str | None:
+    """What a statement says the speaker uses, keeps or does things in: the object of its
+    verb ("i use doom emacs for everything": "doom emacs"), or, when the object is the
+    speaker's own ("I log all my runs in miles"), what it is in ("miles")."""
+    m = _USING.match(clause)
+    if m is None:
+        return None
+    rest = m["rest"].strip()
+    if (owned := _POSSESSED.match(rest) or _EVERYTHING.match(rest)) is not None:
+        rest = owned["value"]
+    elif re.match(r"(?:all\s+)?(?:my|our)\b", rest, re.I):
+        return None
+    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", rest)).strip(" .,;:!?")
+    words = value.split()
+    if not words or len(words) > 3 or any(w.lower() in CONTENT_STOP for w in words) or (
+            _holds(turn, words[-1])):
+        return None
+    return value
 
 
 _PREPOSITIONS = frozenset("at in on to from into".split())
@@ -262,8 +328,8 @@ def _modifier_change(new: str, statement: str, turn: str) -> str | None:
     return None
 
 
-_COPULA = re.compile(r"\b(?P<head>[A-Za-z][\w-]*)\s+(?:is|are|'s)\s+(?P<value>[^,.;:!?()]+)",
-                     re.I)
+_COPULA = re.compile(r"\b(?P<head>[A-Za-z][\w-]*)\s+(?:is|are|'s)\s+"
+                     r"(?P<value>(?:[^,.;:!?()]|(?<=\d)[.:,](?=\d))+)", re.I)
 _VALUE_END = re.compile(r"\s+(?:these\s+days|nowadays|now|lately|anymore|instead|for\s+now|"
                         r"at\s+the\s+moment|though)\b.*$", re.I)
 
@@ -282,8 +348,8 @@ def _copula_change(clause: str, statement: str) -> tuple[str, str] | None:
     if turn is None or said is None or turn["head"].lower() != said["head"].lower() or (
             turn["head"].lower() in CONTENT_STOP):
         return None
-    new = _ARTICLE_LEAD.sub("", _VALUE_END.sub("", turn["value"]).strip(" '\""))
-    old = _ARTICLE_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\""))
+    new = _LINK_LEAD.sub("", _VALUE_END.sub("", turn["value"]).strip(" '\""))
+    old = _LINK_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\""))
     if not new or not old or old.lower() == new.lower() or len(new.split()) > 5 or (
             len(old.split()) > 5):
         return None
@@ -522,6 +588,8 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         lone_news += [n for n in news if n not in olds]
     for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
         statement = next((s for s in statements if _holds(s, old)), None)
+        if statement is None and (found := _shortened(old, statements)):
+            statement, old = found
         if statement is None:  # said in another session: the gate finds what holds it
             mate = next((n for n in lone_news if _kin(_type_of(n)) == _kin(_type_of(old))),
                         None)
@@ -568,11 +636,38 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             if found and not _holds(turn, found[0]):
                 changes.append(Change(*found, statement, swap(statement, *found)))
                 break
+    if changes:
+        return _distinct(changes)
+    for sentence in (p for p in parts if _state(p) and not p.rstrip().endswith("!")):
+        # a new value for the same thing, said plainly (an exclamation is a reaction)
+        for statement in (s for s in statements if _state(s)):
+            found = topic_change(sentence, statement) if same_subject(
+                sentence, statement) else None
+            if found and not _holds(turn, found[0]):
+                changes.append(Change(*found, statement, swap(statement, *found)))
+                break
     return _distinct(changes)
 
 
 _POINTING = re.compile(r"^(?:that|this|those|these|the|my|our)\s+(?:old\s+|previous\s+)?"
                        r"(?P<head>[A-Za-z][\w-]*)$", re.I)
+
+
+def _shortened(old: str, statements: Sequence[str]) -> tuple[str, str] | None:
+    """The earlier statement naming in full what a turn names shortly ("migrated off mongo"
+    after "everything is in mongodb atlas"): the statement and the full word.
+
+    Example:
+        >>> _shortened("mongo", ["our backend stores everything in mongodb atlas"])
+        ('our backend stores everything in mongodb atlas', 'mongodb')
+    """
+    if len(old) < 4 or " " in old:
+        return None
+    for statement in statements:
+        m = re.search(rf"(?<!\w){re.escape(old)}\w+", statement, re.I)
+        if m:
+            return statement, m.group()
+    return None
 
 
 def _named(old: str, statements: Sequence[str]) -> str:

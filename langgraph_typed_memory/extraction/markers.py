@@ -15,7 +15,8 @@ __all__ = ["ACQUIRED", "BOTH", "CORRECTIVE", "CUE", "NEW", "OLD", "REPLACING"]
 # a value: up to the next punctuation (not a separator inside a number or a hyphenated word)
 _V = r"(?P<{}>(?:[^,.;:!?()\n–—]|(?<=\d)[,.](?=\d)|(?<=\w)-(?=\w))+?)"
 _END = (r"(?=\s*(?:[,.](?!\d)|[;:!?()\n–—]|\s-\s|$)|\s(?:now|these\s+days|nowadays|anymore|"
-        r"any\s+more|instead|and|but|because|since|so|as|which|after|before|last|this|next|for\s+good|"
+        r"any\s+more|instead|and|but|because|bc|cuz|cause|since|so|as|which|after|before|last|this|"
+        r"next|for\s+good|"
         r"though|in|on|at|by|from|with|over|from\s+here|going\s+forward|ago|a\s+few|"
         r"for\s+(?:replies|answers|recipes|code|everything|now))\b)")
 
@@ -50,7 +51,7 @@ OLD = tuple(_p(p.replace("ART", _ART)) for p in (  # the old value only
     r"with\s+|doing\s+)?ART{old}\s+(?:any\s?more|any\s+longer)\b",
     r"\bno\s+longer\s+(?:using\s+|on\s+|in\s+|at\s+|with\s+)?ART{old}" + _END,
     r"^\W*(?:(?:no|nope|ugh|sorry|oops|wait|actually)\W+)*not\s+ART{short_old}\s*(?:[,;:—–]|\s-\s)",
-    r"\b(?:gone\s+off|left|quit|ditched|dropped|stopped\s+using|moved\s+(?:away\s+)?"
+    r"\b(?:gone\s+off|(?:migrated|moved|switched|came|got)\s+off(?:\s+of)?|left|quit|ditched|dropped|stopped\s+using|moved\s+(?:away\s+)?"
     r"(?:from|out\s+of)|gave\s+up(?:\s+on)?|got\s+rid\s+of|cancell?ed|sold|closed|"
     r"deferred|forget|ignore|scrap|stop(?:\s+with|\s+using|\s+doing|\s+giving\s+me)?|"
     r"no\s+more|drop|lose|ditch|ripped\s+out)\s+ART{old}" + _END,
@@ -59,7 +60,8 @@ OLD = tuple(_p(p.replace("ART", _ART)) for p in (  # the old value only
     r"dead)\b",
 ))
 NEW = tuple(_p(p.replace("ART", _ART)) for p in (  # the new value only, after a cue
-    r"\b(?:switch(?:ed)?|move[ds]?|migrated|migration|change[ds]?|upgraded|downgraded|bumped|"
+    r"\b(?:switch(?:ed|ing)?|move[ds]?|moving|migrated|migration|change[ds]?|changing|upgraded|"
+    r"downgraded|bumped|"
     r"transferred|relocated|promoted|renamed|converted|shifted|pushed|postponed|extended|"
     r"rescheduled|raised|lowered|increased|reduced|updated|revised|cut\s+down|down|up)\b"
     r"(?:\s+[\w'-]+){{0,6}}?\s+(?:to|into|onto)\s+ART{new}" + _END,
@@ -88,19 +90,20 @@ ACQUIRED = tuple(_p(p.replace("ART", _ART)) for p in (  # a new value, when the 
     r"ART{new}" + _END,
 ))
 CORRECTIVE = re.compile(  # the user says an earlier statement was wrong
-    r"^\W*(?:actually|correction|scratch\s+that|sorry|oops|whoops|wait|no\s+wait|my\s+bad|"
+    r"^\W*(?:(?:hmm+|um+|uh+|eh|ah|oh|ok|okay|so|well|hold\s+on)\W+)?(?:actually|correction|"
+    r"scratch\s+that|sorry|oops|whoops|wait|no\s+wait|my\s+bad|"
     r"ugh\W+no|no,)\b|\b(?:i\s+meant|make\s+that|typo|mistake|misspoke|mixed\s+(?:it|them)\s+up|"
     r"wrong\s+(?:number|name|date|day|time|address|email|one|person|place|year|month)|"
     r"(?:got|had)\s+(?:it|that)\s+wrong|was\s+wrong|correction|scratch\s+that|"
     r"not\s+\w+\s*[,—–]\s)\b", re.I)
 REPLACING = re.compile(  # the new value takes the place of an old one
-    r"\b(?:switch(?:ed)?\s+(?:\w+\s+){0,3}?to|migrat(?:ed|ion)|replaced|renamed|"
+    r"\b(?:switch(?:ed)?\s+(?:\w+\s+){0,4}?to|migrat(?:ed|ion)|replaced|renamed|"
     r"instead(?=\s*(?:[.,;!]|$))|"
     r"changed\s+my\s+mind|on\s+second\s+thought|change\s+of\s+plans?|"
     r"went\s+with|moved\s+(?:everything|it|them|over|all)|fully\s+on|outdated|no\s+longer|"
     r"any\s?more|changed\s+(?:it\s+)?to|swapped|ditched|dropped|got\s+rid\s+of)\b", re.I)
 CUE = re.compile(  # something changed, or the user corrects themselves
-    CORRECTIVE.pattern + "|" + REPLACING.pattern + r"|\b(?:update:|not\s+anymore|"
+    CORRECTIVE.pattern + "|" + REPLACING.pattern + r"|\bupdate(?=\s*[:–—-])|\b(?:not\s+anymore|"
     r"no\s+longer|these\s+days|nowadays|moved\s+(?:me|us|it|to|into|onto)|bumped|revised|"
     r"pushed\s+(?:back|to)|postponed|rescheduled|deferred|upgraded|downgraded|promoted|"
     r"changed\s+(?:to|it|the)|got\s+moved|was\s+moved|been\s+moved)\b", re.I)

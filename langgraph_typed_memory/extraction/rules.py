@@ -26,7 +26,8 @@ from langgraph_typed_memory.extraction.text import sentences, statement_parts
 
 __all__ = ["extract_rules"]
 
-_CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|(?:,?\s+(?:and|but|also|plus)\s+|,\s+)(?=(?:i|my|please|"
+_CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|,\s+(?=so\s)|(?:,?\s+(?:and|but|also|plus)\s+|,\s+)"
+                           r"(?=(?:i|my|please|"
                            r"call\s+me|use|be|answer|respond|reply|write|keep|always|never|"
                            r"actually)\b)", re.I)
 _LEAD_IN = re.compile(  # stripped before matching; `standing` marks a lasting instruction
@@ -35,7 +36,7 @@ _LEAD_IN = re.compile(  # stripped before matching; `standing` marks a lasting i
     r"correction|wait|oops|whoops|sorry|yes|yeah|hey|hi|hello|anyway|i mean|please|ugh|hm+|"
     r"change of plans?|on second thought|(?:i'?ve )?changed my mind|scratch that|update|"
     r"before i forget|some background|for context|quick context|background|context|fwiw|"
-    r"tbh|honestly|side note|oh and|also fyi|"
+    r"tbh|honestly|side note|oh and|also fyi|technically|basically|officially|"
     r"(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly)(?:\s+that)?)"
     r"\b[\s,:;.!—–-]*", re.I)
 _HEDGE = re.compile(r"\b(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly|"
@@ -268,6 +269,9 @@ _NAME = rf"(?!(?-i:[A-Z]+\b)){_PROPER}(?:\s+{_PROPER}){{0,2}}"  # "Ana Lima", no
 _ANSWERS = r"(?:answers?|responses?|replies|output|messages|explanations|summaries)"
 _DIETS = (r"vegan|vegetarian|pescatarian|pescetarian|gluten[- ]free|lactose[- ]intolerant|kosher|"
           r"halal")
+_ZONES = (r"UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AKST|HST|"
+          r"JST|KST|SGT|HKT|AEST|AEDT|ACST|AWST|NZST|NZDT|BRT|ART")
+_FOODS = r"(?:meat|fish|seafood|chicken|poultry|pork|beef|dairy|eggs)"
 _STATUSES = r"married|single|divorced|engaged|widowed|separated"
 _SPOKEN = rf"(?:{_LANGUAGE_WORDS})(?:(?:\s*,\s*|,?\s+and\s+)(?:{_LANGUAGE_WORDS}))*(?![\w-])"
 _WE = r"(?:we|my\s+(?:wife|husband|partner|spouse)\s+and\s+i)"
@@ -294,8 +298,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
      "p:date_format"),
     (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format\s+)?(?:for\s+dates|dates|date\s+format)\b",
      "p:date_format"),
-    (r"^(?:my\s+)?time\s*zone\s+is\s+(?P<v>.+)", "p:timezone"),
+    (r"^(?:my\s+)?time\s*zone\s+is\s+(?:now\s+)?(?P<v>.+)", "p:timezone"),
     (rf"^{_AM}on\s+(?P<v>[\w/+:-]+(?:\s+[\w/+:-]+)?)\s+time\b", "p:timezone"),
+    (rf"^(?:{_AM}on|(?:my\s+)?time\s*zone\s+is(?:\s+now)?)\s+(?P<v>(?-i:{_ZONES})(?:[+-]\d{{1,2}})?)"
+     r"(?![\w+-])", "p:timezone"),  # "so i'm on CET now"
     (r"^(?:(?:only|always)\s+)?(?:answer|respond|reply|write|talk|speak|communicate)"
      r"(?:\s+(?:to|with)\s+me|\s+me)?\s+(?:only\s+|always\s+)?in\s+(?P<v>.+)",
      "p:?response_style"),  # "answer me in Spanish", "reply to me in German"
@@ -318,10 +324,14 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
      r"mild\s+)?allergy\s+to)\s+(?P<v>.+)", "f:allergy"),
     (r"^i\s+have\s+an?\s+(?:severe\s+|mild\s+)?(?P<v>[\w -]+?)\s+allergy\b", "f:allergy"),
     (rf"^{_AM}(?:an?\s+)?(?P<v>{_DIETS})(?![\w-])", "f:diet"),
+    (rf"^i(?:'ve|\s+have)?\s+{_ADV}(?:gone|turned|become|went)\s+(?:fully\s+|completely\s+|"
+     rf"full\s+|strictly\s+)?(?P<v>{_DIETS})(?![\w-])", "f:diet"),
     (rf"^{_AM}(?:an?\s+)?(?P<v>{_STATUSES})(?![\w-])(?!\s+(?:in|on|by|from|into|at)\b)",
      "f:relationship_status"),  # not "engaged in a project"
     (rf"^i\s+{_ADV}got\s+(?P<v>married|divorced|engaged)\b", "f:relationship_status"),
     (rf"{_ENDED}(?P<v>{_DIETS})(?![\w-])", "f:~diet"),
+    (rf"^(?:i\s+{_ADV}|{_AM})?(?:(?:have\s+|'ve\s+)?started\s+|began\s+)?(?P<v>eating\s+"
+     rf"{_FOODS}(?:\s+(?:and|or)\s+{_FOODS})?\s+again)\b", "f:diet"),  # no longer vegetarian
     (rf"{_ENDED}(?P<v>{_STATUSES})(?![\w-])", "f:~relationship_status"),
     (rf"^(?:{_AM}|i\s+{_ADV}turned\s+)(?P<v>\d{{1,3}})(?:\s+years?\s+old\b|{_END})", "f:age"),
     (rf"^(?:i(?:'ve|\s+have)?\s+{_ADV}(?:live|moved|relocated)\s+(?:in|to)|{_AM}(?:based|living|"
@@ -440,7 +450,36 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
     if len(text) <= 4_000:
         for change in find_changes(text, earlier):
             out = _apply(change, out, text, speaker)
-    return out
+    return [_ended_diet(c, earlier) for c in out]
+
+
+_EXCLUDES = {  # what a diet leaves out
+    "vegan": frozenset("meat fish seafood chicken poultry pork beef dairy eggs".split()),
+    "vegetarian": frozenset("meat fish seafood chicken poultry pork beef".split()),
+    "pescatarian": frozenset("meat chicken poultry pork beef".split()),
+    "pescetarian": frozenset("meat chicken poultry pork beef".split()),
+}
+_DIET_SAID = re.compile(r"\bi(?:'m|\s+am|'ve\s+been|\s+have\s+been|\s+was|\s+went|'ve\s+gone|"
+                        r"\s+have\s+gone)\s+(?:[\w-]+\s+){0,2}?"
+                        r"(vegan|vegetarian|pescatarian|pescetarian)\b", re.I)
+
+
+def _ended_diet(candidate: Candidate, earlier: Sequence[str]) -> Candidate:
+    """A diet the speaker said before ends when a turn states another of the same family
+    ("I've gone vegan" after "I'm vegetarian") or eating again what it left out ("started
+    eating fish again"): the new diet replaces the old one."""
+    value = str(candidate.value or "").lower()
+    if candidate.predicate != "diet" or candidate.replaces:
+        return candidate
+    eaten = set(value.split()) if value.startswith("eating ") else set()
+    if not eaten and value not in _EXCLUDES:
+        return candidate
+    for text in earlier:
+        for m in _DIET_SAID.finditer(text):
+            old = m.group(1).lower()
+            if (eaten & _EXCLUDES[old]) or (not eaten and old != value):
+                return candidate.model_copy(update={"replaces": m.group(1), "correction": True})
+    return candidate
 
 
 def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> list[Candidate]:

@@ -74,6 +74,12 @@ def _mentions(words: Sequence[str], who: str) -> bool:
         (r := role(w)) is not None and r.name == who for w in lower)
 
 
+_ACTS_ON_IT = re.compile(
+    r"^\W*(?:she|he)(?:'s|\s+is|\s+has|'s\s+just|\s+just)?\s+(?:moving|moved|pushing|pushed|"
+    r"changing|changed|rescheduling|rescheduled|switching|switched|shifting|shifted|bumping|"
+    r"bumped|cancelling|cancelled|canceled|renaming|renamed)\s+(?:it|that|this|them)\b", re.I)
+
+
 def same_subject(turn: str, statement: str) -> bool:
     """Whether a turn can change what an earlier statement says: not when one is about the
     speaker and the other about someone else (or two different people), unless it names the
@@ -107,6 +113,8 @@ def same_subject(turn: str, statement: str) -> bool:
     if _mentions(rest_a, b) or _mentions(rest_b, a):
         return True
     pronouns = ("she", "he")
+    if a in pronouns and _ACTS_ON_IT.search(turn):  # "she's moving it to Thursdays"
+        return True
     if (a in pronouns) != (b in pronouns):  # "she" and a name or a role: unless they disagree
         other, goes_by = (b, says_b) if a in pronouns else (a, says_a)
         pronoun = a if a in pronouns else b

@@ -51,7 +51,7 @@ _PATTERNS: tuple[tuple[SpanType, re.Pattern[str]], ...] = tuple(
                       rf"{_UNIT}|(?:once|twice)\b)"),
         ("code", r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b"
                  r"|(?-i:\b[A-Z]{1,4}\d{2,}[A-Za-z]?\b)"),
-        ("number", r"\b\d[\d,]*(?:\.\d+)?(?:\s?%|mg|kg|km|ml|gb|mb)?(?!\w)"
+        ("number", r"\b\d[\d,]*(?:\.\d+)?(?:\s?%|k|mg|kg|km|ml|gb|mb)?(?!\w)"
                    rf"|(?<=\bof\s)(?:{_NUMBER_WORDS})\b(?=\s*[.,;!?]|\s*$)"
                    rf"|\b(?:{_NUMBER_WORDS})(?:-(?:{_NUMBER_WORDS}))?\b(?=\s+(?!(?:of|the|a|an|"
                    r"and|or|to|in|on|at|for|with|is|are|was|were|more|less|thing|day\b|time\b)"

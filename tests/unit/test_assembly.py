@@ -373,9 +373,11 @@ def test_memory_items_are_accepted_as_well_as_their_dicts() -> None:
 
 
 def logged(ident: str, said: str, when: str, *, run: str = "r", turn: int = 1,
-           correction: bool = False) -> dict[str, Any]:
+           correction: bool = False, replaces: list[str] | None = None) -> dict[str, Any]:
     """A logged turn as the retrieve node returns it."""
-    metadata = {"correction": True} if correction else {}
+    metadata: dict[str, Any] = {"correction": True} if correction else {}
+    if replaces is not None:
+        metadata["replaces"] = replaces
     value = {"task_type": "turn", "title": f"user ({when})", "summary": f"user: {said}",
              "occurred_at": when, "metadata": metadata, "source_run_id": run,
              "source_turn": turn}
@@ -418,6 +420,22 @@ def test_a_turn_is_not_shown_again_beside_what_was_extracted_from_it() -> None:
     # without the record shown, the turn is
     c = assemble(episodes=[fix], messages=[HumanMessage("Where do I live?")])
     assert c.included["episodes"] == ["t5"]
+
+
+def test_a_correcting_turn_that_names_no_old_value_is_shown_for_what_else_it_says() -> None:
+    corrected = stated("f6", "user (updated): I'm on CET, book calls accordingly.", run="r",
+                       turn=6)
+    moved = logged("t6", "Moved to Warsaw for the new role, so I'm on CET now.",
+                   "2025-03-05T10:00:00+00:00", turn=6, correction=True,
+                   replaces=["Pacific time"])
+    a = assemble(facts=[corrected], episodes=[moved], messages=[HumanMessage("Where am I?")])
+    assert a.included["episodes"] == ["t6"] and "Warsaw" in a.system_prompt
+    # one that repeats an old value, even as part of it ("4.25" of "4.25%"), is not shown
+    rate = logged("t7", "Not 4.25, it's 3.9.", "2025-03-05T10:00:00+00:00", turn=7,
+                  correction=True, replaces=["4.25%"])
+    fixed = stated("f7", "user (updated): My rate is 3.9%.", run="r", turn=7)
+    b = assemble(facts=[fixed], episodes=[rate], messages=[HumanMessage("My rate?")])
+    assert b.included["episodes"] == []
 
 
 def test_episodes_fill_the_budget_instead_of_a_fixed_count() -> None:

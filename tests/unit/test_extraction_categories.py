@@ -58,6 +58,81 @@ def test_corrections_without_a_marker(before: str, turn: str, old: str, new: str
     assert (change.old, change.new) == (old, new)
 
 
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    # the same thing of the speaker's, something else said of it
+    ("I drink my tea with lemon.", "I take my tea with honey and a dash of milk.", "lemon",
+     "honey"),
+    ("We keep our bikes in the hallway.", "Our bikes are in a locker at the station.",
+     "hallway", "locker"),
+    ("We plan our sprints in a notebook.", "Our sprints live in a shared board now.",
+     "notebook", "shared board"),
+    # the same thing with other words before it
+    ("I'm a junior designer at an agency.", "As a lead designer I run two squads.", "junior",
+     "lead"),
+    ("I'm on the night shift at the depot.", "They put me on the day shift at the depot.",
+     "night", "day"),
+])
+def test_a_new_value_for_the_same_thing_without_a_marker(before: str, turn: str, old: str,
+                                                         new: str) -> None:
+    [change] = find_changes(turn, [before])
+    assert (change.old, change.new) == (old, new)
+
+
+@pytest.mark.parametrize(("before", "turn"), [
+    ("My kids love painting.", "I took my kids to the museum."),  # an event
+    ("My kids go to Oakwood school.", "My kids love the beach."),  # two things said of them
+    ("My family is always there for me.", "My team is like my second family."),  # another role
+    ("Your help means a lot to me.", "Your advice keeps me going."),  # not the speaker's
+    ("I love my dance studio's new floor.", "My dance studio is packed tonight!"),  # a reaction
+])
+def test_a_shared_word_alone_is_not_a_new_value(before: str, turn: str) -> None:
+    assert find_changes(turn, [before]) == []
+
+
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    ("i write everything in sublime text, including notes", "caved and switched to zed",
+     "sublime text", "zed"),  # what the speaker uses, not the last word
+    ("I log my rides in kilometres.", "switched my bike computer over to miles bc of the club",
+     "kilometres", "miles"),  # "bc" ends the new value
+    ("our logs all go to elasticsearch on prem", "we moved off elastic last month",
+     "elasticsearch", None),  # a short name for what was said in full
+    ("i'm on windows 10 at home", "new laptop, so i'm on linux now", "windows 10", "linux"),
+    ("My weekly sync with my lead is on Mondays at 3.", "she's moving it to Wednesdays",
+     "Mondays", "Wednesdays"),  # she moves the user's meeting
+    ("You can call me Sam.", "hmm actually please use Samantha", "Sam", "Samantha"),
+    ("Our backlog review is at 11.", "update: the backlog review is at 2:30 now", "11",
+     "2:30"),
+])
+def test_corrections_in_how_people_chat(before: str, turn: str, old: str,
+                                        new: str | None) -> None:
+    [change] = find_changes(turn, [before])
+    assert change.old == old and (new is None or change.new == new)
+
+
+@pytest.mark.parametrize(("earlier", "turn", "value", "old"), [
+    ("I'm vegetarian, for ethical reasons.", "I've gone vegan since January.", "vegan",
+     "vegetarian"),
+    ("I'm vegan.", "I started eating eggs again, my doctor insisted.", "eating eggs", "vegan"),
+    ("I have been pescatarian for years.", "started eating chicken again last month",
+     "eating chicken", "pescatarian"),
+    ("My partner is vegetarian.", "I've gone vegan.", "vegan", None),  # someone else's diet
+    ("I'm vegetarian.", "I started eating eggs again.", "eating eggs", None),  # it allows eggs
+])
+def test_a_new_diet_ends_the_one_the_speaker_had(earlier: str, turn: str, value: str,
+                                                 old: str | None) -> None:
+    [diet] = [c for c in extract_rules(turn, earlier=[earlier]) if c.predicate == "diet"]
+    assert (diet.value, diet.replaces) == (value, old)
+
+
+@pytest.mark.parametrize(("text", "zone"), [
+    ("Relocated for work, so I'm on CET now.", "CET"),
+    ("my timezone is now JST", "JST"),
+])
+def test_a_time_zone_said_by_its_abbreviation(text: str, zone: str) -> None:
+    assert ("preference", "timezone", zone) in found(text)
+    assert found("I'm on PTO next week.") == []
+
+
 @pytest.mark.parametrize(("before", "turn"), [
     ("I went to the cinema on Friday.", "I went to the theatre on Saturday."),  # events
     ("I love the mountains.", "I love the sea."),  # likes add up

@@ -29,6 +29,7 @@ from langgraph_typed_memory.gate import (
     Proposal,
     decide,
     is_stateful,
+    own_scope,
     parse_proposal,
     proposal_hash,
     record_key,
@@ -204,8 +205,8 @@ def execute(
                                          "superseded", f"{decision.reason}: replaced by {new_id}",
                                          actor=actor, run_id=op.run_id)
             if p.kind in ("fact", "preference"):
-                yield from _retire_turns(records, op, item.typed.scope, rows[0][7], rows[0][8],
-                                         new_id, actor)
+                yield from _retire_turns(records, op, own_scope(op.scope), rows[0][7],
+                                         rows[0][8], new_id, actor)
         elif decision.action == "contradict" and rows:
             key = _sibling(item.key, p)
             contradicts = [rows[0][1]]
@@ -217,7 +218,7 @@ def execute(
                 f"contradicted by {new_id}" + ("; needs review" if decision.needs_review else ""),
                 actor=actor, run_id=op.run_id)
         if item.retires is not None:
-            yield from _retire(records, op, item.typed.scope, item.retires, new_id, actor,
+            yield from _retire(records, op, own_scope(op.scope), item.retires, new_id, actor,
                                "corrected by a later statement")
         yield from records.insert_typed(
             new_id, item.typed, key, item.record, status=decision.status,
@@ -246,7 +247,8 @@ def _retire(records: Records, op: PromoteOp, scope: Scope, turn: tuple[int, str,
 
 def _retire_turns(records: Records, op: PromoteOp, scope: Scope, run_id: str | None,
                   turn: int | None, by: str, actor: str) -> Plan[None]:
-    """The logged turns that stated a superseded record (its run and turn) go with it."""
+    """The logged turns that stated a superseded record (its run and turn) go with it: those
+    of the caller's own log (`scope`), wherever the record was kept."""
     if run_id is None or turn is None:
         return
     ns = encode_namespace(TypedNamespace(scope, "episode").namespace())
@@ -313,7 +315,7 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
         item.typed = TypedNamespace(scope, kind)  # type: ignore[arg-type]
         return (yield from _revalidate(records, op, item, p.model_copy(
             update={**update, "correction": True})))
-    ns = encode_namespace(TypedNamespace(scope, "episode").namespace())
+    ns = encode_namespace(TypedNamespace(own_scope(op.scope), "episode").namespace())
     for seq, ident, key, value, run_id, turn in (yield Sql(sql, [ns, old])):
         value = d.load_json(value) or {}
         speaker, _, said = str(value.get("summary") or "").partition(": ")
