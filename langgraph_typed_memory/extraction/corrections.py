@@ -26,6 +26,16 @@ from langgraph_typed_memory.extraction.markers import (
     OLD,
     REPLACING,
 )
+from langgraph_typed_memory.extraction.olds import (
+    framed,
+    holds,
+    named,
+    refine,
+    shortened,
+    type_of,
+    used,
+    widen,
+)
 from langgraph_typed_memory.extraction.subjects import same_subject
 from langgraph_typed_memory.extraction.text import is_question, sentences
 from langgraph_typed_memory.extraction.topics import topic_change
@@ -132,15 +142,6 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _holds(text: str, value: str) -> bool:
-    return swap(text, value, value) is not None
-
-
-def _type_of(value: str) -> str:
-    spans = typed_spans(value, fragment=True)
-    return spans[0].type if len(spans) == 1 and spans[0].text == value.strip() else "word"
-
-
 def _clauses(sentence: str) -> list[str]:
     return [c for c in re.split(r"[,;:]\s+|\s[-–—]\s", sentence) if c.strip()]
 
@@ -155,37 +156,15 @@ def _statements(earlier: Sequence[str]) -> list[str]:
     return [s for text in earlier for s in sentences(text)]
 
 
-def _widen(statement: str, old: str) -> str:
-    """A plain-word old value with the modifiers before it ("analyst" in "a junior data
-    analyst" -> "junior data analyst")."""
-    if _type_of(old) != "word":
-        return old
-    m = re.search(rf"\b(?:a|an|the|my|our|his|her|their)\s+((?:[A-Za-z][\w-]*\s+){{1,3}})"
-                  rf"{re.escape(old)}(?!\w)", statement, re.I)
-    if not m or any(w.lower() in CONTENT_STOP for w in m.group(1).split()):
-        return old
-    return f"{' '.join(m.group(1).split())} {statement[m.end() - len(old):m.end()]}"
-
-
-def _refine(statement: str, old: str, want: str | None) -> str:
-    """The whole value the old words belong to in the statement ("outlook" ->
-    "mara.lindqvist@outlook.com"), of type `want` when given."""
-    for span in typed_spans(statement):
-        if (want is None or span.type == want) and span.type != "number" and (
-                old.lower() in span.text.lower()) and span.text.lower() != old.lower():
-            return span.text
-    return _widen(statement, old)
-
-
 def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
     """The value of `statement` that `new` replaces: one of the same type that the turn does
     not repeat (the first, or the one after the same word); for a plain word, the last
     content word of the statement's first clause, only for the statement right before
     (`near`) or one that shares a topic word with the turn."""
-    want = _kin(_type_of(new))
-    spans = [s for s in _values(statement) if _kin(s.type) == want and not _holds(turn, s.text)]
+    want = _kin(type_of(new))
+    spans = [s for s in _values(statement) if _kin(s.type) == want and not holds(turn, s.text)]
     if want == "name":
-        spans = [s for s in spans if not _holds(turn, s.text.split()[-1])]
+        spans = [s for s in spans if not holds(turn, s.text.split()[-1])]
     on_topic = bool(_words(statement) & _words(turn))
     if spans and not on_topic and not near:
         return None
@@ -198,8 +177,8 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
         return spans[0].text
     if len(spans) > 1:
         return _closest(spans, turn, new, statement).text
-    if (near or on_topic) and (framed := _framed(new, statement, turn)):
-        return framed
+    if (near or on_topic) and (after_same := framed(new, statement, turn)):
+        return after_same
     if want == "word" and (swapped := _modifier_change(new, statement, turn)):
         return swapped
     if want != "word" or not (near or on_topic) or not CUE.search(turn):
@@ -208,67 +187,12 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
                                 statement, maxsplit=1)[0])
     main = [c for c in clauses if not _SUBORDINATE.match(c)] or clauses
     first = main[0]
-    if used := _used(first, turn):
-        return used
+    if object_ := used(first, turn):
+        return object_
     typed = {w.lower() for v in _values(first) for w in v.text.split()}
     tokens = [t for t in _TOKEN.findall(first) if t[0].isalpha() and t.lower() not in typed
-              and t.lower() not in CONTENT_STOP and not _holds(turn, t)]
-    return _widen(first, tokens[-1]) if tokens else None
-
-
-def _framed(new: str, statement: str, turn: str) -> str | None:
-    """The value an earlier statement gives after the same two words as the new one ("i'm on
-    ubuntu 22.04 on an old thinkpad" / "so i'm on macos now": "ubuntu 22.04").
-
-    Example:
-        >>> _framed("macos", "i'm on ubuntu 22.04 on an old thinkpad", "so i'm on macos now")
-        'ubuntu 22.04'
-    """
-    lead = re.search(rf"((?:[\w']+\s+){{2}}){re.escape(new)}", turn, re.I)
-    if lead is None or all(w.lower() in CONTENT_STOP for w in lead.group(1).split()[:1]) and (
-            len(lead.group(1).split()) < 2):
-        return None
-    said = re.search(rf"(?<!\w){re.escape(lead.group(1))}(?P<v>(?:[^,.;:!?()]|(?<=\d)[.,](?=\d))+)",
-                     statement, re.I)
-    if said is None:
-        return None
-    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", said["v"])).strip()
-    words = value.split()
-    if not words or len(words) > 4 or words[0].lower() in CONTENT_STOP or _holds(turn, value):
-        return None
-    return value
-
-
-_USING = re.compile(
-    r"^\W*(?:\w+\s+){0,2}?(?:i|we)\s+(?:\w+ly\s+)?(?:use|run|drive|ride|play|wear|take|drink|"
-    r"eat|read|watch|write|code|work|cook|type|edit|manage|track|keep|log|store|host|"
-    r"deploy|have|own|rent)\s+(?P<rest>.+)", re.I)
-_POSSESSED = re.compile(r"^(?:all\s+)?(?:my|our|the)\s+(?:[\w'-]+\s+){0,3}?(?:in|on|at|with|"
-                        r"via|through|using)\s+(?P<value>.+)", re.I)
-_EVERYTHING = re.compile(r"^(?:everything|all|it\s+all|stuff|things)\s+(?:in|on|with|via|"
-                         r"through|using)\s+(?P<value>.+)", re.I)
-_ADJUNCT = re.compile(r"\s+(?:for|incl|including|to|with|because|when|while|at|in|on|every|"
-                      r"since|from)\b.*$", re.I)
-
-
-def _used(clause: str, turn: str) -> str | None:
-    """What a statement says the speaker uses, keeps or does things in: the object of its
-    verb ("i use doom emacs for everything": "doom emacs"), or, when the object is the
-    speaker's own ("I log all my runs in miles"), what it is in ("miles")."""
-    m = _USING.match(clause)
-    if m is None:
-        return None
-    rest = m["rest"].strip()
-    if (owned := _POSSESSED.match(rest) or _EVERYTHING.match(rest)) is not None:
-        rest = owned["value"]
-    elif re.match(r"(?:all\s+)?(?:my|our)\b", rest, re.I):
-        return None
-    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", rest)).strip(" .,;:!?")
-    words = value.split()
-    if not words or len(words) > 3 or any(w.lower() in CONTENT_STOP for w in words) or (
-            _holds(turn, words[-1])):
-        return None
-    return value
+              and t.lower() not in CONTENT_STOP and not holds(turn, t)]
+    return widen(first, tokens[-1]) if tokens else None
 
 
 _PREPOSITIONS = frozenset("at in on to from into".split())
@@ -318,7 +242,7 @@ def _modifier_change(new: str, statement: str, turn: str) -> str | None:
             continue
         lead: list[str] = []  # as many modifiers as the new value has ("oat" for "soy")
         for word in reversed(tokens[max(0, i - (len(words) - 1)):i]):
-            if not word[0].isalnum() or word.lower() in CONTENT_STOP or _holds(new, word):
+            if not word[0].isalnum() or word.lower() in CONTENT_STOP or holds(new, word):
                 break
             lead.insert(0, word)
             if word[0].isdigit():  # "25 days": the count is the whole modifier
@@ -368,11 +292,11 @@ def _noun_change(clause: str, statement: str) -> tuple[str, str] | None:
             if not word[0].isalpha() or word.lower() in CONTENT_STOP:
                 break
             lead.insert(0, word)
-        if not lead or any(_holds(statement, w) for w in lead):
+        if not lead or any(holds(statement, w) for w in lead):
             continue
         new = " ".join([*lead, token])
         old = _modifier_change(new, statement, clause)
-        if old and not any(_holds(clause, w) for w in old.split()[:-1]):
+        if old and not any(holds(clause, w) for w in old.split()[:-1]):
             return old, new
     return None
 
@@ -446,8 +370,8 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
     20 February" / "My supervisor wants the thesis draft by 6 February"). A turn with a change
     or correction cue needs less shared topic than one without."""
     shared = _words(clause) & _words(statement)
-    mine = [v for v in _values(clause) if not _holds(statement, v.text)]
-    theirs = [v for v in _values(statement) if not _holds(clause, v.text)]
+    mine = [v for v in _values(clause) if not holds(statement, v.text)]
+    theirs = [v for v in _values(statement) if not holds(clause, v.text)]
     for kind in ("email", "url", "phone", "code", "time", "date", "money", "number", "weekday",
                  "frequency", "name"):
         a = [v for v in theirs if _kin(v.type) == kind]
@@ -587,27 +511,27 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         lone_olds += olds
         lone_news += [n for n in news if n not in olds]
     for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
-        statement = next((s for s in statements if _holds(s, old)), None)
-        if statement is None and (found := _shortened(old, statements)):
+        statement = next((s for s in statements if holds(s, old)), None)
+        if statement is None and (found := shortened(old, statements)):
             statement, old = found
         if statement is None:  # said in another session: the gate finds what holds it
-            mate = next((n for n in lone_news if _kin(_type_of(n)) == _kin(_type_of(old))),
+            mate = next((n for n in lone_news if _kin(type_of(n)) == _kin(type_of(old))),
                         None)
             if mate is not None:
                 lone_news = [n for n in lone_news if n != mate]
                 changes.append(Change(old, mate, None, None))
             continue
-        wide = _refine(statement, old, None)
-        want = _kin(_type_of(wide))
-        mate = next((n for n in lone_news if _kin(_type_of(n)) == want), None) or next(
+        wide = refine(statement, old, None)
+        want = _kin(type_of(wide))
+        mate = next((n for n in lone_news if _kin(type_of(n)) == want), None) or next(
             (v.text for v in _values(turn) if _kin(v.type) == want and want != "word"
-             and not _holds(statement, v.text) and v.text.lower() not in wide.lower()), None)
+             and not holds(statement, v.text) and v.text.lower() not in wide.lower()), None)
         if mate is not None:
             lone_news = [n for n in lone_news if n != mate]
         changes.append(Change(wide, mate, statement,
                               swap(statement, wide, mate) if mate else None))
     for new in lone_news:  # "switched to helix a few weeks ago"
-        if _type_of(new) == "word":  # "I meant the blue one, Marseille": the name
+        if type_of(new) == "word":  # "I meant the blue one, Marseille": the name
             after = re.search(rf"{re.escape(new)}\W{{1,3}}((?:\S+\s*){{1,3}})", turn)
             typed = [v for v in typed_spans(after.group(1), fragment=True)] if after else []
             new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
@@ -633,7 +557,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
                 else _frame_change(clause, statement))
             if found and not cued and not _state(statement):
                 found = None
-            if found and not _holds(turn, found[0]):
+            if found and not holds(turn, found[0]):
                 changes.append(Change(*found, statement, swap(statement, *found)))
                 break
     if changes:
@@ -643,59 +567,18 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         for statement in (s for s in statements if _state(s)):
             found = topic_change(sentence, statement) if same_subject(
                 sentence, statement) else None
-            if found and not _holds(turn, found[0]):
+            if found and not holds(turn, found[0]):
                 changes.append(Change(*found, statement, swap(statement, *found)))
                 break
     return _distinct(changes)
 
 
-_POINTING = re.compile(r"^(?:that|this|those|these|the|my|our)\s+(?:old\s+|previous\s+)?"
-                       r"(?P<head>[A-Za-z][\w-]*)$", re.I)
-
-
-def _shortened(old: str, statements: Sequence[str]) -> tuple[str, str] | None:
-    """The earlier statement naming in full what a turn names shortly ("migrated off mongo"
-    after "everything is in mongodb atlas"): the statement and the full word.
-
-    Example:
-        >>> _shortened("mongo", ["our backend stores everything in mongodb atlas"])
-        ('our backend stores everything in mongodb atlas', 'mongodb')
-    """
-    if len(old) < 4 or " " in old:
-        return None
-    for statement in statements:
-        m = re.search(rf"(?<!\w){re.escape(old)}\w+", statement, re.I)
-        if m:
-            return statement, m.group()
-    return None
-
-
-def _named(old: str, statements: Sequence[str]) -> str:
-    """What "that heater" points at: the statement's phrase ending with the same noun
-    ("a paraffin heater": "paraffin heater"); `old` itself when none says it.
-
-    Example:
-        >>> _named("that heater", ["We heat the greenhouse with a paraffin heater."])
-        'paraffin heater'
-    """
-    m = _POINTING.match(old.strip())
-    if m is None:
-        return old
-    head = re.escape(m["head"])
-    for statement in statements:
-        found = re.search(rf"\b(?:a|an|the|my|our)\s+((?:[A-Za-z][\w-]*\s+){{1,2}}{head})\b",
-                          statement, re.I)
-        if found and not any(w.lower() in CONTENT_STOP for w in found.group(1).split()[:-1]):
-            return found.group(1)
-    return old
-
-
 def _change(old: str, new: str, statements: Sequence[str]) -> Change:
-    old = _named(old, statements)
-    statement = next((s for s in statements if _holds(s, old)), None)
+    old = named(old, statements)
+    statement = next((s for s in statements if holds(s, old)), None)
     if statement is None:
         return Change(old, new, None, None)
-    old = _refine(statement, old, _type_of(new))
+    old = refine(statement, old, type_of(new))
     return Change(old, new, statement, swap(statement, old, new))
 
 
