@@ -30,6 +30,7 @@ from langgraph_typed_memory.extraction.olds import (
     framed,
     holds,
     named,
+    placed,
     refine,
     shortened,
     type_of,
@@ -98,6 +99,8 @@ def swap(text: str, old: str, new: str) -> str | None:
     return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
 
 
+_CLAUSE = re.compile(r"^(?:i|we|you|they|he|she|i'm|we're|you're|they're|he's|she's)\s+\w",
+                     re.I)
 _PRONOUN = frozenset("it him her them that this those these one something anything".split())
 
 
@@ -108,6 +111,8 @@ def _clean(value: str) -> str:
     lowered = value.lower()
     if lowered in _PRONOUN or lowered in CONTENT_STOP or lowered.startswith(("anymore",
                                                                               "any more")):
+        return ""
+    if _CLAUSE.match(value):  # "correction: we moved off that": a clause, not a value
         return ""
     return value
 
@@ -179,6 +184,10 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
         return _closest(spans, turn, new, statement).text
     if (near or on_topic) and (after_same := framed(new, statement, turn)):
         return after_same
+    if where := placed(new, statement, turn):
+        return where
+    if want == "word" and (said := _copula_value(statement, turn)):
+        return said
     if want == "word" and (swapped := _modifier_change(new, statement, turn)):
         return swapped
     if want != "word" or not (near or on_topic) or not CUE.search(turn):
@@ -278,6 +287,23 @@ def _copula_change(clause: str, statement: str) -> tuple[str, str] | None:
             len(old.split()) > 5):
         return None
     return old, new
+
+
+def _copula_value(statement: str, turn: str) -> str | None:
+    """What an earlier statement says a thing the turn names again is ("Our standup is
+    first thing in the morning" / "Standup got pushed to late afternoon").
+
+    Example:
+        >>> _copula_value("Our team standup is first thing in the morning.",
+        ...               "Standup got pushed to late afternoon.")
+        'first thing in the morning'
+    """
+    said = _COPULA.search(statement)
+    if said is None or said["head"].lower() in CONTENT_STOP or not holds(turn, said["head"]) or (
+            re.match(r"\s*(?:my|our|your)\b", said["value"], re.I)):  # "Dance is my passion"
+        return None
+    value = _ARTICLE_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\""))
+    return value if value and len(value.split()) <= 5 and not holds(turn, value) else None
 
 
 def _noun_change(clause: str, statement: str) -> tuple[str, str] | None:
@@ -510,6 +536,9 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             changes.append(_change(old, new, statements))
         lone_olds += olds
         lone_news += [n for n in news if n not in olds]
+    if not lone_olds and not changes and (pointed := _pointed(turn, statements)):
+        # "we moved off that": what the statement before uses, withdrawn
+        changes.append(Change(pointed, None, statements[0], None))
     for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
         statement = next((s for s in statements if holds(s, old)), None)
         if statement is None and (found := shortened(old, statements)):
@@ -571,6 +600,25 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
                 changes.append(Change(*found, statement, swap(statement, *found)))
                 break
     return _distinct(changes)
+
+
+_LEFT_IT = re.compile(r"\b(?:(?:moved|migrated|switched|came|got)\s+off(?:\s+of)?|ditched|"
+                      r"dropped|stopped\s+using|gave\s+up(?:\s+on)?|got\s+rid\s+of|quit|"
+                      r"moved\s+away\s+from)\s+(?:it|that|this|them)\b", re.I)
+
+
+def _pointed(turn: str, statements: Sequence[str]) -> str | None:
+    """What "we moved off that" leaves: what the statement right before says the speaker
+    uses ("Our team uses gitflow for branching": "gitflow").
+
+    Example:
+        >>> _pointed("Correction: we moved off that last quarter.",
+        ...          ["Our team uses gitflow for branching."])
+        'gitflow'
+    """
+    if not statements or not _LEFT_IT.search(turn):
+        return None
+    return used(_clauses(statements[0])[0], turn)
 
 
 def _change(old: str, new: str, statements: Sequence[str]) -> Change:

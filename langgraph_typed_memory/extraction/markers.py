@@ -69,7 +69,7 @@ NEW = tuple(_p(p.replace("ART", _ART)) for p in (  # the new value only, after a
     r"(?P<new>(?-i:[A-Z][\w-]*))",
     r"\b(?:replaced|swapped)\s+(?:it|him|her|them|that)\s+(?:with|for)\s+ART{new}" + _END,
     r"\bnew\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:is|are|will\s+be)\s+|,\s+)ART{new}" + _END,
-    r"\b(?:i\s+meant|make\s+that|(?:it'?s|it\s+is)\s+actually|correction\W+)\s*"
+    r"\b(?:i\s+meant|make\s+that|(?:it'?s|it\s+is)\s+actually|correction\s*[:—–-])\s*"
     r"ART{new}" + _END,
     r"\b(?:it'?s|its|it\s+is|they'?re|that'?s)\s+(?:mostly\s+|now\s+|actually\s+)?"
     r"ART{new}\s+(?:these\s+days|nowadays|now)\b",
@@ -82,7 +82,8 @@ NEW = tuple(_p(p.replace("ART", _ART)) for p in (  # the new value only, after a
     r"\b(?:qualified\s+as|promoted\s+to|became)\s+ART{new}" + _END,
 ))
 ACQUIRED = tuple(_p(p.replace("ART", _ART)) for p in (  # a new value, when the turn has a cue
-    r"\b(?:entered|joined|picked|chose|went\s+with|settled\s+on|signed\s+up\s+(?:for|with)|"
+    r"\b(?:(?:it'?s|it\s+is)\s+(?:going\s+to\s+be|gonna\s+be)|"
+    r"entered|joined|picked|chose|went\s+with|settled\s+on|signed\s+up\s+(?:for|with)|"
     r"got\s+a\s+place\s+(?:at|on|in)|(?:bought|got|picked\s+up)(?=\s+(?:a|an|the|my|our)\s)|"
     r"opened\s+(?:\w+\s+)?(?:with|at)|"
     r"started\s+(?:\w+\s+){{0,5}}?at|taking\s+\w+\s+to|made\s+me(?=\s+(?:a|an|the|head|"
@@ -104,6 +105,6 @@ REPLACING = re.compile(  # the new value takes the place of an old one
     r"any\s?more|changed\s+(?:it\s+)?to|swapped|ditched|dropped|got\s+rid\s+of)\b", re.I)
 CUE = re.compile(  # something changed, or the user corrects themselves
     CORRECTIVE.pattern + "|" + REPLACING.pattern + r"|\bupdate(?=\s*[:–—-])|\b(?:not\s+anymore|"
-    r"no\s+longer|these\s+days|nowadays|moved\s+(?:me|us|it|to|into|onto)|bumped|revised|"
+    r"no\s+longer|these\s+days|nowadays|moved\s+(?:\w+\s+){0,3}?(?:to|into|onto)|bumped|revised|"
     r"pushed\s+(?:back|to)|postponed|rescheduled|deferred|upgraded|downgraded|promoted|"
     r"changed\s+(?:to|it|the)|got\s+moved|was\s+moved|been\s+moved)\b", re.I)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from langgraph_typed_memory.extraction.values import CONTENT_STOP, typed_spans
 
-__all__ = ["framed", "holds", "named", "refine", "shortened", "type_of", "used", "widen"]
+__all__ = ["framed", "holds", "named", "placed", "refine", "shortened", "type_of", "used",
+           "widen"]
 
 _ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
 
@@ -80,9 +81,9 @@ def framed(new: str, statement: str, turn: str) -> str | None:
 
 
 _USING = re.compile(
-    r"^\W*(?:\w+\s+){0,2}?(?:i|we)\s+(?:\w+ly\s+)?(?:use|run|drive|ride|play|wear|take|drink|"
-    r"eat|read|watch|write|code|work|cook|type|edit|manage|track|keep|log|store|host|"
-    r"deploy|have|own|rent)\s+(?P<rest>.+)", re.I)
+    r"^\W*(?:\w+\s+){0,2}?(?:i|we|(?:my|our)(?:\s+[\w'-]+){1,3}?)\s+(?:\w+ly\s+)?(?:use|run|"
+    r"drive|ride|play|wear|take|drink|eat|read|watch|write|code|work|cook|type|edit|manage|"
+    r"track|keep|log|store|host|deploy|have|own|rent)s?\s+(?P<rest>.+)", re.I)
 
 
 _POSSESSED = re.compile(r"^(?:all\s+)?(?:my|our|the)\s+(?:[\w'-]+\s+){0,3}?(?:in|on|at|with|"
@@ -156,3 +157,30 @@ def named(old: str, statements: Sequence[str]) -> str:
         if found and not any(w.lower() in CONTENT_STOP for w in found.group(1).split()[:-1]):
             return found.group(1)
     return old
+
+
+_PLACING = r"(?:into|onto|to|in|on|at|under|with)"
+
+
+def placed(new: str, statement: str, turn: str) -> str | None:
+    """Where an earlier statement put the thing a turn moves ("moved the thesis into a
+    typesetting system" / "I'm writing my thesis in a word processor": "word processor").
+
+    Example:
+        >>> placed("typesetting system", "I'm writing my thesis in a word processor.",
+        ...        "Finally moved the thesis into a typesetting system.")
+        'word processor'
+    """
+    moved = re.search(rf"([A-Za-z][\w'-]+)\s+{_PLACING}\s+(?:(?:a|an|the|my|our)\s+)?"
+                      rf"{re.escape(new)}", turn, re.I)
+    if moved is None or moved.group(1).lower() in CONTENT_STOP:
+        return None
+    said = re.search(rf"(?<!\w){re.escape(moved.group(1))}\s+{_PLACING}\s+(?P<v>[^,.;:!?()]+)",
+                     statement, re.I)
+    if said is None:
+        return None
+    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", said["v"])).strip()
+    words = value.split()
+    if not words or len(words) > 4 or words[0].lower() in CONTENT_STOP or holds(turn, value):
+        return None
+    return value

@@ -500,7 +500,7 @@ def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> l
         content = f"{speaker}: {' '.join(' '.join(rest or [text]).split())[:2_000]}"
     try:
         found.append(Candidate(kind="fact", subject=speaker, content=content,
-                               value=change.new or said, replaces=change.old[:512],
+                               value=change.new, replaces=change.old[:512],
                                confidence=EXPLICIT_CONFIDENCE, grounding=said,
                                correction=True))
     except ValidationError:

@@ -230,6 +230,30 @@ def test_a_correction_of_what_only_a_turn_said_rewrites_that_turn(store):
     assert "9:15" not in json.dumps(current(store, EPISODES))
 
 
+def test_a_withdrawal_of_a_preference_keeps_what_else_the_turn_said(store):
+    tables = {"kind": "preference", "key": "output_format", "confidence": 0.9,
+              "value": "markdown tables when comparing", "grounding": "Use markdown tables"}
+    store.promote([tables], run_id="r1", turn=1, **ALICE)
+    stop = {"kind": "fact", "subject": "user", "replaces": "tables", "correction": True,
+            "content": "user: Plain prose comparisons please.", "confidence": 0.9,
+            "grounding": "Stop with the tables. Plain prose comparisons please."}
+    [out] = store.promote([stop], run_id="r2", turn=2, **ALICE)
+    assert (out.kind, out.outcome, out.key) == ("preference", "superseded", "output_format")
+    [pref] = store.search(("tenant:acme", "user:alice", "preference"))
+    assert pref.value["value"] == "Plain prose comparisons please."
+
+
+def test_a_tenant_wide_correction_retires_the_turn_in_the_callers_own_log(store):
+    store.promote([said("We track our tasks on a whiteboard in the office.")], run_id="r1",
+                  turn=1, **ALICE)
+    fix = {"kind": "fact", "subject": "user", "scope": "tenant", "value": "shared spreadsheet",
+           "replaces": "whiteboard", "correction": True, "confidence": 0.9,
+           "content": "The user's organisation tasks live in a shared spreadsheet.",
+           "grounding": "Our tasks live in a shared spreadsheet."}
+    store.promote([fix], run_id="r2", turn=2, **ALICE)
+    assert "whiteboard" not in json.dumps(current(store, EPISODES))
+
+
 def test_a_correction_nothing_holds(store):
     lone = {"kind": "fact", "value": "Porto", "replaces": "Atlantis", "confidence": 0.9,
             "content": "user: Porto", "correction": True, "grounding": "Porto"}

@@ -109,6 +109,34 @@ def test_corrections_in_how_people_chat(before: str, turn: str, old: str,
     assert change.old == old and (new is None or change.new == new)
 
 
+@pytest.mark.parametrize(("before", "turn", "old"), [
+    ("Our squad uses Jira for planning.", "fyi we ditched that over the summer.", "Jira"),
+    ("I run my experiments in notebooks.", "Correction: we moved off it, scripts only now.",
+     "notebooks"),
+])
+def test_leaving_what_the_statement_before_uses(before: str, turn: str, old: str) -> None:
+    [change] = find_changes(turn, [before])
+    assert (change.old, change.new) == (old, None)
+
+
+@pytest.mark.parametrize(("before", "turn", "old", "new"), [
+    ("I keep my recipes in a ring binder.", "Finally moved the recipes into a notes app.",
+     "ring binder", "notes app"),  # where the thing was put
+    ("Our retro is right after lunch.", "Retro got moved to late afternoon.",
+     "right after lunch", "late afternoon"),  # what the thing was said to be
+])
+def test_where_a_moved_thing_was_before(before: str, turn: str, old: str, new: str) -> None:
+    [change] = find_changes(turn, [before])
+    assert (change.old, change.new) == (old, new)
+
+
+def test_a_correction_word_is_a_marker_only_before_a_colon_or_dash() -> None:
+    before = "I prefer replies written in formal British English."
+    turn = "A correction to my earlier note: I prefer American English in replies."
+    assert [(c.old, c.new) for c in find_changes(turn, [before])] == [
+        ("British English", "American English")]
+
+
 @pytest.mark.parametrize(("earlier", "turn", "value", "old"), [
     ("I'm vegetarian, for ethical reasons.", "I've gone vegan since January.", "vegan",
      "vegetarian"),

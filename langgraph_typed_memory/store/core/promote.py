@@ -305,8 +305,10 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
                 best = (rank, kind, key, value)
     if best is not None:
         _, kind, key, value = best
-        if kind == "preference":
-            update: dict[str, Any] = {"kind": "preference", "key": key}
+        if kind == "preference":  # a withdrawal ("stop with the tables") keeps what else
+            update: dict[str, Any] = {"kind": "preference", "key": key}  # the turn said
+            if p.value is None:
+                update["value"] = p.content.partition(": ")[2] or p.content
         else:
             content = _swap(str(value.get("content") or ""), p.replaces, new) if new else None
             update = {"kind": "fact", "subject": value.get("subject"),
