@@ -99,6 +99,7 @@ def swap(text: str, old: str, new: str) -> str | None:
     return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
 
 
+_NOW_AT_END = re.compile(r"\bnow\W*$", re.I)  # "primary is db-prod-07 now": a changed value
 _CLAUSE = re.compile(r"^(?:i|we|you|they|he|she|i'm|we're|you're|they're|he's|she's)\s+\w",
                      re.I)
 _PRONOUN = frozenset("it him her them that this those these one something anything".split())
@@ -398,12 +399,17 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
     shared = _words(clause) & _words(statement)
     mine = [v for v in _values(clause) if not holds(statement, v.text)]
     theirs = [v for v in _values(statement) if not holds(clause, v.text)]
-    for kind in ("email", "url", "phone", "code", "time", "date", "money", "number", "weekday",
-                 "frequency", "name"):
+    for kind in ("email", "url", "phone", "code", "time", "date", "money", "duration", "number",
+                 "weekday", "frequency", "name"):
         a = [v for v in theirs if _kin(v.type) == kind]
         b = [v for v in mine if _kin(v.type) == kind]
         if not a or not b:
             continue
+        if len(b) > 1 and len(a) == 1:  # "ask for 160k instead + 10% bonus": after "for"
+            left = _left_word(statement, a[0].text)
+            b = [v for v in b if left is not None and _left_word(clause, v.text) == left]
+            if len(b) != 1:
+                continue
         if len(a) > 1 or len(b) > 1:
             if not cued or len(b) > 1:
                 continue
@@ -414,14 +420,27 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
         role = _role_word(clause, new)
         same_role = role is not None and role == _role_word(statement, old)
         if cued and (shared or (near and (kind != "name" or REPLACING.search(clause) or (
-                CORRECTIVE.search(clause) and _slot(statement, old) == _slot(clause, new))))):
+                (CORRECTIVE.search(clause) or _NOW_AT_END.search(clause))
+                and _slot(statement, old) == _slot(clause, new))))):
             return old, new
         if kind == "name" and not same_role and len(shared) < 2:
             continue  # without a cue, a name is swapped for one in its role or on its topic
         if len(shared) >= 2 or (kind != "name" and len(shared) >= 1 and (
                 same_unit or kind in STRONG_TYPES)):
             return old, new
+        if kind == "number" and _SPEAKER_IS.search(_before_value(clause, new)) and (
+                _SPEAKER_IS.search(_before_value(statement, old))):
+            return old, new  # "we're 23 people total" / "so we're 31 now"
     return None
+
+
+_SPEAKER_IS = re.compile(r"(?:^|\s)(?:i'm|i\s+am|we're|we\s+are)\s*$", re.I)
+
+
+def _before_value(text: str, value: str) -> str:
+    """The words right before a value (up to 20 characters)."""
+    at = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I)
+    return text[max(0, at.start() - 20):at.start()] if at else ""
 
 
 def _stem(word: str) -> str:
@@ -581,7 +600,8 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         for i, statement in enumerate(s for s in statements if cued or _state(s)):
             if not same_subject(clause, statement):
                 continue
-            found = _typed_change(clause, statement, near=i < 3, cued=cued) or (
+            found = _typed_change(clause, statement, near=i < 3,
+                                  cued=cued or bool(_NOW_AT_END.search(clause))) or (
                 (_noun_change(clause, statement) or _copula_change(clause, statement)) if cued
                 else _frame_change(clause, statement))
             if found and not cued and not _state(statement):

@@ -99,7 +99,7 @@ CORRECTIVE = re.compile(  # the user says an earlier statement was wrong
     r"not\s+\w+\s*[,—–]\s)\b", re.I)
 REPLACING = re.compile(  # the new value takes the place of an old one
     r"\b(?:switch(?:ed)?\s+(?:\w+\s+){0,4}?to|migrat(?:ed|ion)|replaced|renamed|"
-    r"instead(?=\s*(?:[.,;!]|$))|"
+    r"instead(?!\s+of\b)|"
     r"changed\s+my\s+mind|on\s+second\s+thought|change\s+of\s+plans?|"
     r"went\s+with|moved\s+(?:everything|it|them|over|all)|fully\s+on|outdated|no\s+longer|"
     r"any\s?more|changed\s+(?:it\s+)?to|swapped|ditched|dropped|got\s+rid\s+of)\b", re.I)

@@ -15,9 +15,10 @@ from typing import Literal, cast
 __all__ = ["Span", "SpanType", "typed_spans", "STRONG_TYPES", "CONTENT_STOP"]
 
 SpanType = Literal["email", "url", "phone", "time", "date", "money", "version", "weekday",
-                   "frequency", "code", "number", "name"]
+                   "frequency", "code", "duration", "number", "name"]
 STRONG_TYPES: frozenset[str] = frozenset({"email", "url", "phone", "time", "date", "money",
-                                          "version", "weekday", "frequency", "code"})
+                                          "version", "weekday", "frequency", "code",
+                                          "duration"})
 """Types whose values are unambiguous wherever they occur (a name or a bare number is not)."""
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
@@ -51,6 +52,8 @@ _PATTERNS: tuple[tuple[SpanType, re.Pattern[str]], ...] = tuple(
                       rf"{_UNIT}|(?:once|twice)\b)"),
         ("code", r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b"
                  r"|(?-i:\b[A-Z]{1,4}\d{2,}[A-Za-z]?\b)"),
+        ("duration", rf"\b(?:{_COUNT}|an?)\s+(?:(?:more|extra|full|whole)\s+)?"
+                     r"(?:minutes?|hours?|days?|weeks?|months?|years?)\b(?!\s+ago\b)"),
         ("number", r"\b\d[\d,]*(?:\.\d+)?(?:\s?%|k|mg|kg|km|ml|gb|mb)?(?!\w)"
                    rf"|(?<=\bof\s)(?:{_NUMBER_WORDS})\b(?=\s*[.,;!?]|\s*$)"
                    rf"|\b(?:{_NUMBER_WORDS})(?:-(?:{_NUMBER_WORDS}))?\b(?=\s+(?!(?:of|the|a|an|"

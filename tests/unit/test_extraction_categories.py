@@ -102,6 +102,13 @@ def test_a_shared_word_alone_is_not_a_new_value(before: str, turn: str) -> None:
     ("You can call me Sam.", "hmm actually please use Samantha", "Sam", "Samantha"),
     ("Our backlog review is at 11.", "update: the backlog review is at 2:30 now", "11",
      "2:30"),
+    ("I plan to quote 90k for the contract.",
+     "my partner says that's low, I'll quote 110k instead plus 5% expenses", "90k", "110k"),
+    ("We're 40 staff across two sites.", "after the layoffs we're 32 now", "40", "32"),
+    ("Each sprint is two weeks long.", "we changed it, sprints are now 10 days", "two weeks",
+     "10 days"),
+    ("the cache node is redis-eu-02", "after the incident the cache is redis-eu-05 now",
+     "redis-eu-02", "redis-eu-05"),
 ])
 def test_corrections_in_how_people_chat(before: str, turn: str, old: str,
                                         new: str | None) -> None:
@@ -167,6 +174,7 @@ def test_a_time_zone_said_by_its_abbreviation(text: str, zone: str) -> None:
     ("My dog's name is Rex.", "We moved to Paris."),  # another topic, another place
     ("Thanks, Mel!", "Thanks, Caroline!"),
     ("My sister lives in York.", "My brother lives in Leeds."),  # another person
+    ("I've been doing yoga for two years.", "I've been learning guitar for six months."),
 ])
 def test_no_correction_is_read_into_unrelated_statements(before: str, turn: str) -> None:
     assert find_changes(turn, [before]) == []

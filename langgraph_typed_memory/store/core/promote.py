@@ -281,8 +281,9 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
     """Point a correction that names its old value (`replaces`) at what holds that value.
 
     The newest current fact or preference of the scope whose value (or, for a fact, whose
-    content) holds the old value gives the key, subject and predicate, and its content with
-    the old value swapped for the new one. Failing that, the newest logged turn (not this
+    content) holds the old value gives the key, subject and predicate, and (for a proposal
+    with no predicate of its own) its content with the old value swapped for the new one.
+    Failing that, the newest logged turn (not this
     one) whose text holds it is superseded by the proposal (a fact, with the turn's sentence
     corrected as its content when the new value is known). With neither, a proposal complete
     on its own goes on as it is; one that is not is rejected (the reason is returned).
@@ -310,7 +311,10 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
             if p.value is None:
                 update["value"] = p.content.partition(": ")[2] or p.content
         else:
-            content = _swap(str(value.get("content") or ""), p.replaces, new) if new else None
+            # a statement complete on its own keeps its words; a bare new value ("it's
+            # oolong these days") takes the old record's, with the value swapped
+            content = None if p.predicate or not new else _swap(
+                str(value.get("content") or ""), p.replaces, new)
             update = {"kind": "fact", "subject": value.get("subject"),
                       "predicate": value.get("predicate"), "content": content or p.content}
         item.key = key
