@@ -45,6 +45,9 @@ BOTH = tuple(_p(p.replace("ART", _ART)) for p in (  # the old and the new value 
     r"(?:^|\s){short_new}\s+(?:instead\s+of|rather\s+than)\s+ART{old}" + _END,
     r"\bnot\s+(?:\w+\s+){{0,3}}?ART{short_old}\s*[,;—–]\s+(?:it'?s|it\s+is|they'?re|that'?s)\s+"
     r"(?:actually\s+)?ART{short_new}" + _END,
+    r"^\W*(?:(?:no|nope|oops|sorry)\W+)*not\s+ART{short_old}\s*[,;:]?\s*(?:(?:sorry|oops|"
+    # "not Ruby, sorry — Elixir"
+    r"my\s+bad|i\s+mean)\s*)?[,;:—–-]+\s*ART{short_new}(?=\s*(?:[.!;]|$))",
 ))
 OLD = tuple(_p(p.replace("ART", _ART)) for p in (  # the old value only
     r"(?:\bnot|n['’]t|\bno\s+longer)\s+(?:\w+\s+){{0,2}}(?:using\s+|on\s+|in\s+|at\s+|"

@@ -24,6 +24,8 @@ def found(text: str, earlier: list[str] | None = None) -> list[tuple[str, str, o
      "Fiat Uno"),
     ("The offsite is on 3 June.", "I said 3 June but it's actually 10 June.", "3 June",
      "10 June"),
+    ("I write the scraper in Go.", "not Go, oops - Rust. the Go one is what we're retiring",
+     "Go", "Rust"),
     # the old value named, the new one elsewhere in the turn
     ("I work at Contoso as a tester.", "Correction: I left Contoso. I'm at Fabrikam now.",
      "Contoso", "Fabrikam"),
