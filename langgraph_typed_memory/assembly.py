@@ -139,8 +139,15 @@ def _count_short(text: str, encoding: str) -> int:
     return len(_encoding(encoding).encode_ordinary(text))
 
 
+@lru_cache(maxsize=128)
+def _count_long(text: str, encoding: str) -> int:
+    return len(_encoding(encoding).encode_ordinary(text))
+
+
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
-    """Tokens in `text`; special-token strings count as plain text. Short texts are cached.
+    """Tokens in `text`; special-token strings count as plain text. Cached: many short texts
+    (rendered memories), and the last long ones (a thread's recent messages, counted again
+    every turn); texts over 100,000 characters are counted each time.
 
     Example:
         >>> count_tokens("hello world")
@@ -148,6 +155,8 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     """
     if len(text) <= 2000:
         return _count_short(text, encoding)
+    if len(text) <= 100_000:
+        return _count_long(text, encoding)
     return len(_encoding(encoding).encode_ordinary(text))
 
 

@@ -189,6 +189,21 @@ def _turn_index(state: Mapping[str, Any], messages_key: str = "messages") -> int
     return sum(1 for m in state.get(messages_key) or () if m.type == "human")
 
 
+def _for_the_turn(item: dict[str, Any]) -> dict[str, Any]:
+    """A retrieved item as the turn's state keeps it: without an episode's `context` (the
+    messages before a logged turn, kept for full-text search only: never shown), which
+    would be checkpointed with every step of the turn.
+
+    Example:
+        >>> _for_the_turn({"key": "e1", "value": {"summary": "user: hi", "context": ["a"]}})
+        {'key': 'e1', 'value': {'summary': 'user: hi'}}
+    """
+    value = item.get("value")
+    if isinstance(value, dict) and "context" in value:
+        item["value"] = {k: v for k, v in value.items() if k != "context"}
+    return item
+
+
 def _finish(
     state: dict[str, Any], config: RunnableConfig | None, results: list[Any] | None,
     error: BaseException | None, messages_key: str, filled: Collection[str] = (),
@@ -212,7 +227,7 @@ def _finish(
         retrieval["time_window"] = {"phrase": window.phrase, "start": window.start.isoformat(),
                                     "end": window.end.isoformat()}
     for slot, found in zip(SLOT_KINDS, results, strict=True):
-        context[slot] = [item.dict() for item in found]
+        context[slot] = [_for_the_turn(item.dict()) for item in found]
         retrieval[_TRACE_FIELDS[slot]] = [
             (d.get("memory") or {}).get("id", d["key"]) for d in context[slot]
         ]
