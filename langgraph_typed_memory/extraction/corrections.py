@@ -162,11 +162,13 @@ def _statements(earlier: Sequence[str]) -> list[str]:
     return [s for text in earlier for s in sentences(text)]
 
 
-def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
+def _old_like(new: str, statement: str, turn: str, near: bool, guess: bool = True
+              ) -> str | None:
     """The value of `statement` that `new` replaces: one of the same type that the turn does
-    not repeat (the first, or the one after the same word); for a plain word, the last
-    content word of the statement's first clause, only for the statement right before
-    (`near`) or one that shares a topic word with the turn."""
+    not repeat (the first, or the one after the same word); for a plain word, one in the
+    same place (`olds`), else, when `guess`, the last content word of the statement's first
+    clause, only for the statement right before (`near`) or one that shares a topic word
+    with the turn."""
     want = _kin(type_of(new))
     spans = [s for s in _values(statement) if _kin(s.type) == want and not holds(turn, s.text)]
     if want == "name":
@@ -187,11 +189,11 @@ def _old_like(new: str, statement: str, turn: str, near: bool) -> str | None:
         return after_same
     if where := placed(new, statement, turn):
         return where
-    if want == "word" and (said := _copula_value(statement, turn)):
+    if want == "word" and guess and (said := _copula_value(statement, turn)):
         return said
     if want == "word" and (swapped := _modifier_change(new, statement, turn)):
         return swapped
-    if want != "word" or not (near or on_topic) or not CUE.search(turn):
+    if want != "word" or not (near or on_topic) or not CUE.search(turn) or not guess:
         return None
     clauses = _clauses(re.split(r"\s(?:and|but|because|since|so|which|who|like)\s",
                                 statement, maxsplit=1)[0])
@@ -584,15 +586,15 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             typed = [v for v in typed_spans(after.group(1), fragment=True)] if after else []
             new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
         # a statement on the turn's topic first, wherever it stands; then the one right
-        # before, which may share no word ("switched to helix" after "I use vim")
+        # before, which may share no word ("switched to helix" after "I use vim"); a value
+        # in the same place anywhere before a guess at the last word of one
         tries = [(s, False) for s in statements] + [(s, True) for s in statements[:1]]
-        for statement, near in tries:
-            if not same_subject(turn, statement):
-                continue
-            replaced = _old_like(new, statement, turn, near=near)
-            if replaced:
-                changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
-                break
+        found = next(((s, old) for guess in (False, True) for s, near in tries
+                      if same_subject(turn, s)
+                      and (old := _old_like(new, s, turn, near=near, guess=guess))), None)
+        if found is not None:
+            statement, replaced = found
+            changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
     if changes:
         return _distinct(changes)
     clauses = [c for s in parts for c in ([s] if cued else _clauses(s)) if cued or _state(c)]

@@ -453,6 +453,23 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
     return [_ended_diet(c, earlier) for c in out]
 
 
+_PARTS = re.compile(r"(?<=[.!?;,])\s+|\s+[—–-]\s+|\s+and\s+(?=(?:i|we|bought|got|"
+                    r"started|moved|switched|use|now)\b)", re.I)
+
+
+def _without(text: str, old: str) -> str:
+    """What a turn says besides an old value: its sentences and clauses that do not name it
+    (all of it when each does).
+
+    Example:
+        >>> _without("Sold the diesel last month and bought an electric scooter.", "diesel")
+        'bought an electric scooter.'
+    """
+    said = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)", re.I)
+    rest = [p for s in sentences(text) for p in _PARTS.split(s) if p and not said.search(p)]
+    return " ".join(" ".join(rest).split()) or " ".join(text.split())
+
+
 _EXCLUDES = {  # what a diet leaves out
     "vegan": frozenset("meat fish seafood chicken poultry pork beef dairy eggs".split()),
     "vegetarian": frozenset("meat fish seafood chicken poultry pork beef".split()),
@@ -496,8 +513,7 @@ def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> l
     if change.corrected:
         content = f"{speaker} (updated): {change.corrected}"
     else:  # a withdrawal: what the turn says besides the old value
-        rest = [s for s in sentences(text) if change.old.lower() not in s.lower()]
-        content = f"{speaker}: {' '.join(' '.join(rest or [text]).split())[:2_000]}"
+        content = f"{speaker}: {_without(text, change.old)[:2_000]}"
     try:
         found.append(Candidate(kind="fact", subject=speaker, content=content,
                                value=change.new, replaces=change.old[:512],

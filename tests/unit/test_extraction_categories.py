@@ -139,6 +139,21 @@ def test_where_a_moved_thing_was_before(before: str, turn: str, old: str, new: s
     assert (change.old, change.new) == (old, new)
 
 
+def test_a_value_in_the_same_place_wins_over_a_guess_at_a_later_statement() -> None:
+    earlier = ["The novel is set in a fishing village.",  # newest first, on the same topic
+               "I'm drafting my novel in a notebook."]
+    turn = "Finally moved the novel into a writing app, the pages kept getting wet."
+    [change] = find_changes(turn, earlier)
+    assert (change.old, change.new) == ("notebook", "writing app")
+
+
+def test_a_withdrawal_keeps_what_else_the_turn_says() -> None:
+    turn = "Sold the hatchback in May and bought a cargo bike for the school run."
+    [c] = [c for c in extract_rules(turn, earlier=["I drive a hatchback."]) if c.replaces]
+    assert c.replaces == "hatchback" and "hatchback" not in c.content
+    assert "cargo bike" in c.content
+
+
 def test_a_correction_word_is_a_marker_only_before_a_colon_or_dash() -> None:
     before = "I prefer replies written in formal British English."
     turn = "A correction to my earlier note: I prefer American English in replies."
