@@ -585,14 +585,8 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
             after = re.search(rf"{re.escape(new)}\W{{1,3}}((?:\S+\s*){{1,3}})", turn)
             typed = [v for v in typed_spans(after.group(1), fragment=True)] if after else []
             new = typed[0].text if len(typed) == 1 and typed[0].start == 0 else new
-        # a statement on the turn's topic first, wherever it stands; then the one right
-        # before, which may share no word ("switched to helix" after "I use vim"); a value
-        # in the same place anywhere before a guess at the last word of one
-        tries = [(s, False) for s in statements] + [(s, True) for s in statements[:1]]
-        found = next(((s, old) for guess in (False, True) for s, near in tries
-                      if same_subject(turn, s)
-                      and (old := _old_like(new, s, turn, near=near, guess=guess))), None)
-        if found is not None:
+        # the one right before may share no word ("switched to helix" after "I use vim")
+        if found := _replaced_by(new, turn, statements):
             statement, replaced = found
             changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
     if changes:
@@ -622,6 +616,19 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
                 changes.append(Change(*found, statement, swap(statement, *found)))
                 break
     return _distinct(changes)
+
+
+def _replaced_by(new: str, turn: str, statements: Sequence[str]) -> tuple[str, str] | None:
+    """The earlier statement and the value of it that a lone new value replaces: statements
+    on the turn's topic first, then the one right before; a value in the same place in any
+    of them before a guess at one's last word."""
+    tries = [(s, False) for s in statements] + [(s, True) for s in statements[:1]]
+    for guess in (False, True):
+        for statement, near in tries:
+            if same_subject(turn, statement) and (
+                    old := _old_like(new, statement, turn, near=near, guess=guess)):
+                return statement, old
+    return None
 
 
 _LEFT_IT = re.compile(r"\b(?:(?:moved|migrated|switched|came|got)\s+off(?:\s+of)?|ditched|"
