@@ -330,10 +330,19 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
         if kind == "number" and _SPEAKER_IS.search(_before_value(clause, new)) and (
                 _SPEAKER_IS.search(_before_value(statement, old))):
             return old, new  # "we're 23 people total" / "so we're 31 now"
+        if kind in ("number", "duration", "money") and _same_lead(clause, new, statement, old):
+            return old, new  # "a team of five engineers" / "running a team of eight"
     return None
 
 
 _SPEAKER_IS = re.compile(r"(?:^|\s)(?:i'm|i\s+am|we're|we\s+are)\s*$", re.I)
+
+
+def _same_lead(clause: str, new: str, statement: str, old: str) -> bool:
+    """Whether two values follow the same two words, not both small ones ("team of")."""
+    lead = re.findall(r"[\w'-]+", _before_value(clause, new).lower())[-2:]
+    return len(lead) == 2 and any(w not in CONTENT_STOP for w in lead) and (
+        re.findall(r"[\w'-]+", _before_value(statement, old).lower())[-2:] == lead)
 
 
 def _before_value(text: str, value: str) -> str:

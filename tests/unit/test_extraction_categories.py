@@ -107,6 +107,8 @@ def test_a_shared_word_alone_is_not_a_new_value(before: str, turn: str) -> None:
     ("I plan to quote 90k for the contract.",
      "my partner says that's low, I'll quote 110k instead plus 5% expenses", "90k", "110k"),
     ("We're 40 staff across two sites.", "after the layoffs we're 32 now", "40", "32"),
+    ("I coach a squad of twelve players.", "two left, so I coach a squad of ten.", "twelve",
+     "ten"),
     ("Each sprint is two weeks long.", "we changed it, sprints are now 10 days", "two weeks",
      "10 days"),
     ("the cache node is redis-eu-02", "after the incident the cache is redis-eu-05 now",
