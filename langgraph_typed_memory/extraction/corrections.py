@@ -175,12 +175,12 @@ def _old_like(new: str, statement: str, turn: str, near: bool, guess: bool = Tru
         return after_same
     if where := placed(new, statement, turn):
         return where
-    if want == "word" and guess and (said := copula_value(statement, turn)):
-        return said
     if want == "word" and (swapped := modifier_change(new, statement, turn)):
         return swapped
     if want != "word" or not (near or on_topic) or not CUE.search(turn) or not guess:
         return None
+    if said := copula_value(statement, turn):
+        return said
     clauses = _clauses(re.split(r"\s(?:and|but|because|since|so|which|who|like)\s",
                                 statement, maxsplit=1)[0])
     main = [c for c in clauses if not _SUBORDINATE.match(c)] or clauses
@@ -412,6 +412,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         # "we moved off that": what the statement before uses, withdrawn
         changes.append(Change(pointed, None, statements[0], None))
     for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
+        old = named(old, statements)  # "that school": "local public school"
         statement = next((s for s in statements if holds(s, old)), None)
         if statement is None and (found := shortened(old, statements)):
             statement, old = found
@@ -484,7 +485,8 @@ def _replaced_by(new: str, turn: str, statements: Sequence[str]) -> tuple[str, s
 
 _LEFT_IT = re.compile(r"\b(?:(?:moved|migrated|switched|came|got)\s+off(?:\s+of)?|ditched|"
                       r"dropped|stopped\s+using|gave\s+up(?:\s+on)?|got\s+rid\s+of|quit|"
-                      r"moved\s+away\s+from)\s+(?:it|that|this|them)\b", re.I)
+                      r"moved\s+away\s+from)\s+(?:it|that|this|them)\b|\b(?:ripped|tore|"
+                      r"dug|pulled)\s+(?:it|that|them)(?:\s+all)?\s+(?:up|out)\b", re.I)
 
 
 def _pointed(turn: str, statements: Sequence[str]) -> str | None:
@@ -498,7 +500,8 @@ def _pointed(turn: str, statements: Sequence[str]) -> str | None:
     """
     if not statements or not _LEFT_IT.search(turn):
         return None
-    return used(_clauses(statements[0])[0], turn)
+    first = _clauses(statements[0])[0]
+    return used(first, turn) or copula_value(first, None)
 
 
 def _change(old: str, new: str, statements: Sequence[str]) -> Change:

@@ -98,21 +98,27 @@ def copula_change(clause: str, statement: str) -> tuple[str, str] | None:
     return old, new
 
 
-def copula_value(statement: str, turn: str) -> str | None:
+def copula_value(statement: str, turn: str | None) -> str | None:
     """What an earlier statement says a thing the turn names again is ("Our standup is
-    first thing in the morning" / "Standup got pushed to late afternoon").
+    first thing in the morning" / "Standup got pushed to late afternoon"); with no turn,
+    what it says the thing is ("Our backyard is mostly lawn": "lawn").
 
     Example:
         >>> copula_value("Our team standup is first thing in the morning.",
         ...               "Standup got pushed to late afternoon.")
         'first thing in the morning'
+        >>> copula_value("Our backyard is mostly lawn.", None)
+        'lawn'
     """
     said = _COPULA.search(statement)
-    if said is None or said["head"].lower() in CONTENT_STOP or not holds(turn, said["head"]) or (
+    if said is None or said["head"].lower() in CONTENT_STOP or (
+            turn is not None and not holds(turn, said["head"])) or (
             re.match(r"\s*(?:my|our|your)\b", said["value"], re.I)):  # "Dance is my passion"
         return None
-    value = _ARTICLE_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\""))
-    return value if value and len(value.split()) <= 5 and not holds(turn, value) else None
+    value = clean(_ARTICLE_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\"")))
+    if not value or len(value.split()) > 5 or (turn is not None and holds(turn, value)):
+        return None
+    return value
 
 
 def noun_change(clause: str, statement: str) -> tuple[str, str] | None:

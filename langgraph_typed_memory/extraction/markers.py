@@ -54,7 +54,8 @@ OLD = tuple(_p(p.replace("ART", _ART)) for p in (  # the old value only
     r"with\s+|doing\s+)?ART{old}\s+(?:any\s?more|any\s+longer)\b",
     r"\bno\s+longer\s+(?:using\s+|on\s+|in\s+|at\s+|with\s+)?ART{old}" + _END,
     r"^\W*(?:(?:no|nope|ugh|sorry|oops|wait|actually)\W+)*not\s+ART{short_old}\s*(?:[,;:—–]|\s-\s)",
-    r"\b(?:gone\s+off|(?:migrated|moved|switched|came|got)\s+off(?:\s+of)?|left|quit|ditched|dropped|stopped\s+using|moved\s+(?:away\s+)?"
+    r"\b(?:gone\s+off|(?:migrated|moved|switched|came|got)\s+off(?:\s+of)?|"
+    r"(?:pulled|took|taken)\s+(?:\w+\s+)?out\s+of|left|quit|ditched|dropped|stopped\s+using|moved\s+(?:away\s+)?"
     r"(?:from|out\s+of)|gave\s+up(?:\s+on)?|got\s+rid\s+of|cancell?ed|sold|closed|"
     r"deferred|forget|ignore|scrap|stop(?:\s+with|\s+using|\s+doing|\s+giving\s+me)?|"
     r"no\s+more|drop|lose|ditch|ripped\s+out)\s+ART{old}" + _END,

@@ -26,7 +26,8 @@ from langgraph_typed_memory.extraction.text import sentences, statement_parts
 
 __all__ = ["extract_rules"]
 
-_CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|,\s+(?=so\s)|(?:,?\s+(?:and|but|also|plus)\s+|,\s+)"
+_CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|,\s+(?=so\s)|\s+[—–]\s+(?=(?:i|i'm|my|we|our)\s)|"
+                           r"(?:,?\s+(?:and|but|also|plus)\s+|,\s+)"
                            r"(?=(?:i|my|please|"
                            r"call\s+me|use|be|answer|respond|reply|write|keep|always|never|"
                            r"actually)\b)", re.I)
@@ -294,6 +295,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, h
     (r"\b(?:(?:they|she|he|my\s+\w+)\s+(?:made|promoted)\s+me|i(?:'ve|\s+have)?\s+"
      r"(?:just\s+)?(?:been\s+promoted|got\s+promoted)\s+to)\s+(?:an?\s+|the\s+)?(?P<v>.+)",
      "f:occupation"),
+    (rf"^(?:{_AM}|i(?:'ll|\s+will)\s+be\s+|i(?:'ve|\s+have)\s+been\s+)(?:joining|starting|hired|"
+     r"taken\s+on|brought\s+in)\b[^,.;!?]*?\bas\s+(?:an?\s+|the\s+|their\s+|our\s+)?"
+     r"(?P<v>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)(?=\s+(?:on|from|at|in|next|this|starting|"
+     r"with)\b|\s*[,.;!?]|$)", "f:occupation"),  # "I'm joining the data team as an analyst"
     (r"^(?:use|write|format|show)\s+(?:all\s+)?dates\s+(?:as|like|in)\s+(?P<v>.+)",
      "p:date_format"),
     (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format\s+)?(?:for\s+dates|dates|date\s+format)\b",

@@ -124,6 +124,11 @@ def test_corrections_in_how_people_chat(before: str, turn: str, old: str,
     ("Our squad uses Jira for planning.", "fyi we ditched that over the summer.", "Jira"),
     ("I run my experiments in notebooks.", "Correction: we moved off it, scripts only now.",
      "notebooks"),
+    ("Our front garden is mostly gravel.", "We dug it all up and planted a herb bed instead.",
+     "gravel"),
+    ("My son goes to the village primary school.",
+     "We took him out of that school at Easter and he's homeschooled now.",
+     "village primary school"),
 ])
 def test_leaving_what_the_statement_before_uses(before: str, turn: str, old: str) -> None:
     [change] = find_changes(turn, [before])
@@ -176,6 +181,12 @@ def test_a_new_diet_ends_the_one_the_speaker_had(earlier: str, turn: str, value:
                                                  old: str | None) -> None:
     [diet] = [c for c in extract_rules(turn, earlier=[earlier]) if c.predicate == "diet"]
     assert (diet.value, diet.replaces) == (value, old)
+
+
+def test_a_new_role_after_joining_is_the_occupation() -> None:
+    turn = "Transfer approved — I'm joining the platform team as a site reliability engineer."
+    assert ("fact", "occupation", "site reliability engineer") in found(
+        turn, ["I'm a support engineer."])
 
 
 @pytest.mark.parametrize(("text", "zone"), [
