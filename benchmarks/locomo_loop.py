@@ -18,7 +18,9 @@ Reported per category and overall:
 * the share of questions whose answer string is in the prompt (case-insensitive);
 * prompt tokens (p50, max; the trace's `tokens.total`) and prompts over the budget;
 * records written per kind (gate outcomes), and the write path's time per turn (p50/p95,
-  excluding and including the embedder's time).
+  excluding and including the embedder's time);
+* the turns the extractor read as correcting an earlier statement: LoCoMo's conversations
+  correct almost nothing, so this counts corrections read into ordinary talk.
 
 Side by side, at the same budget: `recent_window`, the last turns that fit (LangChain's
 `trim_messages`, strategy "last", what a LangGraph app without memory sends), and
@@ -108,6 +110,8 @@ class Written:
     """(run id, turn index) -> dia_id."""
     outcomes: Counter[str] = field(default_factory=Counter)
     prefilter: Counter[str] = field(default_factory=Counter)
+    corrections: list[str] = field(default_factory=list)
+    """The turns (dia_id) the extractor read as correcting an earlier statement."""
     write_ms: list[float] = field(default_factory=list)
     embed_ms: list[float] = field(default_factory=list)
 
@@ -138,6 +142,8 @@ def write(store: Any, conversation: Conversation, clock: Clock,
         out.embed_ms.append((embedder.seconds - embedded) * 1000)
         out.turn_of[(writer.run_id, writer.turn)] = turn.dia_id
         out.prefilter[result.prefilter] += 1
+        if result.corrections:
+            out.corrections.append(turn.dia_id)
         out.outcomes.update(f"{p['kind']}:{p['outcome']}" for p in result.promotions)
     return out
 
@@ -284,6 +290,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
     embed_ms: list[float] = []
     outcomes: Counter[str] = Counter()
     prefilter: Counter[str] = Counter()
+    corrections = 0
     with ExitStack() as stack:
         store = stack.enter_context(_store(stack, backend, clock, index))
         retrieve, assemble = create_retrieve_node(store), create_assemble_node()
@@ -301,6 +308,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
             embed_ms += written.embed_ms
             outcomes.update(written.outcomes)
             prefilter.update(written.prefilter)
+            corrections += len(written.corrections)
             clock.now = conversation.now
             for i, question in enumerate(conversation.questions):
                 tallies[PRODUCT].add(question, ask(retrieve, assemble, conversation, question,
@@ -321,6 +329,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
                        "including_embedding": _ms(write_ms)},
         "records": dict(sorted(outcomes.items())),
         "prefilter": dict(sorted(prefilter.items())),
+        "turns_read_as_corrections": corrections,
     }
 
 
@@ -401,6 +410,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{wp['including_embedding']['p50_ms']:.1f} / p95 "
           f"{wp['including_embedding']['p95_ms']:.1f} ms")
     print(f"records: {report['records']}")
+    print(f"turns read as corrections: {report['turns_read_as_corrections']} of "
+          f"{report['write_path']['turns']}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0

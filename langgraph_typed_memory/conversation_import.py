@@ -53,6 +53,8 @@ class TurnResult:
     promotions: list[dict[str, Any]]
     """The gate's outcomes, as in the trace envelope."""
     degraded: list[str]
+    corrections: int = 0
+    """How many of the turn's candidates correct an earlier statement."""
 
 
 @dataclass(slots=True)
@@ -146,12 +148,15 @@ class TurnWriter:
         state: dict[str, Any] = {"messages": messages, "memory_recent": self._recent,
                                  "memory_trace": trace}
         state.update(self._extract.invoke(state, self.config))
+        corrections = sum(1 for c in state.get("memory_candidates") or []
+                          if c.get("replaces") or c.get("correction"))
         state.update(self._promote.invoke(state, self.config))
         self._recent = state["memory_recent"]
         self._window = messages[-WINDOW:]
         out = state["memory_trace"]
         return TurnResult((out.get("extraction") or {}).get("prefilter") or "",
-                          list(out.get("promotions") or []), list(out.get("degraded") or []))
+                          list(out.get("promotions") or []), list(out.get("degraded") or []),
+                          corrections)
 
 
 def import_conversation(

@@ -80,3 +80,11 @@ def test_a_correction_in_a_later_session_retires_the_turn_that_said_the_old_valu
     assert [f.value["content"] for f in store.search(FACTS)] == [
         "The user's favourite tea is oolong."]
     assert store.check_invariants().ok
+
+
+def test_a_turn_result_counts_the_candidates_that_correct_something(
+        backend_store_factory: Any) -> None:
+    store = backend_store_factory()
+    writer = TurnWriter(store, tenant_id="acme", user_id="alice", session_id="s1")
+    assert writer.write(HumanMessage("I live in Lisbon.")).corrections == 0
+    assert writer.write(HumanMessage("Actually I moved to Porto.")).corrections == 1
