@@ -107,8 +107,10 @@ REPLACING = re.compile(  # the new value takes the place of an old one
     r"changed\s+my\s+mind|on\s+second\s+thought|change\s+of\s+plans?|"
     r"went\s+with|moved\s+(?:everything|it|them|over|all)|fully\s+on|outdated|no\s+longer|"
     r"any\s?more|changed\s+(?:it\s+)?to|swapped|ditched|dropped|got\s+rid\s+of)\b", re.I)
-CUE = re.compile(  # something changed, or the user corrects themselves
-    CORRECTIVE.pattern + "|" + REPLACING.pattern + r"|\bupdate(?=\s*[:–—-])|\b(?:not\s+anymore|"
+CUE = re.compile(  # something changed, or the user corrects themselves, or news came in
+    CORRECTIVE.pattern + "|" + REPLACING.pattern + r"|\bupdate(?=\s*[:–—-])|"
+    r"\b(?:e-?mailed|texted|messaged|called|rang|confirmed|announced|wrote|told\s+(?:me|us))"
+    r"(?=\s*[:–—])|\b(?:not\s+anymore|"
     r"no\s+longer|these\s+days|nowadays|moved\s+(?:\w+\s+){0,3}?(?:to|into|onto)|bumped|revised|"
     r"pushed\s+(?:back|to)|postponed|rescheduled|deferred|upgraded|downgraded|promoted|"
     r"changed\s+(?:to|it|the)|got\s+moved|was\s+moved|been\s+moved)\b", re.I)

@@ -109,6 +109,10 @@ def test_a_shared_word_alone_is_not_a_new_value(before: str, turn: str) -> None:
     ("We're 40 staff across two sites.", "after the layoffs we're 32 now", "40", "32"),
     ("I coach a squad of twelve players.", "two left, so I coach a squad of ten.", "twelve",
      "ten"),
+    ("My train to Leeds leaves at 8:05.", "The rail company texted: departure is 8:40.",
+     "8:05", "8:40"),  # news reported after a colon
+    ("The offsite is on 12 May.", "HR just emailed: we're doing 19 May instead.", "12 May",
+     "19 May"),
     ("Each sprint is two weeks long.", "we changed it, sprints are now 10 days", "two weeks",
      "10 days"),
     ("the cache node is redis-eu-02", "after the incident the cache is redis-eu-05 now",
