@@ -66,14 +66,17 @@ def framed(new: str, statement: str, turn: str) -> str | None:
         'ubuntu 22.04'
     """
     lead = re.search(rf"((?:[\w']+\s+){{2}}){re.escape(new)}", turn, re.I)
-    if lead is None or all(w.lower() in CONTENT_STOP for w in lead.group(1).split()[:1]) and (
-            len(lead.group(1).split()) < 2):
+    if lead is None:
         return None
     said = re.search(rf"(?<!\w){re.escape(lead.group(1))}(?P<v>(?:[^,.;:!?()]|(?<=\d)[.,](?=\d))+)",
                      statement, re.I)
-    if said is None:
-        return None
-    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", said["v"])).strip()
+    return _value(said["v"], turn) if said else None
+
+
+def _value(said: str, turn: str) -> str | None:
+    """The value a captured phrase of an earlier statement gives: without what follows it
+    ("for", "at"...) or an article, at most four words, not one the turn says again."""
+    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", said)).strip()
     words = value.split()
     if not words or len(words) > 4 or words[0].lower() in CONTENT_STOP or holds(turn, value):
         return None
@@ -177,10 +180,4 @@ def placed(new: str, statement: str, turn: str) -> str | None:
         return None
     said = re.search(rf"(?<!\w){re.escape(moved.group(1))}\s+{_PLACING}\s+(?P<v>[^,.;:!?()]+)",
                      statement, re.I)
-    if said is None:
-        return None
-    value = _ARTICLE_LEAD.sub("", _ADJUNCT.sub("", said["v"])).strip()
-    words = value.split()
-    if not words or len(words) > 4 or words[0].lower() in CONTENT_STOP or holds(turn, value):
-        return None
-    return value
+    return _value(said["v"], turn) if said else None
