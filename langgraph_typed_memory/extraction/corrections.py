@@ -104,6 +104,8 @@ def swap(text: str, old: str, new: str) -> str | None:
 
 
 _NOW_AT_END = re.compile(r"\bnow\W*$", re.I)  # "primary is db-prod-07 now": a changed value
+
+
 def _core(value: str) -> str:
     """The value a captured phrase names: the typed value it starts with ("Grant Thornton",
     "£23,500", "6 February"), the single typed value inside it ("the Austin office" ->
