@@ -285,7 +285,9 @@ _MY_VERBS = {"": "", "_name": "named", "_origin": "from"}
 # |from] Y", predicate X[_name|_origin]; "f:named": "I have a <role n> named Y", predicate n_name.
 _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, how in [
     (r"^(?:(?:you\s+can\s+|you\s+may\s+|just\s+)?call\s+me|i\s+go\s+by)\s+(?P<v>.+)", "p:name"),
-    (rf"\b(?:call|address)\s+me\s+(?:as\s+)?(?P<v>{_NAME})|\brefer\s+to\s+me\s+as\s+"
+    (rf"\b(?:call|address)\s+me\s+(?:as\s+|formally,?\s+(?:as\s+)?|by\s+)?"
+     rf"(?P<v>(?:(?-i:Dr|Prof|Mr|Mrs|Ms|Mx|Sir|Dame)\.?\s+)?{_NAME})|"
+     rf"\brefer\s+to\s+me\s+as\s+"
      rf"(?P<w>{_NAME})", "p:name"),
     (r"^(?:talk|speak|write|reply|respond)\s+(?:to\s+me\s+)?like\s+(?P<v>.+)", "p:tone"),
     (rf"\b(?P<v>(?:{_UNITS})(?:\s*(?:,|and|&|or)\s*(?:{_UNITS}))*)\s+(?:for|in|when)\s+"

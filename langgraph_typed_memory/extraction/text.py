@@ -8,7 +8,8 @@ import unicodedata
 __all__ = ["normalize", "sentences", "is_question", "statement_parts", "FIRST_PERSON", "REQUEST"]
 
 _TOKEN = re.compile(r"[^\W_]+")
-_SENTENCE_BREAK = re.compile(r"(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
+_SENTENCE_BREAK = re.compile(r"(?<!\b(?:Dr|Mr|Ms|Mx|St|Jr|Sr)\.)(?<!\b(?:Mrs|Rev)\.)(?<!\bProf\.)"
+                             r"(?<!\b[A-Z]\.)"
                              r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|\n+")
 FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|im|ive)\b", re.I)
 _AUX = (r"(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|isnt|"

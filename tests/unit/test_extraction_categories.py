@@ -187,6 +187,18 @@ def test_a_new_diet_ends_the_one_the_speaker_had(earlier: str, turn: str, value:
     assert (diet.value, diet.replaces) == (value, old)
 
 
+def test_a_typed_value_of_the_turn_points_at_the_one_it_replaces() -> None:
+    before = "i swim at 7am before work, most weekdays"
+    turn = "not anymore, the pool changed hours so i switched to lunchtimes, around 12:30"
+    [change] = find_changes(turn, [before])
+    assert change.old == "7am"
+
+
+def test_a_name_to_be_addressed_by_is_the_name_preference() -> None:
+    assert found("Please address me formally, Prof. Adeyemi.") == [
+        ("preference", "name", "Prof. Adeyemi")]
+
+
 def test_a_new_role_after_joining_is_the_occupation() -> None:
     turn = "Transfer approved — I'm joining the platform team as a site reliability engineer."
     assert ("fact", "occupation", "site reliability engineer") in found(
