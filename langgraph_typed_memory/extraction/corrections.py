@@ -183,10 +183,10 @@ def _old_like(new: str, statement: str, turn: str, near: bool, guess: bool = Tru
         return None
     if said := copula_value(statement, turn):
         return said
-    typed = [s for v in _values(turn) for s in _values(statement)
-             if _kin(s.type) == _kin(v.type) and not holds(turn, s.text)]
-    if len(typed) == 1:  # "switched to evenings, around 7pm" after "i lift at 6am"
-        return typed[0].text
+    kinds = {_kin(v.type) for v in _values(turn)}
+    alike = [s for s in _values(statement) if _kin(s.type) in kinds and not holds(turn, s.text)]
+    if len(alike) == 1:  # "switched to evenings, around 7pm" after "i lift at 6am"
+        return alike[0].text
     clauses = _clauses(re.split(r"\s(?:and|but|because|since|so|which|who|like)\s",
                                 statement, maxsplit=1)[0])
     main = [c for c in clauses if not _SUBORDINATE.match(c)] or clauses
