@@ -1,6 +1,6 @@
 """SQLite dialect: schema migrations and the statements that differ from Postgres.
 
-Lexical search tokenizes with FTS5's `porter unicode61` tokenizer into postings cached per
+Lexical search tokenizes as FTS5's `porter unicode61` tokenizer does into postings cached per
 scope cell and ranks them by BM25 (`bm25`), as Postgres does; one full-text table per ranked
 kind (`memory_fts_fact`, `memory_fts_episode`, `memory_fts_observation`) is kept by triggers.
 Vectors are float32 BLOBs ranked with numpy after the SQL scope filter: the stdlib `sqlite3`
@@ -329,11 +329,11 @@ class SqliteDialect:
         """BM25 (`bm25_ranked`) over the scope's live rows of its kind, best first (ties:
         older row first; every matching row when `depth` is None).
 
-        FTS5's tokenizer turns the terms into tokens (`Tokenizer`: a term it splits,
-        `foo_bar`, gives each of its tokens; one it drops, none), and the scope's cached
-        postings (`ScopeFts5Cache`) are ranked in this process: a statement reads the
-        scope's counters (shared with the vector search beside it), cells that changed are
-        brought up to date, and the rest is arithmetic.
+        The terms become FTS5's `porter unicode61` tokens, made in this process
+        (`Tokenizer`: a term it splits, `foo_bar`, gives each of its tokens; one it drops,
+        none), and the scope's cached postings (`ScopeFts5Cache`) are ranked in this
+        process: a statement reads the scope's counters (shared with the vector search beside
+        it), cells that changed are brought up to date, and the rest is arithmetic.
 
         Max-score pruning (score the rows of the rarest terms first, stop once the depth-th
         score beats the other terms' bound idf x (k1 + 1)) was measured and left out: on the
