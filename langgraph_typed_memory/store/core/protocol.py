@@ -40,8 +40,8 @@ class Sql:
     its parameters, for statements whose best plan depends on them; None: the driver decides."""
     shared: bool = False
     """A read without side effects whose answer any plan may use: asked more than once in one
-    turn of `interleave` (same text and parameters, which must then be hashable), it goes
-    out once and every plan that asked gets its rows."""
+    turn of `interleave` (same text and parameters, which must then be hashable or lists of
+    hashable values), it goes out once and every plan that asked gets its rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +338,8 @@ def _send(
         at: list[int] = []  # each step's place among those sent
         first: dict[tuple[str, tuple[Any, ...]], int] = {}
         for s in steps:
-            key = (s.text, tuple(s.params)) if s.shared else None
+            key = (s.text, tuple(tuple(p) if isinstance(p, list) else p for p in s.params)
+                   ) if s.shared else None
             if key is None or key not in first:
                 if key is not None:
                     first[key] = len(sent)

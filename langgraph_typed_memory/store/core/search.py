@@ -113,16 +113,11 @@ def _typed_find(
     where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
         # Exhaustive known-scope lookup. No ranking, no top-k: every active record.
-        rows = yield Sql(
-            f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
-            "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
-            + ("m.seq DESC" if history else "m.seq"),
-            params,
-        )
+        rows = yield _exact_listing(typed.scope, visible, now, history)
         items = [
             records.to_item(r, None, retrieval_mode="exact")
             for r in rows
-            if matches_filter(records.dialect.load_json(r[4]), op.filter)
+            if r[5] == typed.kind and matches_filter(records.dialect.load_json(r[4]), op.filter)
         ]
         return SearchResults(items, retrieval_mode="exact")
     if not op.query:
@@ -154,6 +149,29 @@ def _typed_find(
     merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
     return SearchResults(merged[op.offset : op.offset + op.limit],
                          retrieval_mode=found.retrieval_mode, degraded=found.degraded)
+
+
+_EXACT_KINDS = tuple(sorted(EXACT_KINDS))
+
+
+def _exact_listing(scope: Scope, visible: str, now: float, history: bool) -> Sql:
+    """Every record of the exact kinds visible from `scope` whose status passes `visible`
+    (an SQL constant), live at `now`: wider scopes first, then by key. One statement for
+    the three kinds, `shared`: the policies, procedures and preferences of a fan-out, asked
+    together, are read once, and each search keeps its kind's rows (in the same order).
+
+    Example:
+        >>> sql = _exact_listing(Scope("acme", "alice"), "m.status = 'active'", 5.0, False)
+        >>> sql.params, sql.shared
+        (['policy', 'preference', 'procedure', 'acme', 'alice', 5.0], True)
+    """
+    where, params = q.visible_filter(_EXACT_KINDS, scope.tenant_id, scope.user_id,
+                                     scope.agent_id)
+    return Sql(
+        f"SELECT {q.COLUMNS} FROM memories m WHERE {where} AND {visible} AND {q.LIVE} "
+        "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
+        + ("m.seq DESC" if history else "m.seq"),
+        [*params, now], shared=True)
 
 
 def _newest(records: Records, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:

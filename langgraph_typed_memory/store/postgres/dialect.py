@@ -392,8 +392,10 @@ class PostgresDialect:
         older row first; every matching row when `depth` is None).
 
         One round trip turns the terms into lexemes (`_QUERY_LEXEMES`) and reads the
-        scope's counters (shared with the vector search beside it); the scope's cached
-        postings (`ScopeLexicalCache`) are brought up to date and ranked in this process.
+        scope's counters, both statements shared with the other searches of the batch run
+        beside it (the vector searches, the other kinds' searches of the same query); the
+        scope's cached postings (`ScopeLexicalCache`) are brought up to date and ranked in
+        this process.
 
         Example (the first statements' values; a server runs them):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
@@ -401,7 +403,8 @@ class PostgresDialect:
             [['lyon', 'gare']]
         """
         parsed, counters = answers_of((yield Reads((
-            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))]), counters_sql(scope)))))
+            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True),
+            counters_sql(scope)))))
         return (yield from self.postings.ranked(
             scope, parsed[0][0] or [], depth, counted_cells(scope, counters)))
 
