@@ -117,7 +117,8 @@ def _typed_find(
         items = [
             records.to_item(r, None, retrieval_mode="exact")
             for r in rows
-            if r[5] == typed.kind and matches_filter(records.dialect.load_json(r[4]), op.filter)
+            if r[5] == typed.kind and (
+                not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter))
         ]
         return SearchResults(items, retrieval_mode="exact")
     if not op.query:
