@@ -46,10 +46,12 @@ from langgraph_typed_memory.store.index.cells import (
 )
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
-__all__ = ["ScopeVectorCache", "VectorRanking", "SQLITE_JOIN", "POSTGRES_JOIN"]
+__all__ = ["ScopeVectorCache", "VectorRanking", "Query", "SQLITE_JOIN", "POSTGRES_JOIN"]
 
 Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
+Query = Sequence[float] | Callable[[], Plan[Sequence[float] | None]]
+"""A query's vector, or a plan of it (None: there is none)."""
 
 SQLITE_JOIN = "CROSS JOIN memory_vectors v ON v.seq = m.seq"
 """A cell's vectors, driven from its rows: SQLite keeps the tables in the order written
@@ -175,15 +177,17 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         self.chunks = chunks
 
     def top_k(
-        self, scope: ScopeRead, query: Sequence[float], depth: int | None, *,
+        self, scope: ScopeRead, query: Query, depth: int | None, *,
         embedding: str, decode: Decode, tier: str, join: str = SQLITE_JOIN,
-    ) -> Plan[VectorRanking]:
+    ) -> Plan[VectorRanking | None]:
         """Best-first (seq, cosine) among the scope's rows (`scope.in_cell` per cell) that
         have not expired, one per record (max over its vectors); `embedding` is the SQL
         expression fetched for `v.embedding`, `tier` the one of a record's compaction tier
         (text or NULL), held for `priors`, and `join` the dialect's join of each record's
         vectors (`v`) to its row (`m`), which must look them up by the vectors' primary key.
 
+        `query` is the query's vector, or a plan of it asked once the cells are up to date
+        (the embedder may still be at work meanwhile; None: there is none, and no ranking).
         The plan reads the cells' counters and brings their entries up to date; its value
         holds the ranking's future, already done for scopes under `parallel_from` vectors,
         else running in worker threads, in equal chunks of at least `parallel_from` rows, at
@@ -195,7 +199,10 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         cells = tuple((yield from self.views(
             scope, counted, lambda where, params: Sql(columns + where, params),
             lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode))))
-        return VectorRanking(self._ranked(cells, scope.now, query, depth), cells)
+        vector = (yield from query()) if callable(query) else query
+        if vector is None:
+            return None
+        return VectorRanking(self._ranked(cells, scope.now, vector, depth), cells)
 
     def _ranked(
         self, cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],

@@ -31,6 +31,7 @@ from langgraph_typed_memory.store.index import (
     CellCache,
     ScopeLexicalCache,
     ScopeVectorCache,
+    VectorQuery,
     VectorRanking,
     answers_of,
     bump_cell,
@@ -413,8 +414,8 @@ class PostgresDialect:
         return []
 
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[VectorRanking]:
+        self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
+    ) -> Plan[VectorRanking | None]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. No ANN index is used, so none an operator adds can make
         results approximate (a post-filtered index loses most in-scope matches:

@@ -35,6 +35,7 @@ from langgraph_typed_memory.store.index import (
     CellCache,
     ScopeFts5Cache,
     ScopeVectorCache,
+    VectorQuery,
     VectorRanking,
     bump_cell,
     changes_table,
@@ -367,8 +368,8 @@ class SqliteDialect:
         ]
 
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[VectorRanking]:
+        self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
+    ) -> Plan[VectorRanking | None]:
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="v.embedding", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier"),
