@@ -10,14 +10,11 @@ alone, a changed record's rows masked and fetched again).
 
 A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
 its lexical SQL meanwhile: numpy and the database drivers release the GIL. The matrix is cut
-into equal chunks of at least `PARALLEL_FROM` rows, at most `CHUNKS` (one per thread), each
-ranked by `einsum`'s single-threaded loop in the shared pool of two threads, and the chunks'
-best are merged: the product is memory-bound, and one BLAS call on two threads reads it no
-faster than one thread (75k x 384: ~5 ms either way), while two threads on two halves do
-(100k x 384: 4.9 against 7.6 ms, measured once); chunks also let the facts and episodes
-searches of one fan-out share both threads. A smaller scope (20,000 vectors: ~1.5 ms) is one
-chunk: on two cores, two chunks took both from the caller's thread while it ranked the
-lexical candidates, and the fan-out was no faster.
+into `CHUNKS` equal chunks (one per thread), each ranked by `einsum`'s single-threaded loop in
+the shared pool of two threads, and the chunks' best are merged: the product is memory-bound,
+and one BLAS call on two threads reads it no faster than one thread (75k x 384: ~5 ms either
+way), while two threads on two halves do (100k x 384: 4.9 against 7.6 ms, measured once);
+chunks also let the facts and episodes searches of one fan-out share both threads.
 
 No float16 copy is kept: `torch.mv` on float16 (rescored exactly near the cut) had been ~0.7
 ms faster per fan-out at 100k on a quiet machine, but with other work on the cores it was
@@ -62,14 +59,13 @@ POSTGRES_JOIN = ("CROSS JOIN LATERAL (SELECT v.seq, v.embedding FROM memory_vect
 join, which read every vector of the table (a sequential scan) to keep a cell's."""
 
 PARALLEL_FROM = 16_384
-"""Scopes with this many vectors or more are ranked in worker threads, in chunks of at least
-this many; a smaller product is short, with little to hide behind the SQL (a judgment, not a
-measured optimum)."""
+"""Scopes with this many vectors or more are ranked in worker threads; a smaller product is
+short, with little to hide behind the SQL (a judgment, not a measured optimum)."""
 CHUNKS = 2
-"""The most chunks of a ranking in worker threads: one per thread, so that the scopes one
-fan-out ranks at once (facts and episodes) split evenly over both threads; fixed-size chunks
-(32k rows) left four uneven parts two threads could not share, and were slower (the figures
-are in docs/backends.md)."""
+"""Chunks of a ranking in worker threads: one per thread, so that the scopes one fan-out
+ranks at once (facts and episodes) split evenly over both threads; fixed-size chunks (32k
+rows) left four uneven parts two threads could not share, and were slower (the figures are
+in docs/backends.md)."""
 
 
 def _new_workers() -> ThreadPoolExecutor:
@@ -190,8 +186,7 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         (the embedder may still be at work meanwhile; None: there is none, and no ranking).
         The plan reads the cells' counters and brings their entries up to date; its value
         holds the ranking's future, already done for scopes under `parallel_from` vectors,
-        else running in worker threads, in equal chunks of at least `parallel_from` rows, at
-        most `chunks`."""
+        else running in worker threads, in `chunks` equal chunks."""
         columns = (f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
                    f"coalesce(m.occurred_at, m.created_at), {tier} "
                    f"FROM memories m {join} WHERE ")
@@ -209,12 +204,10 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         depth: int | None,
     ) -> Future[list[tuple[int, float]]]:
         """The future ranking of the cells' rows: inline under `parallel_from` rows in all,
-        else in equal chunks over the cells (of at least `parallel_from` rows, at most
-        `chunks`), in worker threads."""
+        else in `chunks` equal chunks over the cells, in worker threads."""
         total = sum(cell.size for cell in cells)
         parts: list[Future[list[tuple[int, float]]]] = []
-        chunks = min(self.chunks, max(1, total // max(self.parallel_from, 1)))
-        step = total if total < self.parallel_from else -(-total // chunks)
+        step = total if total < self.parallel_from else -(-total // self.chunks)
         for cell in cells:
             expires = cell.expires if cell.soonest <= now else None
             for i in range(0, cell.size, max(step, 1)):
