@@ -8,8 +8,8 @@ shared by a store's caches), so a query is one matrix-vector product per cell th
 Entries are kept valid by the cells' counters (`index/scopes`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
 
-A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
-its lexical SQL meanwhile: numpy and the database drivers release the GIL. The matrix is cut
+A large scope is ranked in worker threads (`top_k` returns a future), so the caller can go
+on with its batch meanwhile: numpy and the database drivers release the GIL. The matrix is cut
 into `CHUNKS` equal chunks (one per thread), each ranked by `einsum`'s single-threaded loop in
 the shared pool of two threads, and the chunks' best are merged: the product is memory-bound,
 and one BLAS call on two threads reads it no faster than one thread (75k x 384: ~5 ms either
