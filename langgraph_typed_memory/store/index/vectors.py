@@ -208,11 +208,15 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         total = sum(cell.size for cell in cells)
         parts: list[Future[list[tuple[int, float]]]] = []
         step = total if total < self.parallel_from else -(-total // self.chunks)
+        # The query normalized here, once: a worker starts on its product at once, and this
+        # thread does not hand the GIL over (as numpy does in a norm) while workers start,
+        # which on two busy cores could leave it waiting for a worker's time slice.
+        unit = _unit(query)
         for cell in cells:
             expires = cell.expires if cell.soonest <= now else None
             for i in range(0, cell.size, max(step, 1)):
                 args = (cell.matrix[i : i + step], cell.seqs[i : i + step],
-                        None if expires is None else expires[i : i + step], now, query, depth)
+                        None if expires is None else expires[i : i + step], now, unit, depth)
                 if total < self.parallel_from:
                     part: Future[list[tuple[int, float]]] = Future()
                     part.set_result(_rank(*args))
@@ -263,20 +267,26 @@ def _merged(
     return merged
 
 
-def _rank(
-    matrix: np.ndarray, seqs: np.ndarray, expires: np.ndarray | None, now: float,
-    query: Sequence[float], depth: int | None,
-) -> list[tuple[int, float]]:
-    """Best-first (seq, cosine) of normalized `matrix` rows against `query`, leaving out rows
-    whose expiry (`expires`, None: none due) has passed at `now`."""
-    if not len(seqs):
-        return []
+def _unit(query: Sequence[float]) -> np.ndarray | None:
+    """The query as a float32 unit vector; None for a zero vector (every row scores 0)."""
     q = np.asarray(query, dtype=np.float32)
     norm = float(np.linalg.norm(q))
-    if not norm:
+    return q / norm if norm else None
+
+
+def _rank(
+    matrix: np.ndarray, seqs: np.ndarray, expires: np.ndarray | None, now: float,
+    unit: np.ndarray | None, depth: int | None,
+) -> list[tuple[int, float]]:
+    """Best-first (seq, cosine) of normalized `matrix` rows against the query's `unit` vector
+    (None: a zero query, every row 0), leaving out rows whose expiry (`expires`, None: none
+    due) has passed at `now`."""
+    if not len(seqs):
+        return []
+    if unit is None:
         scores = np.zeros(len(seqs), np.float32)
     else:
-        scores = np.einsum("ij,j->i", matrix, q / norm)  # one thread (see the module doc)
+        scores = np.einsum("ij,j->i", matrix, unit)  # one thread (see the module doc)
     if expires is not None:
         live = expires > now
         seqs, scores = seqs[live], scores[live]
