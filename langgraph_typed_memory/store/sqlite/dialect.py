@@ -341,10 +341,10 @@ class SqliteDialect:
         latency benchmark's corpus a term adds at most 1.3-1.5 idf to a row, far under that
         bound, so at depth 50 it never stopped early.
 
-        Example (the first statement: the cells' counters):
+        Example (the first statement: the counters of the cells, of every ranked kind):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
             >>> next(SqliteDialect().lexical(scope, ["lyon"], None)).params
-            ['fact', 'acme', '', '', '', '']
+            ['episode', 'fact', 'observation', 'acme', '', '', '', '']
         """
         if scope.kind not in FTS_TABLES:
             raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
