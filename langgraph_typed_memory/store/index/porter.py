@@ -85,6 +85,7 @@ def _has_vowel(word: bytes, end: int) -> bool:
 
 Condition = Callable[[bytes, int], bool]
 Rule = tuple[bytes, Condition | None, bytes]
+Step = dict[int, tuple[Rule, ...]]
 
 _STEP1B: tuple[Rule, ...] = ((b"eed", _m_gt0, b"ee"), (b"ed", _has_vowel, b""),
                              (b"ing", _has_vowel, b""))
@@ -111,10 +112,29 @@ _STEP4: tuple[Rule, ...] = tuple(
 generated code tests them)."""
 
 
-def _apply(word: bytes, rules: tuple[Rule, ...]) -> tuple[bytes, bytes | None]:
+def _by_next_to_last(rules: tuple[Rule, ...]) -> Step:
+    """A step's rules by their suffix's next-to-last letter, in order: a word can only end with
+    the suffixes of its own next-to-last letter (FTS5's generated code switches on it)."""
+    step: dict[int, list[Rule]] = {}
+    for rule in rules:
+        step.setdefault(rule[0][-2], []).append(rule)
+    return {letter: tuple(group) for letter, group in step.items()}
+
+
+_STEPS = {name: _by_next_to_last(rules) for name, rules in (
+    ("1b", _STEP1B), ("1b2", _STEP1B2), ("2", _STEP2), ("3", _STEP3), ("4", _STEP4))}
+
+_CHANGED_ENDINGS = frozenset(b"sdgyliranmectu")
+"""The last letters a word must end with for any step to change it (the steps' suffixes end
+in them): a word ending otherwise is its own stem."""
+
+
+def _apply(word: bytes, step: Step) -> tuple[bytes, bytes | None]:
     """`word` after the step's first matching rule, and the suffix that rule replaced (None:
     no rule did)."""
-    for suffix, condition, out in rules:
+    if len(word) < 2:
+        return word, None
+    for suffix, condition, out in step.get(word[-2], ()):
         if len(word) > len(suffix) and word.endswith(suffix):
             stem = len(word) - len(suffix)
             if condition is None or condition(word, stem):
@@ -131,7 +151,7 @@ def stem(token: str) -> str:
         ['caress', 'poni', 'hop', 'relat', 'y', 'ÿe']
     """
     word = token.encode()
-    if not 3 <= len(word) <= MAX_TOKEN:
+    if not 3 <= len(word) <= MAX_TOKEN or word[-1] not in _CHANGED_ENDINGS:
         return token
     if word[-1] == ord("s"):  # step 1a
         if word[-2] == ord("e"):
@@ -140,9 +160,9 @@ def stem(token: str) -> str:
             word = word[:-cut]
         elif word[-2] != ord("s"):
             word = word[:-1]
-    word, replaced = _apply(word, _STEP1B)
+    word, replaced = _apply(word, _STEPS["1b"])
     if replaced in (b"ed", b"ing"):
-        word, replaced = _apply(word, _STEP1B2)
+        word, replaced = _apply(word, _STEPS["1b2"])
         if replaced is None:
             last = word[-1]
             if not _vowel(last, False) and last not in b"lsz" and last == word[-2]:
@@ -151,8 +171,8 @@ def stem(token: str) -> str:
                 word += b"e"
     if word[-1] == _Y and _has_vowel(word, len(word) - 1):  # step 1c
         word = word[:-1] + b"i"
-    for rules in (_STEP2, _STEP3, _STEP4):
-        word, _ = _apply(word, rules)
+    for name in ("2", "3", "4"):
+        word, _ = _apply(word, _STEPS[name])
     end = len(word)
     if word[-1] == ord("e") and (_m_gt1(word, end - 1) or (  # step 5a
             _m_eq1(word, end - 1) and not _ends_cvc(word, end - 1))):
