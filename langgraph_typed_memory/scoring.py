@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -207,8 +206,7 @@ def tier_half_life(
     return float(half_life_days) * float(weights.get(level, weights.get(0, 1.0)))
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
+class Ranked(NamedTuple):
     """One fused result."""
 
     id: str
@@ -279,44 +277,41 @@ def fuse(
     lists = {"lexical": lexical, "vector": vector}
     ran = [name for name, hits in lists.items() if hits and weights[name] > 0]
     total = sum(weights[name] for name in ran) or 1.0
-    relevance: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {"lexical": {}, "vector": {}}
     for name, hits in lists.items():
-        for rank, (ident, _) in enumerate(hits):
-            ranks[name].setdefault(ident, rank + 1)
-            relevance.setdefault(ident, 0.0)
+        first = ranks[name]
+        for rank, (ident, _) in enumerate(hits, 1):
+            first.setdefault(ident, rank)
+    relevance = dict.fromkeys([*ranks["lexical"], *ranks["vector"]], 0.0)
     strength = dict(relevance)
     strength_total = sum(weights[n] for n in lists
                          if (n in ran or n in (searched or ())) and weights[n] > 0)
     for name in ran:
-        for ident, norm in _normalized(lists[name], method, rrf_k).items():
-            relevance[ident] += weights[name] * norm / total
-        by_best = name == "lexical" and method == "rsf"
-        for ident, norm in (_normalized(lists[name], "best", rrf_k) if by_best
-                            else _normalized(lists[name], method, rrf_k)).items():
-            strength[ident] += weights[name] * norm / strength_total
-    out = []
+        weight = weights[name]
+        norms = _normalized(lists[name], method, rrf_k)
+        for ident, norm in norms.items():
+            relevance[ident] += weight * norm / total
+        if name == "lexical" and method == "rsf":
+            norms = _normalized(lists[name], "best", rrf_k)
+        for ident, norm in norms.items():
+            strength[ident] += weight * norm / strength_total
+    fresh_base, confidence_base = 1 - freshness_weight, 1 - confidence_weight
+    high, standard = tiers
+    lexical_ranks, vector_ranks = ranks["lexical"], ranks["vector"]
+    keyed = []
     for ident, rel in relevance.items():
         rel = min(max(rel, 0.0), 1.0)
         shown = min(max(strength[ident], 0.0), 1.0)
         fresh, conf = priors.get(ident, (1.0, 1.0))
-        score = (
-            rel
-            * (1 - freshness_weight + freshness_weight * fresh)
-            * (1 - confidence_weight + confidence_weight * conf)
-        )
-        out.append(
-            Ranked(
-                id=ident,
-                score=score,
-                relevance=shown,
-                tier=tier_of(shown, *tiers),
-                lexical_rank=ranks["lexical"].get(ident),
-                vector_rank=ranks["vector"].get(ident),
-            )
-        )
-    out.sort(key=lambda r: (-r.score, r.lexical_rank or 10**9, r.vector_rank or 10**9, r.id))
-    return out
+        score = (rel * (fresh_base + freshness_weight * fresh)
+                 * (confidence_base + confidence_weight * conf))
+        lexical_rank, vector_rank = lexical_ranks.get(ident), vector_ranks.get(ident)
+        keyed.append((-score, lexical_rank or 10**9, vector_rank or 10**9, ident, Ranked(
+            ident, score, shown,
+            "high" if shown >= high else "standard" if shown >= standard else "low",
+            lexical_rank, vector_rank)))
+    keyed.sort()  # ids differ: the Ranked is never compared
+    return [entry[4] for entry in keyed]
 
 
 def finite_or_raise(name: str, value: float) -> float:

@@ -429,8 +429,8 @@ def test_a_failed_read_still_degrades_inside_the_plan():
     """A read the engine degrades (a broken full-text query) is neither retried nor raised."""
     from tests.conftest import hash_index
 
-    def full_text(req: object) -> bool:  # the ranking's read of the query's tokens
-        return isinstance(req, Sql) and "SELECT doc, offset, term FROM" in req.text
+    def full_text(req: object) -> bool:  # the ranking's read of the scope's texts
+        return isinstance(req, Sql) and req.text.startswith("SELECT m.seq, m.search_text")
 
     with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index()) as store:
         store.setup()

@@ -159,17 +159,12 @@ class Engine(Records):
             for w in writes.values():
                 w.vectors = [next(it) for _ in w.texts]
         degraded_promotions = yield from self._embed_proposals(promotions)
-        query_vectors: dict[str, list[float] | EmbedError] = {}
-        if queries:
-            answer = yield Embed(queries, query=True)
-            if isinstance(answer, EmbedError):
-                query_vectors = dict.fromkeys(queries, answer)
-            else:
-                try:
-                    self.check_vectors(answer, len(queries))
-                    query_vectors = dict(zip(queries, answer, strict=True))
-                except EmbeddingDimensionMismatch as exc:
-                    query_vectors = dict.fromkeys(queries, EmbedError(exc))
+        query_vectors = None
+        if queries:  # embedded while the reads start; a search waits where it needs them
+            assert self.index is not None
+            query_vectors = search.QueryVectors(
+                self, queries, (yield Embed(queries, query=True, wait=False)),
+                self.index.embed_timeout)
 
         # The reads run together, ranked searches first: their vector rankings, started in
         # worker threads, overlap the other reads' statements.
@@ -200,14 +195,12 @@ class Engine(Records):
             yield Commit()
         return results
 
-    def _read(
-        self, op: Op, query_vectors: dict[str, list[float] | EmbedError]
-    ) -> Plan[Result]:
+    def _read(self, op: Op, query_vectors: search.QueryVectors | None) -> Plan[Result]:
         """One read op of a batch (None for a write)."""
         if isinstance(op, GetOp):
             return (yield from self._get(op))
         if isinstance(op, SearchOp):
-            return (yield from self._search(op, query_vectors.get(op.query or "")))
+            return (yield from self._search(op, query_vectors if op.query else None))
         if isinstance(op, ListNamespacesOp):
             return (yield from self._list_namespaces(op))
         if isinstance(op, HistoryOp):
@@ -312,10 +305,13 @@ class Engine(Records):
         return unique[op.offset : op.offset + op.limit]
 
     def _search(
-        self, op: SearchOp, query_vector: list[float] | EmbedError | None
+        self, op: SearchOp, query_vectors: search.QueryVectors | None
     ) -> Plan[list[Item]]:
         if is_typed(op.namespace_prefix):
-            return (yield from search.typed_search(self, op, query_vector))
+            return (yield from search.typed_search(self, op, query_vectors))
+        query_vector = None
+        if query_vectors is not None and op.query:
+            query_vector = yield from query_vectors.get(op.query)
         return (yield from self._untyped_search(op, query_vector))
 
     def _untyped_search(

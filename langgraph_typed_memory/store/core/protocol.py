@@ -12,6 +12,7 @@ import contextvars
 import os
 import queue
 import threading
+import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from langgraph_typed_memory.embeddings import LocalEmbeddings
 from langgraph_typed_memory.errors import StoreNotSetUp
 
 __all__ = ["Sql", "Reads", "Embed", "Wait", "Begin", "Commit", "EmbedError", "Plan",
-           "drive_sync", "drive_async", "interleave"]
+           "drive_sync", "drive_async", "interleave", "timed_out"]
 
 T = TypeVar("T")
 
@@ -41,8 +42,8 @@ class Sql:
     its parameters, for statements whose best plan depends on them; None: the driver decides."""
     shared: bool = False
     """A read without side effects whose answer any plan may use: asked more than once in one
-    turn of `interleave` (same text and parameters, which must then be hashable), it goes
-    out once and every plan that asked gets its rows."""
+    turn of `interleave` (same text and parameters, which must then be hashable or lists of
+    hashable values), it goes out once and every plan that asked gets its rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,17 @@ class Reads:
 
 @dataclass(frozen=True, slots=True)
 class Embed:
-    """Embed texts; the answer is a list of vectors, or an `EmbedError`."""
+    """Embed texts; the answer is a list of vectors, or an `EmbedError`.
+
+    With `wait=False` the driver starts the call (after loading the bundled model, which is
+    not timed) and answers at once with a `Future` of that answer, never of an exception: the
+    plan goes on with its statements while the embedder works, and `Wait`s for the vectors,
+    with the call's deadline, where it needs them. Without a timeout the call runs where it
+    would have, in the caller's thread (or task), before the answer."""
 
     texts: Sequence[str]
     query: bool = False
+    wait: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,9 @@ class Wait:
     its event loop."""
 
     future: Future[Any]
+    deadline: float | None = None
+    """`time.monotonic()` by which the future must be done; past it the plan gets a
+    `TimeoutError` instead (None: no limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +105,8 @@ Request = Sql | Reads | Embed | Wait | Begin | Commit
 Plan = Generator[Request, Any, T]
 
 
-def _timed_out(timeout: float) -> EmbedError:
+def timed_out(timeout: float) -> EmbedError:
+    """The answer to an embedding call that took longer than `timeout` seconds."""
     return EmbedError(TimeoutError(
         f"the embedder did not answer within {timeout:g} s (index config 'embed_timeout')"
     ))
@@ -214,9 +226,51 @@ def _embed_sync(embeddings: Embeddings | None, req: Embed, timeout: float | None
         return _vectors(answer)
     except _EmbedTimeout:
         assert timeout is not None
-        return _timed_out(timeout)
+        return timed_out(timeout)
     except Exception as exc:  # degrade or fail is the engine's decision
         return EmbedError(exc)
+
+
+def _embed_started(embeddings: Embeddings | None, req: Embed) -> Future[Any]:
+    """`_embed_sync`'s answer as a future: the call runs in a daemon thread (the bundled
+    model loaded first, here); the plan's `Wait` applies the timeout."""
+    future: Future[Any] = Future()
+    if embeddings is None:
+        future.set_result(EmbedError(RuntimeError("no embedder configured")))
+        return future
+    texts = list(req.texts)
+    try:
+        if (load := _loader(embeddings)) is not None:
+            load()
+    except Exception as exc:
+        future.set_result(EmbedError(exc))
+        return future
+    context = contextvars.copy_context()  # callbacks and tracing follow the call
+
+    def call() -> None:
+        try:
+            answer = context.run(lambda: [embeddings.embed_query(t) for t in texts]
+                                 if req.query else embeddings.embed_documents(texts))
+            future.set_result(_vectors(answer))
+        except Exception as exc:  # degrade or fail is the engine's decision
+            future.set_result(EmbedError(exc))
+        except BaseException as exc:  # carried to the thread that waits
+            future.set_exception(exc)
+
+    _EMBED_THREADS.submit(call)
+    return future
+
+
+def _done(answer: Any) -> Future[Any]:
+    """A future already holding `answer`."""
+    future: Future[Any] = Future()
+    future.set_result(answer)
+    return future
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until `deadline` (`time.monotonic()`), none below 0; None: no limit."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 async def _embed_async(
@@ -243,7 +297,33 @@ async def _embed_async(
         return await asyncio.wait_for(call(), timeout)
     except TimeoutError:
         assert timeout is not None
-        return _timed_out(timeout)
+        return timed_out(timeout)
+
+
+async def _aembed_started(
+    embeddings: Embeddings | None, req: Embed, timeout: float | None = None
+) -> Future[Any]:
+    """`_embed_async`'s answer as a future: the call runs as a task of the running loop
+    (the bundled model loaded first, here, off the loop)."""
+    future: Future[Any] = Future()
+    if embeddings is not None and (load := _loader(embeddings)) is not None:
+        try:
+            await asyncio.to_thread(load)
+        except Exception as exc:
+            future.set_result(EmbedError(exc))
+            return future
+    task = asyncio.ensure_future(_embed_async(embeddings, req, timeout))
+
+    def done(finished: asyncio.Future[Any]) -> None:
+        if finished.cancelled():
+            future.set_result(EmbedError(asyncio.CancelledError("the embedding was cancelled")))
+        elif (error := finished.exception()) is not None:
+            future.set_result(EmbedError(error))
+        else:
+            future.set_result(finished.result())
+
+    task.add_done_callback(done)
+    return future
 
 
 def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
@@ -339,7 +419,8 @@ def _send(
         at: list[int] = []  # each step's place among those sent
         first: dict[tuple[str, tuple[Any, ...]], int] = {}
         for s in steps:
-            key = (s.text, tuple(s.params)) if s.shared else None
+            key = (s.text, tuple(tuple(p) if isinstance(p, list) else p for p in s.params)
+                   ) if s.shared else None
             if key is None or key not in first:
                 if key is not None:
                     first[key] = len(sent)
@@ -436,14 +517,19 @@ def drive_sync(
         req = plan.send(None)
         while True:
             if isinstance(req, Embed):
-                req = plan.send(_embed_sync(embeddings, req, embed_timeout))
+                if req.wait:
+                    req = plan.send(_embed_sync(embeddings, req, embed_timeout))
+                elif embed_timeout is None:  # no limit: in this thread, as ever
+                    req = plan.send(_done(_embed_sync(embeddings, req)))
+                else:
+                    req = plan.send(_embed_started(embeddings, req))
                 continue
             if isinstance(req, Reads):
                 req = plan.send(_reads_sync(req, execute, reads))
                 continue
             if isinstance(req, Wait):
                 try:
-                    done = req.future.result()
+                    done = req.future.result(_left(req.deadline))
                 except Exception as exc:
                     req = plan.throw(exc)
                     continue
@@ -482,14 +568,20 @@ async def drive_async(
         req = plan.send(None)
         while True:
             if isinstance(req, Embed):
-                req = plan.send(await _embed_async(embeddings, req, embed_timeout))
+                if req.wait:
+                    req = plan.send(await _embed_async(embeddings, req, embed_timeout))
+                elif embed_timeout is None:  # no limit: in this task, as ever
+                    req = plan.send(_done(await _embed_async(embeddings, req)))
+                else:
+                    req = plan.send(await _aembed_started(embeddings, req, embed_timeout))
                 continue
             if isinstance(req, Reads):
                 req = plan.send(await _reads_async(req, execute, reads))
                 continue
             if isinstance(req, Wait):
                 try:
-                    done = await asyncio.wrap_future(req.future)
+                    done = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(
+                        req.future)), _left(req.deadline))
                 except Exception as exc:
                     req = plan.throw(exc)
                     continue

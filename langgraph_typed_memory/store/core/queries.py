@@ -202,16 +202,23 @@ unit `memory_scope_versions` counts changes of, and the unit the search caches h
 
 
 def visible_filter(
-    kind: str, tenant_id: str, user_id: str | None, agent_id: str | None
+    kind: str | tuple[str, ...], tenant_id: str, user_id: str | None, agent_id: str | None
 ) -> tuple[str, list[Any]]:
-    """The scope filter of a typed read (alias `m`): its own cell and the wider shared ones.
+    """The scope filter of a typed read (alias `m`): its own cell and the wider shared ones,
+    of one kind or of several (a tuple).
 
     Example:
         >>> where, params = visible_filter("fact", "acme", "alice", None)
         >>> where.split(" AND ")[2:], params
         (['(m.user_id IS NULL OR m.user_id = ?)', 'm.agent_id IS NULL'], ['fact', 'acme', 'alice'])
+        >>> where, params = visible_filter(("fact", "episode"), "acme", None, None)
+        >>> where.split(" AND ")[0], params
+        ('m.kind IN (?, ?)', ['fact', 'episode', 'acme'])
     """
-    parts, params = ["m.kind = ?", "m.tenant_id = ?"], [kind, tenant_id]
+    kinds = (kind,) if isinstance(kind, str) else kind
+    parts = ["m.kind = ?" if isinstance(kind, str)
+             else f"m.kind IN ({', '.join('?' * len(kinds))})", "m.tenant_id = ?"]
+    params: list[Any] = [*kinds, tenant_id]
     for column, value in (("user_id", user_id), ("agent_id", agent_id)):
         if value is None:
             parts.append(f"m.{column} IS NULL")

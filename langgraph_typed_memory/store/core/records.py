@@ -42,6 +42,7 @@ from langgraph_typed_memory.store.index import (
     CellCache,
     CellFamily,
     ScopeVectorCache,
+    VectorQuery,
     VectorRanking,
 )
 
@@ -82,10 +83,11 @@ class Dialect(Protocol):
         them when `depth` is None)."""
         ...
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[VectorRanking]:
+        self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
+    ) -> Plan[VectorRanking | None]:
         """Top vector matches among the scope's live rows. The value holds a future, so the
-        ranking may run while the caller's next statement does."""
+        ranking may run while the caller's next statement does. `query` may be a plan of
+        the vector, asked once the scope's cells are up to date (None: no ranking)."""
         ...
 
     def after_erasure(self) -> list[Sql]:

@@ -9,12 +9,18 @@ expired versions. Plans over the records, like erasure and promotion.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import Item, SearchOp
 
-from langgraph_typed_memory.errors import InvalidQuery, StoreNotSetUp
+from langgraph_typed_memory.errors import (
+    EmbeddingDimensionMismatch,
+    InvalidQuery,
+    StoreNotSetUp,
+)
 from langgraph_typed_memory.lifecycle import (
     DURING_KEY,
     HISTORY_STATUSES,
@@ -41,13 +47,20 @@ from langgraph_typed_memory.scoring import (
     tier_of,
 )
 from langgraph_typed_memory.store.core import queries as q
-from langgraph_typed_memory.store.core.protocol import EmbedError, Plan, Sql, Wait, interleave
+from langgraph_typed_memory.store.core.protocol import (
+    EmbedError,
+    Plan,
+    Sql,
+    Wait,
+    interleave,
+    timed_out,
+)
 from langgraph_typed_memory.store.index import VectorRanking
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records
 
-__all__ = ["typed_search", "visible_scope_sql", "scope_read"]
+__all__ = ["typed_search", "visible_scope_sql", "scope_read", "QueryVectors"]
 
 T = TypeVar("T")
 
@@ -71,8 +84,47 @@ def scope_read(scope: Scope, kind: str, status: str, now: float) -> q.ScopeRead:
     return q.ScopeRead(kind, scope.tenant_id, scope.user_id, scope.agent_id, status, now)
 
 
+class QueryVectors:
+    """The vectors of a batch's search queries, embedded while its reads start.
+
+    The embedder works (in its own thread, or task) while the searches send their first
+    statements and rank their words; a search asks for its query's vector (`get`) where it
+    needs it, the first to ask waits for the embedder until the call's deadline (its
+    `embed_timeout`, counted from the start of the call), and every search of the batch
+    shares the answer: the vectors, or the `EmbedError` that the search degrades on.
+    """
+
+    def __init__(self, records: Records, queries: list[str], future: Future[Any],
+                 timeout: float | None) -> None:
+        self._records, self._queries, self._future = records, queries, future
+        self._timeout = timeout
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self._vectors: dict[str, list[float] | EmbedError] | None = None
+
+    def get(self, query: str) -> Plan[list[float] | EmbedError]:
+        """The vector of `query`, one of the batch's, or why there is none."""
+        if self._vectors is None:
+            try:
+                answer = yield Wait(self._future, self._deadline)
+            except TimeoutError:
+                assert self._timeout is not None
+                answer = timed_out(self._timeout)
+            if self._vectors is None:  # another search may have waited in the same turn
+                self._vectors = self._answered(answer)
+        return self._vectors[query]
+
+    def _answered(self, answer: Any) -> dict[str, list[float] | EmbedError]:
+        if isinstance(answer, EmbedError):
+            return dict.fromkeys(self._queries, answer)
+        try:
+            self._records.check_vectors(answer, len(self._queries))
+        except EmbeddingDimensionMismatch as exc:
+            return dict.fromkeys(self._queries, EmbedError(exc))
+        return dict(zip(self._queries, answer, strict=True))
+
+
 def typed_search(
-    records: Records, op: SearchOp, query_vector: list[float] | EmbedError | None
+    records: Records, op: SearchOp, query_vectors: QueryVectors | None
 ) -> Plan[SearchResults]:
     """A search on a typed namespace; what it used is recorded for access tracking."""
     typed = parse_namespace(op.namespace_prefix)
@@ -89,7 +141,7 @@ def typed_search(
         return (yield from _during(records, op, typed, *during))
     if newest and not op.query and not history:
         return (yield from _newest(records, op, typed))
-    results = yield from _typed_find(records, op, typed, query_vector, history)
+    results = yield from _typed_find(records, op, typed, query_vectors, history)
     # What a search uses (access tracking): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
     used = [i for i in results if isinstance(i, MemoryItem) and results.retrieval_mode != "list"
@@ -104,7 +156,7 @@ def _typed_find(
     records: Records,
     op: SearchOp,
     typed: TypedNamespace,
-    query_vector: list[float] | EmbedError | None,
+    query_vectors: QueryVectors | None,
     history: bool,
 ) -> Plan[SearchResults]:
     scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
@@ -113,16 +165,12 @@ def _typed_find(
     where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
         # Exhaustive known-scope lookup. No ranking, no top-k: every active record.
-        rows = yield Sql(
-            f"SELECT {q.COLUMNS} FROM memories m WHERE {where} "
-            "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
-            + ("m.seq DESC" if history else "m.seq"),
-            params,
-        )
+        rows = yield _exact_listing(typed.scope, visible, now, history)
         items = [
             records.to_item(r, None, retrieval_mode="exact")
             for r in rows
-            if matches_filter(records.dialect.load_json(r[4]), op.filter)
+            if r[5] == typed.kind and (
+                not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter))
         ]
         return SearchResults(items, retrieval_mode="exact")
     if not op.query:
@@ -136,12 +184,12 @@ def _typed_find(
         )
     if not history:
         scope = scope_read(typed.scope, typed.kind, _searchable(typed.kind), now)
-        return (yield from _hybrid(records, op, typed, scope, query_vector))
+        return (yield from _hybrid(records, op, typed, scope, query_vectors))
     # History mode: active and expired records keep their index entries and go through
     # the cascade; superseded ones have none and are matched on their stored text.
     indexed = scope_read(typed.scope, typed.kind, "m.status IN ('active', 'expired')", now)
     window = op._replace(offset=0, limit=op.offset + op.limit)
-    found = yield from _hybrid(records, window, typed, indexed, query_vector)
+    found = yield from _hybrid(records, window, typed, indexed, query_vectors)
     older = yield from _superseded_matches(records, 
         window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
     )
@@ -154,6 +202,29 @@ def _typed_find(
     merged = sorted([*found, *older], key=lambda i: -(i.score or 0.0))
     return SearchResults(merged[op.offset : op.offset + op.limit],
                          retrieval_mode=found.retrieval_mode, degraded=found.degraded)
+
+
+_EXACT_KINDS = tuple(sorted(EXACT_KINDS))
+
+
+def _exact_listing(scope: Scope, visible: str, now: float, history: bool) -> Sql:
+    """Every record of the exact kinds visible from `scope` whose status passes `visible`
+    (an SQL constant), live at `now`: wider scopes first, then by key. One statement for
+    the three kinds, `shared`: the policies, procedures and preferences of a fan-out, asked
+    together, are read once, and each search keeps its kind's rows (in the same order).
+
+    Example:
+        >>> sql = _exact_listing(Scope("acme", "alice"), "m.status = 'active'", 5.0, False)
+        >>> sql.params, sql.shared
+        (['policy', 'preference', 'procedure', 'acme', 'alice', 5.0], True)
+    """
+    where, params = q.visible_filter(_EXACT_KINDS, scope.tenant_id, scope.user_id,
+                                     scope.agent_id)
+    return Sql(
+        f"SELECT {q.COLUMNS} FROM memories m WHERE {where} AND {visible} AND {q.LIVE} "
+        "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
+        + ("m.seq DESC" if history else "m.seq"),
+        [*params, now], shared=True)
 
 
 def _newest(records: Records, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
@@ -268,7 +339,7 @@ def _hybrid(
     op: SearchOp,
     typed: TypedNamespace,
     scope: q.ScopeRead,
-    query_vector: list[float] | EmbedError | None,
+    query_vectors: QueryVectors | None,
 ) -> Plan[SearchResults]:
     """Semantic discovery with the fallback cascade: hybrid, vector, lexical, like, over the
     live rows of `scope`."""
@@ -278,33 +349,46 @@ def _hybrid(
     lexical: list[tuple[int, float]] = []
     vector: list[tuple[int, float]] = []
     terms = query_terms(op.query or "")
-    # A zero-weight lexical list adds nothing to the fusion: skip it while vectors work
-    # (it still backs up a failing embedder).
-    lexical_wanted = bool(terms) and (settings.lexical_weight > 0
-                                      or not isinstance(query_vector, list))
+    embedded: list[list[float] | EmbedError] = []
+
+    def query_vector() -> Plan[list[float] | None]:
+        """The query's vector, asked once the vector search's cells are up to date."""
+        assert query_vectors is not None
+        embedded.append((yield from query_vectors.get(op.query or "")))
+        return embedded[0] if isinstance(embedded[0], list) else None
+
+    # A zero-weight lexical list adds nothing to the fusion: it runs only if the embedder
+    # fails (it backs up the vector search), so it waits for the embedder's answer.
+    lexical_beside = bool(terms) and (settings.lexical_weight > 0 or query_vectors is None)
     rankings: list[Plan[Any]] = []
-    if isinstance(query_vector, list):
+    if query_vectors is not None:
         rankings.append(records.dialect.vector_top_k(scope, query_vector, depth))
-    elif isinstance(query_vector, EmbedError):
-        degraded.append(f"embedder failed: {query_vector.error!r:.200}")
     failed: list[Exception] = []
-    if lexical_wanted:  # a broken full-text index degrades, never fails
+    if lexical_beside:  # a broken full-text index degrades, never fails
         rankings.append(_caught(records.dialect.lexical(scope, terms, depth), failed))
     # Together: their first statements (and those of caches catching up) share round
-    # trips, and the vector ranking, started first, runs in worker threads while the
-    # lexical one runs here.
+    # trips, the embedder works meanwhile, and the vector ranking, started first, runs in
+    # worker threads while the lexical one runs here.
     ranked = yield from interleave(rankings)
-    ranking = ranked[0] if isinstance(query_vector, list) else None
+    ranking: VectorRanking | None = ranked[0] if query_vectors is not None else None
+    vector_ran = ranking is not None
+    if embedded and isinstance(embedded[0], EmbedError):
+        degraded.append(f"embedder failed: {embedded[0].error!r:.200}")
+    lexical_wanted = bool(terms) and (settings.lexical_weight > 0 or not vector_ran)
+    found: list[tuple[int, float]] | None = ranked[-1] if lexical_beside else None
+    if lexical_wanted and not lexical_beside:
+        found = yield from _caught(records.dialect.lexical(scope, terms, depth), failed)
     lexical_ran = lexical_wanted and not failed
     if lexical_ran:
-        lexical = ranked[-1]
+        assert found is not None
+        lexical = found
     elif failed:
         degraded.append(f"lexical failed: {failed[0]!r:.200}")
     if ranking is not None:
         vector = yield Wait(ranking.hits)  # the batch's other searches start theirs first
-    if lexical_ran and isinstance(query_vector, list):
+    if lexical_ran and vector_ran:
         mode = "hybrid"
-    elif isinstance(query_vector, list):
+    elif vector_ran:
         mode = "vector"
     elif lexical:
         mode = "lexical"
@@ -323,8 +407,8 @@ def _hybrid(
         freshness_weight=settings.freshness_weight,
         confidence_weight=settings.confidence_weight,
         tiers=settings.tier_thresholds,
-        searched=[name for name, ran in (("lexical", lexical_ran),
-                                         ("vector", isinstance(query_vector, list))) if ran],
+        searched=[name for name, ran in (("lexical", lexical_ran), ("vector", vector_ran))
+                  if ran],
     )
     fused = [f for f in fused if f.relevance >= settings.min_relevance]
     page = fused[op.offset : op.offset + op.limit]

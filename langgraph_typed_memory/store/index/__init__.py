@@ -3,8 +3,9 @@
 What the rest of the store uses, and the only names it imports from this room:
 
 - the caches a dialect holds: `CellCache` (the byte-bounded cache of cells, which erasure
-  asks to `forget`), `ScopeVectorCache` (exact vector ranking on cached matrices, answered as
-  a `VectorRanking`), and the full-text postings filled from each backend's tokens:
+  asks to `forget`), `ScopeVectorCache` (exact vector ranking on cached matrices of a
+  `VectorQuery`, answered as a `VectorRanking`), and the full-text postings filled from each
+  backend's tokens:
   `ScopeFts5Cache` (SQLite, FTS5's `porter unicode61` tokenizer, `TOKENIZE`) and
   `ScopeLexicalCache` (Postgres, `to_tsvector`), both ranked by `bm25`;
 - reading the cells' counters with a search (`counters_sql`, `counted_cells`, `answers_of`);
@@ -49,11 +50,13 @@ from langgraph_typed_memory.store.index.vectors import (
     ScopeVectorCache,
     VectorRanking,
 )
+from langgraph_typed_memory.store.index.vectors import Query as VectorQuery
 
 __all__ = [
     "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "FORGET_CHANGES", "POSTGRES_JOIN",
     "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL",
     "VECTOR_CELL", "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily",
-    "ScopeFts5Cache", "ScopeLexicalCache", "ScopeVectorCache", "VectorRanking", "answers_of",
+    "ScopeFts5Cache", "ScopeLexicalCache", "ScopeVectorCache", "VectorQuery", "VectorRanking",
+    "answers_of",
     "bump_cell", "changes_table", "counted_cells", "counters_sql", "log_change", "row_changed",
 ]

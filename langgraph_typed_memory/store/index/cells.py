@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.core.queries import Cell, ScopeRead, cell_filter
 from langgraph_typed_memory.store.index.scopes import ScopeRows
@@ -57,36 +58,46 @@ class Counted:
     logged: int
 
 
+_COUNTED_KINDS = sorted(RANKED_KINDS)
+"""The kinds whose cells the caches hold: the ranked ones."""
+
+
 def counters_sql(scope: ScopeRead) -> Sql:
-    """The counters of the cells `scope` sees, one row per cell that has any, read by
-    equality on the cell columns (the form the cell index serves); `shared`: the vector and
-    the lexical search of one scope, run together, read them once.
+    """The counters of the cells `scope` sees, of every ranked kind, one row per cell that
+    has any, read by equality on the cell columns (the form the cell index serves).
+
+    The statement is the same for every kind of one scope and `shared`: the vector and the
+    lexical searches of the facts and of the episodes of a fan-out, run together, read all
+    their counters in one statement.
 
     Example:
         >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
         >>> counters_sql(read).params
-        ['fact', 'acme', '', 'alice', '', '']
+        ['episode', 'fact', 'observation', 'acme', '', 'alice', '', '']
     """
     return Sql(
         "SELECT user_id, agent_id, version - appends, appends, inserts, "
-        "(SELECT coalesce(max(id), 0) FROM memory_scope_changes) FROM memory_scope_versions "
-        "WHERE kind = ? AND tenant_id = ? AND coalesce(user_id, '') IN (?, ?) "
-        "AND coalesce(agent_id, '') IN (?, ?)",
-        [scope.kind, scope.tenant_id, "", scope.user_id or "", "", scope.agent_id or ""],
+        "(SELECT coalesce(max(id), 0) FROM memory_scope_changes), kind "
+        "FROM memory_scope_versions "
+        f"WHERE kind IN ({', '.join('?' * len(_COUNTED_KINDS))}) AND tenant_id = ? "
+        "AND coalesce(user_id, '') IN (?, ?) AND coalesce(agent_id, '') IN (?, ?)",
+        [*_COUNTED_KINDS, scope.tenant_id, "", scope.user_id or "", "", scope.agent_id or ""],
         shared=True)
 
 
 def counted_cells(scope: ScopeRead, rows: Sequence[Sequence[Any]]) -> dict[Cell, Counted]:
-    """`counters_sql`'s rows by cell.
+    """`counters_sql`'s rows of the scope's kind, by cell.
 
     Example:
         >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
-        >>> counted_cells(read, [(None, None, 3, 2, 4, 9)])
+        >>> counted_cells(read, [(None, None, 3, 2, 4, 9, "fact"), ("alice", None, 1, 1, 1, 9,
+        ...                                                         "episode")])
         {('fact', 'acme', None, None): Counted(changes=3, appends=2, inserts=4, logged=9)}
     """
     return {(scope.kind, scope.tenant_id, user, agent):
             Counted(int(changes), int(appends), int(inserts), int(logged))
-            for user, agent, changes, appends, inserts, logged in rows}
+            for user, agent, changes, appends, inserts, logged, kind in rows
+            if kind == scope.kind}
 
 
 class CellCache:

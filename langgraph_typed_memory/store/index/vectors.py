@@ -8,8 +8,8 @@ shared by a store's caches), so a query is one matrix-vector product per cell th
 Entries are kept valid by the cells' counters (`index/scopes`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
 
-A large scope is ranked in worker threads (`top_k` returns a future), so the caller can run
-its lexical SQL meanwhile: numpy and the database drivers release the GIL. The matrix is cut
+A large scope is ranked in worker threads (`top_k` returns a future), so the caller can go
+on with its batch meanwhile: numpy and the database drivers release the GIL. The matrix is cut
 into `CHUNKS` equal chunks (one per thread), each ranked by `einsum`'s single-threaded loop in
 the shared pool of two threads, and the chunks' best are merged: the product is memory-bound,
 and one BLAS call on two threads reads it no faster than one thread (75k x 384: ~5 ms either
@@ -43,10 +43,12 @@ from langgraph_typed_memory.store.index.cells import (
 )
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
-__all__ = ["ScopeVectorCache", "VectorRanking", "SQLITE_JOIN", "POSTGRES_JOIN"]
+__all__ = ["ScopeVectorCache", "VectorRanking", "Query", "SQLITE_JOIN", "POSTGRES_JOIN"]
 
 Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
+Query = Sequence[float] | Callable[[], Plan[Sequence[float] | None]]
+"""A query's vector, or a plan of it (None: there is none)."""
 
 SQLITE_JOIN = "CROSS JOIN memory_vectors v ON v.seq = m.seq"
 """A cell's vectors, driven from its rows: SQLite keeps the tables in the order written
@@ -171,15 +173,17 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         self.chunks = chunks
 
     def top_k(
-        self, scope: ScopeRead, query: Sequence[float], depth: int | None, *,
+        self, scope: ScopeRead, query: Query, depth: int | None, *,
         embedding: str, decode: Decode, tier: str, join: str = SQLITE_JOIN,
-    ) -> Plan[VectorRanking]:
+    ) -> Plan[VectorRanking | None]:
         """Best-first (seq, cosine) among the scope's rows (`scope.in_cell` per cell) that
         have not expired, one per record (max over its vectors); `embedding` is the SQL
         expression fetched for `v.embedding`, `tier` the one of a record's compaction tier
         (text or NULL), held for `priors`, and `join` the dialect's join of each record's
         vectors (`v`) to its row (`m`), which must look them up by the vectors' primary key.
 
+        `query` is the query's vector, or a plan of it asked once the cells are up to date
+        (the embedder may still be at work meanwhile; None: there is none, and no ranking).
         The plan reads the cells' counters and brings their entries up to date; its value
         holds the ranking's future, already done for scopes under `parallel_from` vectors,
         else running in worker threads, in `chunks` equal chunks."""
@@ -190,7 +194,10 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         cells = tuple((yield from self.views(
             scope, counted, lambda where, params: Sql(columns + where, params),
             lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode))))
-        return VectorRanking(self._ranked(cells, scope.now, query, depth), cells)
+        vector = (yield from query()) if callable(query) else query
+        if vector is None:
+            return None
+        return VectorRanking(self._ranked(cells, scope.now, vector, depth), cells)
 
     def _ranked(
         self, cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
@@ -201,11 +208,15 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         total = sum(cell.size for cell in cells)
         parts: list[Future[list[tuple[int, float]]]] = []
         step = total if total < self.parallel_from else -(-total // self.chunks)
+        # The query normalized here, once: a worker starts on its product at once, and this
+        # thread does not hand the GIL over (as numpy does in a norm) while workers start,
+        # which on two busy cores could leave it waiting for a worker's time slice.
+        unit = _unit(query)
         for cell in cells:
             expires = cell.expires if cell.soonest <= now else None
             for i in range(0, cell.size, max(step, 1)):
                 args = (cell.matrix[i : i + step], cell.seqs[i : i + step],
-                        None if expires is None else expires[i : i + step], now, query, depth)
+                        None if expires is None else expires[i : i + step], now, unit, depth)
                 if total < self.parallel_from:
                     part: Future[list[tuple[int, float]]] = Future()
                     part.set_result(_rank(*args))
@@ -256,20 +267,26 @@ def _merged(
     return merged
 
 
-def _rank(
-    matrix: np.ndarray, seqs: np.ndarray, expires: np.ndarray | None, now: float,
-    query: Sequence[float], depth: int | None,
-) -> list[tuple[int, float]]:
-    """Best-first (seq, cosine) of normalized `matrix` rows against `query`, leaving out rows
-    whose expiry (`expires`, None: none due) has passed at `now`."""
-    if not len(seqs):
-        return []
+def _unit(query: Sequence[float]) -> np.ndarray | None:
+    """The query as a float32 unit vector; None for a zero vector (every row scores 0)."""
     q = np.asarray(query, dtype=np.float32)
     norm = float(np.linalg.norm(q))
-    if not norm:
+    return q / norm if norm else None
+
+
+def _rank(
+    matrix: np.ndarray, seqs: np.ndarray, expires: np.ndarray | None, now: float,
+    unit: np.ndarray | None, depth: int | None,
+) -> list[tuple[int, float]]:
+    """Best-first (seq, cosine) of normalized `matrix` rows against the query's `unit` vector
+    (None: a zero query, every row 0), leaving out rows whose expiry (`expires`, None: none
+    due) has passed at `now`."""
+    if not len(seqs):
+        return []
+    if unit is None:
         scores = np.zeros(len(seqs), np.float32)
     else:
-        scores = np.einsum("ij,j->i", matrix, q / norm)  # one thread (see the module doc)
+        scores = np.einsum("ij,j->i", matrix, unit)  # one thread (see the module doc)
     if expires is not None:
         live = expires > now
         seqs, scores = seqs[live], scores[live]

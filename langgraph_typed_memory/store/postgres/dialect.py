@@ -31,6 +31,7 @@ from langgraph_typed_memory.store.index import (
     CellCache,
     ScopeLexicalCache,
     ScopeVectorCache,
+    VectorQuery,
     VectorRanking,
     answers_of,
     bump_cell,
@@ -392,8 +393,10 @@ class PostgresDialect:
         older row first; every matching row when `depth` is None).
 
         One round trip turns the terms into lexemes (`_QUERY_LEXEMES`) and reads the
-        scope's counters (shared with the vector search beside it); the scope's cached
-        postings (`ScopeLexicalCache`) are brought up to date and ranked in this process.
+        scope's counters, both statements shared with the other searches of the batch run
+        beside it (the vector searches, the other kinds' searches of the same query); the
+        scope's cached postings (`ScopeLexicalCache`) are brought up to date and ranked in
+        this process.
 
         Example (the first statements' values; a server runs them):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
@@ -401,7 +404,8 @@ class PostgresDialect:
             [['lyon', 'gare']]
         """
         parsed, counters = answers_of((yield Reads((
-            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))]), counters_sql(scope)))))
+            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True),
+            counters_sql(scope)))))
         return (yield from self.postings.ranked(
             scope, parsed[0][0] or [], depth, counted_cells(scope, counters)))
 
@@ -410,8 +414,8 @@ class PostgresDialect:
         return []
 
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[VectorRanking]:
+        self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
+    ) -> Plan[VectorRanking | None]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. No ANN index is used, so none an operator adds can make
         results approximate (a post-filtered index loses most in-scope matches:

@@ -1,6 +1,6 @@
 """SQLite dialect: schema migrations and the statements that differ from Postgres.
 
-Lexical search tokenizes with FTS5's `porter unicode61` tokenizer into postings cached per
+Lexical search tokenizes as FTS5's `porter unicode61` tokenizer does into postings cached per
 scope cell and ranks them by BM25 (`bm25`), as Postgres does; one full-text table per ranked
 kind (`memory_fts_fact`, `memory_fts_episode`, `memory_fts_observation`) is kept by triggers.
 Vectors are float32 BLOBs ranked with numpy after the SQL scope filter: the stdlib `sqlite3`
@@ -35,6 +35,7 @@ from langgraph_typed_memory.store.index import (
     CellCache,
     ScopeFts5Cache,
     ScopeVectorCache,
+    VectorQuery,
     VectorRanking,
     bump_cell,
     changes_table,
@@ -329,21 +330,21 @@ class SqliteDialect:
         """BM25 (`bm25_ranked`) over the scope's live rows of its kind, best first (ties:
         older row first; every matching row when `depth` is None).
 
-        FTS5's tokenizer turns the terms into tokens (`Tokenizer`: a term it splits,
-        `foo_bar`, gives each of its tokens; one it drops, none), and the scope's cached
-        postings (`ScopeFts5Cache`) are ranked in this process: a statement reads the
-        scope's counters (shared with the vector search beside it), cells that changed are
-        brought up to date, and the rest is arithmetic.
+        The terms become FTS5's `porter unicode61` tokens, made in this process
+        (`Tokenizer`: a term it splits, `foo_bar`, gives each of its tokens; one it drops,
+        none), and the scope's cached postings (`ScopeFts5Cache`) are ranked in this
+        process: a statement reads the scope's counters (shared with the vector search beside
+        it), cells that changed are brought up to date, and the rest is arithmetic.
 
         Max-score pruning (score the rows of the rarest terms first, stop once the depth-th
         score beats the other terms' bound idf x (k1 + 1)) was measured and left out: on the
         latency benchmark's corpus a term adds at most 1.3-1.5 idf to a row, far under that
         bound, so at depth 50 it never stopped early.
 
-        Example (the first statement: the cells' counters):
+        Example (the first statement: the counters of the cells, of every ranked kind):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
             >>> next(SqliteDialect().lexical(scope, ["lyon"], None)).params
-            ['fact', 'acme', '', '', '', '']
+            ['episode', 'fact', 'observation', 'acme', '', '', '', '']
         """
         if scope.kind not in FTS_TABLES:
             raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
@@ -367,8 +368,8 @@ class SqliteDialect:
         ]
 
     def vector_top_k(
-        self, scope: q.ScopeRead, query: Sequence[float], depth: int | None
-    ) -> Plan[VectorRanking]:
+        self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
+    ) -> Plan[VectorRanking | None]:
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="v.embedding", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier"),

@@ -1,0 +1,150 @@
+"""The retrieve node's fan-out, counted in statements and round trips.
+
+A fan-out is one batch of five searches of a user's scope, which also sees the tenant-wide
+records: the policies, procedures and preferences exhaustively, the facts and episodes by
+hybrid search. Once the user's scope cells are cached, it reads on SQLite:
+
+- the counters of the scope's cells, one statement for every ranked kind (the vector and
+  lexical searches of facts and episodes all ask for it; it goes out once);
+- the policies, procedures and preferences, one statement for the three kinds;
+- the page's rows of the facts, and of the episodes.
+
+No statement tokenizes: the query's terms are tokenized in this process, the first time a
+character outside ASCII is met excepted. On Postgres the same statements, with the query's
+lexemes (one statement for both ranked searches), go out in two round trips: everything that
+does not depend on a ranking, then the pages' rows. A change to the statements a fan-out
+sends, or to how they are grouped, fails here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.store.base import BaseStore
+
+from langgraph_typed_memory import SqliteMemoryStore
+from langgraph_typed_memory.nodes import create_retrieve_node
+from tests.conftest import FakeClock, fresh_database, hash_index
+
+USER = ("tenant:acme", "user:alice")
+CONFIG = {"configurable": {"tenant_id": "acme", "user_id": "alice"}}
+WORDS = ["red", "tulips", "garden", "spring", "whales", "songs", "blue", "office", "door"]
+
+
+def _fill(store: BaseStore) -> None:
+    """A user's preferences, facts and episodes, and tenant-wide facts (confirmed by a second
+    source, so they are active) and a policy."""
+    for i in range(6):
+        text = " ".join(WORDS[i % 9:] + WORDS[:i % 4])
+        store.put((*USER, "fact"), f"f{i}", {"subject": "alice", "predicate": f"p{i}",
+                                             "content": text})
+        store.put((*USER, "episode"), f"e{i}", {"title": f"talk {i}", "summary": text})
+    store.put((*USER, "preference"), "tone", {"value": "terse"})
+    store.put(("tenant:acme", "policy"), "p", {"value": {"max_auto_approve_usd": 500},
+                                               "created_by": "ops"})
+    facts = [{"kind": "fact", "scope": "tenant", "stateful": False, "confidence": 0.9,
+              "subject": "acme", "predicate": f"t{i}", "content": f"{WORDS[i]} at acme"}
+             for i in range(5)]
+    for source in ("admin", "import"):
+        store.promote(facts, tenant_id="acme", source=source)  # type: ignore[attr-defined]
+
+
+class Trips:
+    """The statements a store's driver sends, per round trip (a pipeline is one)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
+        self.trips: list[list[str]] = []
+        real = module.drive_sync
+
+        def counting(plan: Any, execute: Callable[..., Any], *args: Any, reads: Any = None,
+                     **kw: Any) -> Any:
+            def one(request: Any) -> Any:
+                self.trips.append([getattr(request, "text", type(request).__name__)])
+                return execute(request)
+
+            def together(steps: Any) -> Any:
+                self.trips.append([step.text for step in steps])
+                return reads(steps)
+
+            return real(plan, one, *args, reads=together if reads else None, **kw)
+
+        monkeypatch.setattr(module, "drive_sync", counting)
+
+    def fan_out(self, node: Any, query: str) -> list[list[str]]:
+        self.trips.clear()
+        out = node.invoke({"messages": [HumanMessage(query)]}, CONFIG)
+        modes = out["memory_trace"]["retrieval"]["modes"]
+        assert (modes["facts"], modes["episodes"]) == ("hybrid", "hybrid")
+        assert out["memory_context"]["preferences"] and out["memory_context"]["facts"]
+        return list(self.trips)
+
+
+def _reads(trip: list[str]) -> list[str]:
+    """What each statement of a round trip reads, in a word."""
+    out = []
+    for text in trip:
+        if "FROM memory_scope_versions" in text:
+            out.append("counters")
+        elif "m.kind IN" in text:
+            out.append("listing")
+        elif "m.seq IN" in text or "m.seq = ANY" in text:
+            out.append("page")
+        elif "to_tsvector" in text:
+            out.append("lexemes")
+        elif "memory_tokenizer" in text:
+            out.append("probe")
+        else:
+            out.append("load")
+    return out
+
+
+def test_sqlite_fan_out_statements(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph_typed_memory.store.sqlite import store as module
+
+    with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(),
+                                            clock=FakeClock()) as store:
+        store.setup()
+        _fill(store)
+        node = create_retrieve_node(store)
+        trips = Trips(monkeypatch, module)
+        cold = [_reads(t) for t in trips.fan_out(node, "red tulips in the spring garden")]
+        assert cold[:2] == [["counters"], ["listing"]] and cold[-2:] == [["page"], ["page"]]
+        assert all(t == ["load"] for t in cold[2:-2])  # the cells, read once
+        warm = [_reads(t) for t in trips.fan_out(node, "blue whales singing in the office")]
+        assert warm == [["counters"], ["listing"], ["page"], ["page"]]
+        # a character outside ASCII is probed once, then known
+        first = [_reads(t) for t in trips.fan_out(node, "blue whales in the café")]
+        assert [t for t in first if t != ["probe"]] == warm
+        assert len(first) > len(warm)
+        again = [_reads(t) for t in trips.fan_out(node, "café garden")]
+        assert again == warm
+        # a write: the changed cells are brought up to date, the rest stays as it was
+        store.put((*USER, "fact"), "f9", {"subject": "alice", "predicate": "p9",
+                                          "content": "whales in the garden"})
+        after = [_reads(t) for t in trips.fan_out(node, "whales garden")]
+        assert after[:2] == [["counters"], ["listing"]] and after[-2:] == [["page"], ["page"]]
+        assert [_reads(t) for t in trips.fan_out(node, "whales garden")] == warm
+
+
+@pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")),
+                    reason="TYPED_MEMORY_SKIP_POSTGRES is set")
+def test_postgres_fan_out_round_trips(pg_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+    from langgraph_typed_memory.store.postgres import store as module
+
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        store = PostgresMemoryStore(conn, index=hash_index(), clock=FakeClock())
+        store.setup()
+        _fill(store)
+        node = create_retrieve_node(store)
+        trips = Trips(monkeypatch, module)
+        cold = [_reads(t) for t in trips.fan_out(node, "red tulips in the spring garden")]
+        assert len(cold) == 3 and cold[-1] == ["page", "page"]  # the cells in one trip
+        warm = [_reads(t) for t in trips.fan_out(node, "blue whales singing in the office")]
+        assert warm == [["counters", "lexemes", "listing"], ["page", "page"]]
