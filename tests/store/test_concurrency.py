@@ -481,3 +481,42 @@ def test_retry_policy_validates():
     policy = RetryPolicy(base_delay=0.01, max_delay=0.05)
     assert [policy.delay(n, 1.0) for n in range(4)] == [0.01, 0.02, 0.04, 0.05]
     assert policy.delay(3, 0.5) == 0.025
+
+
+def test_two_postgres_stores_on_one_connection_take_turns(request):
+    """A store's background access flush and another store's reads and writes on the same
+    connection never interleave (one lock per connection, whatever store object holds it)."""
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+
+    url = fresh_database(request.getfixturevalue("pg_server"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        every_read = {"access_flush_every": 1}  # a background flush after every read
+        a = PostgresMemoryStore(conn, lifecycle=every_read)
+        b = PostgresMemoryStore(conn, lifecycle=every_read)
+        a.setup()
+        assert a._lock is b._lock
+        ns = ("tenant:acme", "user:alice", "fact")
+        for i in range(20):
+            a.put(ns, f"k{i}", {"subject": "user", "predicate": f"p{i}",
+                                "content": f"The user likes colour {i}."})
+        errors: list[BaseException] = []
+
+        def work(store: PostgresMemoryStore, offset: int) -> None:
+            try:
+                for i in range(40):
+                    store.search(ns, query=f"colour {i % 20}", limit=5)
+                    store.put(ns, f"w{offset}-{i}", {"subject": "user", "predicate": "q",
+                                                     "content": f"note {offset} {i}"})
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(s, n)) for n, s in enumerate((a, b))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        a.flush_access()
+        assert errors == []
+        assert a.check_invariants().ok

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
@@ -69,6 +70,29 @@ def _statement(req: Sql | Begin | Commit) -> str:
         return "COMMIT"
     return to_psycopg(req.text)
 
+
+
+_LOCKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _shared_lock(conn: Any, make: Callable[[], Any]) -> Any:
+    """One lock per connection, shared by every store object on it: a store's background
+    access flush and another store's read on the same connection take turns (psycopg runs
+    one command, one transaction, at a time). A pool needs none: each use has its own
+    connection.
+
+    Example:
+        >>> class Conn: ...
+        >>> conn = Conn()
+        >>> _shared_lock(conn, threading.Lock) is _shared_lock(conn, threading.Lock)
+        True
+    """
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(conn)
+        if lock is None:
+            lock = _LOCKS[conn] = make()
+        return lock
 
 class _Isolation:
     """Chooses the isolation of each transaction: REPEATABLE READ, except for migrations.
@@ -156,7 +180,7 @@ class PostgresMemoryStore(SyncMemoryStore):
             gate=gate, lifecycle=lifecycle,
         )
         self.conn = conn
-        self._lock = threading.Lock()
+        self._lock = _shared_lock(conn, threading.Lock)
 
     @classmethod
     @contextmanager
@@ -271,7 +295,7 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         )
         self.conn = conn
         self.loop = asyncio.get_running_loop()
-        self._lock = asyncio.Lock()
+        self._lock = _shared_lock(conn, asyncio.Lock)
 
     @classmethod
     @asynccontextmanager
