@@ -21,14 +21,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.store.base import SearchOp
+
 from langgraph_typed_memory.entities.mentions import Mention, name_key
 from langgraph_typed_memory.entities.relations import STATEFUL
 from langgraph_typed_memory.entities.resolve import Entity, resolve_mention
 from langgraph_typed_memory.entities.turns import RECENT_LIMIT, KnownEntities, read_turn
+from langgraph_typed_memory.lifecycle import NEWEST_KEY
 
 __all__ = ["ENTITY_KIND", "ENTITY_CONFIDENCE", "SPEAKER", "EntityRead", "entity_value",
            "entity_from_value", "directory", "read_entities", "stamp", "scope_key",
-           "entity_names"]
+           "entity_names", "directory_op", "directory_records", "DIRECTORY_LIMIT"]
 
 ENTITY_KIND = "entity"
 """The memory kind of entity records."""
@@ -39,8 +42,38 @@ SPEAKER = "user"
 Priya)). A named speaker (a conversation between people) is an entity of its own."""
 _GROUNDING_CHARS = 500
 
+DIRECTORY_LIMIT = 5000
+"""The most entity records a directory read takes (the newest)."""
+
 Link = tuple[str, str]
 """(relation, entity id): one relation an entity holds."""
+
+
+def directory_op(labels: Sequence[str]) -> SearchOp:
+    """The read of a scope's entity directory: its own entity records, newest first (the
+    `$newest` listing: an indexed read of the namespace that counts no access, where the
+    kind's lookup would count one per entity on every turn and question). Entities are
+    only ever written in the caller's own scope.
+
+    Example:
+        >>> op = directory_op(("tenant:acme", "user:alice"))
+        >>> op.namespace_prefix, op.filter
+        (('tenant:acme', 'user:alice', 'entity'), {'$newest': True})
+    """
+    return SearchOp((*labels, ENTITY_KIND), {NEWEST_KEY: True}, DIRECTORY_LIMIT, 0, None,
+                    refresh_ttl=False)
+
+
+def directory_records(items: Iterable[Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """`(key, value)` of a directory read's items, oldest first (what `directory` takes).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> directory_records([SimpleNamespace(key="b", value={}),
+        ...                    SimpleNamespace(key="a", value={})])
+        [('a', {}), ('b', {})]
+    """
+    return [(item.key, item.value) for item in items][::-1]
 
 
 def scope_key(labels: Sequence[str]) -> str:

@@ -6,18 +6,19 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, SearchOp
 
 from langgraph_typed_memory.entities import named_subjects
 from langgraph_typed_memory.entities.facts import relation_facts
 from langgraph_typed_memory.entities.records import (
-    ENTITY_KIND,
     directory,
+    directory_op,
+    directory_records,
     read_entities,
     scope_key,
     stamp,
@@ -195,14 +196,14 @@ def create_extract_node(
                 "memory_entities": {"mentioned": list(read.ids),
                                     "recent": list(read.known.recent)}}
 
-    def entity_source(config: RunnableConfig) -> tuple[BaseStore, tuple[str, ...]] | None:
-        """The store and namespace of the scope's entity records, when entities are read."""
+    def entity_source(config: RunnableConfig) -> tuple[BaseStore, SearchOp] | None:
+        """The store and the read of the scope's entity records, when entities are read."""
         if not entities:
             return None
         found = _entity_store(store)
         if found is None:
             return None
-        return found, (*own_scope(scope_from_config(config)).labels(), ENTITY_KIND)
+        return found, directory_op(own_scope(scope_from_config(config)).labels())
 
     def failed(update: dict[str, Any], exc: Exception) -> None:
         why = f"entities not read: {exc!r:.200}"
@@ -216,7 +217,7 @@ def create_extract_node(
         records = None
         if (source := entity_source(config)) is not None:
             try:
-                records = [(i.key, i.value) for i in source[0].search(source[1])]
+                records = directory_records(cast(list[Any], source[0].batch([source[1]])[0]))
             except StoreNotSetUp:  # a misconfiguration: fails loudly
                 raise
             except Exception as exc:  # the turn goes on without entities
@@ -240,7 +241,8 @@ def create_extract_node(
         records = None
         if (source := entity_source(config)) is not None:
             try:
-                records = [(i.key, i.value) for i in await source[0].asearch(source[1])]
+                records = directory_records(cast(list[Any],
+                                                 (await source[0].abatch([source[1]]))[0]))
             except StoreNotSetUp:
                 raise
             except Exception as exc:

@@ -104,7 +104,7 @@ def test_a_failing_entity_read_degrades_the_turn(store: Any, monkeypatch: Any) -
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk gone")
 
-    monkeypatch.setattr(store, "search", broken)
+    monkeypatch.setattr(store, "batch", broken)
     out = create_extract_node(use_model=False, store=store).invoke(
         {"messages": [HumanMessage("I live in Lyon now.")]},
         {"configurable": {"tenant_id": "acme", "user_id": "alice"}})
