@@ -27,6 +27,12 @@ Rows, per size:
   other than an addition, so a store that caches the scope reads its facts again.
 * `typed_memory` `facts vector search`: that vector-only facts search alone (limit 10), to
   set beside LangGraph's single vector search.
+* `typed_memory` `fan-out, a question naming an entity`: the scope also holds `ENTITIES`
+  entity records, and every `TAGGED`-th record carries one of their ids (as the write path
+  stamps `metadata.entities`); each query names one entity mid-sentence ("what did Babako
+  say about ..."), so the retrieve node takes its entity path: the lookups and the entity
+  records first, then the ranked searches and the two searches for records about the
+  entity (`ENTITY_POOL` times the slots), fused.
 * `typed_memory` `fan-out + MiniLM query`: the fan-out with the query embedded by the bundled
   offline MiniLM (`LocalEmbeddings`, one torch thread) for fewer queries; the embedding
   alone is in the JSON.
@@ -104,6 +110,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, PutOp
 
+from langgraph_typed_memory.entities import entity_id
 from langgraph_typed_memory.nodes.retrieve import DEFAULT_EPISODES, DEFAULT_FACTS
 
 TENANT, USER = "bench", "u"
@@ -118,6 +125,10 @@ CHUNK = 2000
 INMEMORY_CAP = 100_000
 CONFIG: RunnableConfig = {"configurable": {"tenant_id": TENANT, "user_id": USER}}
 VECTOR_ONLY = {"lexical_weight": 0.0, "freshness_weight": 0.0, "confidence_weight": 0.0}
+ENTITIES = 200
+"""Entity records in the measured scope."""
+TAGGED = 50
+"""Every this-many-th record of the scope carries an entity id."""
 
 
 # ------------------------------------------------------------------------------------ data
@@ -163,9 +174,22 @@ class Dataset:
         self.vectors = unit_vectors(rng, total)
         self.query_texts = list(dict.fromkeys(text.lines(queries * 2, 4, 4)))[:queries]
         self.query_vectors = unit_vectors(rng, len(self.query_texts))
+        # Entities: capitalised pseudo-words the texts never use; records carry their ids as
+        # the write path stamps them.
+        used = len(text.vocab)
+        self.entity_names = [w.capitalize() for w in vocabulary(used + ENTITIES)[used:]]
+        scope_key = "/".join(SCOPE)
+        self.entity_ids = [entity_id(scope_key, name) for name in self.entity_names]
+        for i in range(0, scope_rows, TAGGED):
+            self.values[i]["metadata"] = {
+                "entities": [self.entity_ids[(i // TAGGED) % ENTITIES]]}
+        self.entity_queries = [
+            f"what did {self.entity_names[j % ENTITIES]} say about {t}"
+            for j, t in enumerate(self.query_texts)]
         self.embedder = LookupEmbeddings()
         self.embedder.add(self.embed_texts, self.vectors)
         self.embedder.add(self.query_texts, self.query_vectors)
+        self.embedder.add(self.entity_queries, unit_vectors(rng, len(self.entity_queries)))
 
     def namespace(self, i: int) -> tuple[str, ...]:
         if i < self.n:
@@ -175,6 +199,11 @@ class Dataset:
 
     def typed_ops(self, rows: range) -> list[PutOp]:
         return [PutOp(self.namespace(i), self.keys[i], self.values[i]) for i in rows]
+
+    def entity_ops(self) -> list[PutOp]:
+        """The scope's entity records (people, as the write path would keep them)."""
+        return [PutOp((*SCOPE, "entity"), ident, {"name": name, "type": "person"})
+                for ident, name in zip(self.entity_ids, self.entity_names, strict=True)]
 
     def plain_ops(self, rows: range) -> list[PutOp]:
         """The same items for LangGraph's stores: the embedded text as the value's `text`."""
@@ -462,10 +491,21 @@ class TypedSystem(System):
         self.model = model
 
     def item_ops(self, rows: range) -> list[PutOp]:
-        return self.data.typed_ops(rows)
+        ops = self.data.typed_ops(rows)
+        return self.data.entity_ops() + ops if rows.start == 0 else ops
 
     def episode_value(self, text: str) -> dict[str, Any]:
         return {"title": text, "summary": text}
+
+    def entity_fan_out(self, j: int) -> dict[str, Any]:
+        state = {"messages": [HumanMessage(self.data.entity_queries[j])]}
+        out = self.node.invoke(state, CONFIG)
+        retrieval = out["memory_trace"]["retrieval"]
+        if (retrieval["entities"]["named"] != [self.data.entity_names[j % ENTITIES]]
+                or {retrieval["modes"]["facts"], retrieval["modes"]["episodes"]}
+                != {"hybrid+entities"} or out["memory_trace"]["degraded"]):
+            raise SystemExit(f"{self.name}: the entity path did not run: {retrieval}")
+        return out  # type: ignore[no-any-return]
 
     def fact_value(self, text: str, predicate: str) -> dict[str, Any]:
         return {"subject": "user", "predicate": predicate, "content": text}
@@ -481,6 +521,8 @@ class TypedSystem(System):
     def measure(self, stage: Stage, rate: float) -> list[Row]:
         data, picked = self.data, self.picked()
         rows = super().measure(stage, rate)
+        entity_times, _ = timed(self.entity_fan_out, picked)
+        rows.append(self.row(stage, "fan-out, a question naming an entity", entity_times))
         if self.profile:
             rows.extend(self.profile_rows(stage, picked))
         if self.model is not None and self.model_queries:

@@ -22,7 +22,9 @@ Reported per category and overall:
 * the turns the extractor read as correcting an earlier statement: LoCoMo's conversations
   correct almost nothing, so this counts corrections read into ordinary talk.
 
-Side by side, at the same budget: `recent_window`, the last turns that fit (LangChain's
+Beside the product, the same retrieve node without its time windows and without its entity
+graph (what each retriever adds, per category). Side by side, at the same budget:
+`recent_window`, the last turns that fit (LangChain's
 `trim_messages`, strategy "last", what a LangGraph app without memory sends), and
 `truncated`, the whole conversation from its start, cut at the budget.
 
@@ -74,6 +76,8 @@ QUICK_QUESTIONS = 20
 PRODUCT = "typed_memory"
 UNTIMED = "typed_memory without time windows"
 """The product without the span-of-time listing: what that retriever adds, per category."""
+UNLINKED = "typed_memory without the entity graph"
+"""The product without the entity graph retriever: what it adds, per category."""
 BASELINES = ("recent_window", "truncated")
 
 
@@ -285,7 +289,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
     index = {"dims": DIMS, "embed": embedder, "fields": ["text"]}
     clock = Clock()
     variants = {f"{PRODUCT} facts={f} episodes={e}": (f, e) for f, e in fan_outs}
-    tallies = {name: Tally() for name in (PRODUCT, UNTIMED, *variants, *BASELINES)}
+    tallies = {name: Tally() for name in (PRODUCT, UNTIMED, UNLINKED, *variants, *BASELINES)}
     write_ms: list[float] = []
     embed_ms: list[float] = []
     outcomes: Counter[str] = Counter()
@@ -297,6 +301,7 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
         others = {name: create_retrieve_node(store, facts=f, episodes=e)
                   for name, (f, e) in variants.items()}
         others[UNTIMED] = create_retrieve_node(store, time_windows=False)
+        others[UNLINKED] = create_retrieve_node(store, entity_graph=False)
         for conversation in conversations:
             log(f"conversation {conversation.id}: {len(conversation.turns)} turns, "
                 f"{len(conversation.questions)} questions")

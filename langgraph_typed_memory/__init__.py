@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from langgraph_typed_memory.results import MemoryItem, SearchResults
     from langgraph_typed_memory.retriever import TypedMemoryRetriever
     from langgraph_typed_memory.schemas import (
+        EntityMemory,
         EpisodeMemory,
         FactMemory,
         ObservationMemory,
@@ -94,6 +95,7 @@ __all__ = [
     "EpisodeMemory",
     "ProcedureMemory",
     "ObservationMemory",
+    "EntityMemory",
     "TypedMemoryError",
     "InvalidNamespace",
     "UnknownKind",
@@ -152,6 +154,7 @@ _EXPORTS = {
     "MemoryItem": "langgraph_typed_memory.results",
     "SearchResults": "langgraph_typed_memory.results",
     "TypedMemoryRetriever": "langgraph_typed_memory.retriever",
+    "EntityMemory": "langgraph_typed_memory.schemas",
     "EpisodeMemory": "langgraph_typed_memory.schemas",
     "FactMemory": "langgraph_typed_memory.schemas",
     "ObservationMemory": "langgraph_typed_memory.schemas",

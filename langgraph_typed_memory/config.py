@@ -41,6 +41,7 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float | None] = {
     "observation": 30.0,
     "procedure": None,
     "policy": None,
+    "entity": None,
 }
 """Freshness half-lives per kind; None means no decay."""
 

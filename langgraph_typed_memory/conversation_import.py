@@ -124,10 +124,11 @@ class TurnWriter:
         self._tenant, self._user, self._agent = tenant_id, user_id, agent_id
         self._at: datetime = datetime.now(UTC)
         self._extract = create_extract_node(model, use_model=model is not None,
-                                            clock=lambda: self._at.timestamp())
+                                            clock=lambda: self._at.timestamp(), store=store)
         self._promote = create_promote_node(store, clock=lambda: self._at)
         self._window: list[BaseMessage] = []
         self._recent: list[tuple[str, float]] = []
+        self._entities: dict[str, list[str]] = {}
         self.turn = 0
 
     def note(self, message: BaseMessage) -> None:
@@ -146,12 +147,13 @@ class TurnWriter:
                           user_id=self._user, agent_id=self._agent)
         messages = [*self._window, message, *([reply] if reply is not None else [])]
         state: dict[str, Any] = {"messages": messages, "memory_recent": self._recent,
-                                 "memory_trace": trace}
+                                 "memory_entities": self._entities, "memory_trace": trace}
         state.update(self._extract.invoke(state, self.config))
         corrections = sum(1 for c in state.get("memory_candidates") or []
                           if c.get("replaces") or c.get("correction"))
         state.update(self._promote.invoke(state, self.config))
         self._recent = state["memory_recent"]
+        self._entities = state.get("memory_entities") or {}
         self._window = messages[-WINDOW:]
         out = state["memory_trace"]
         return TurnResult((out.get("extraction") or {}).get("prefilter") or "",

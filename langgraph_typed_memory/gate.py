@@ -67,13 +67,16 @@ class Proposal(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["policy", "preference", "fact", "episode", "procedure", "observation"]
+    kind: Literal["policy", "preference", "fact", "episode", "procedure", "observation",
+                  "entity"]
     key: str | None = Field(default=None, max_length=128)
-    """Preference key (snake_case)."""
+    """Preference key (snake_case); an entity's stable id."""
     subject: str | None = Field(default=None, max_length=256)
     predicate: str | None = Field(default=None, max_length=64)
     content: str = Field(default="", max_length=32_000)
     value: Any = None
+    """A preference's or fact's value; an entity's fields (name, type, aliases, roles,
+    affiliations, pronoun, links: see `schemas.EntityMemory`)."""
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     grounding: str | None = Field(default=None, max_length=32_000)
     correction: bool = False
@@ -247,7 +250,8 @@ def is_stateful(proposal: Proposal, settings: GateSettings) -> bool:
 def record_key(proposal: Proposal, settings: GateSettings) -> str:
     """The store key a proposal is written under.
 
-    Preferences: their key. Stateful facts: subject and predicate (so a new value lands on
+    Preferences: their key; entities: their stable id (so what a later turn teaches of one
+    supersedes its record). Stateful facts: subject and predicate (so a new value lands on
     the same key and supersedes). Everything else: a hash of the normalized content.
 
     Example:
@@ -255,7 +259,7 @@ def record_key(proposal: Proposal, settings: GateSettings) -> str:
         ...                     content="x"), GateSettings())
         'fact:user:home_city'
     """
-    if proposal.kind == "preference" and proposal.key:
+    if proposal.kind in ("preference", "entity") and proposal.key:
         return proposal.key
     if proposal.kind == "fact" and proposal.subject and is_stateful(proposal, settings):
         return f"fact:{_slug(proposal.subject)}:{_slug(proposal.predicate or '')}"
@@ -264,7 +268,7 @@ def record_key(proposal: Proposal, settings: GateSettings) -> str:
 
 def proposal_hash(proposal: Proposal) -> str:
     """Content hash used for deduplication."""
-    if proposal.kind == "preference":
+    if proposal.kind in ("preference", "entity"):
         return content_hash(proposal.key or "", json.dumps(proposal.value, sort_keys=True))
     return content_hash(proposal.subject or "", proposal.predicate or "", proposal.content)
 
@@ -334,6 +338,13 @@ def verify(proposal: Proposal, settings: GateSettings, run_id: str | None) -> st
         if proposal.confidence < settings.preference_min_confidence:
             return (f"confidence {proposal.confidence:.2f} below the preference threshold "
                     f"{settings.preference_min_confidence:.2f}")
+        return None
+    if kind == "entity":
+        if not run_id:
+            return "an entity needs a source run"
+        if not proposal.key or not isinstance(proposal.value, Mapping) or not str(
+                proposal.value.get("name") or "").strip():
+            return "an entity needs its id as the key and a value with its name"
         return None
     if kind == "fact":
         if not run_id:

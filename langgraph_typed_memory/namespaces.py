@@ -9,6 +9,7 @@ breaks the grammar (see `check_untyped`): that is an error, not an untyped names
     user      := "user:" ID
     agent     := "agent:" ID
     kind      := "policy" | "preference" | "fact" | "episode" | "procedure" | "observation"
+                 | "entity"
     ID        := 1-128 characters, none of them ":" or a control character, and no
                  "{...}" (an unfilled template such as "{langgraph_user_id}")
 
@@ -50,9 +51,9 @@ __all__ = [
     "decode_namespace",
 ]
 
-Kind = Literal["policy", "preference", "fact", "episode", "procedure", "observation"]
+Kind = Literal["policy", "preference", "fact", "episode", "procedure", "observation", "entity"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
-EXACT_KINDS: frozenset[str] = frozenset({"policy", "preference", "procedure"})
+EXACT_KINDS: frozenset[str] = frozenset({"policy", "preference", "procedure", "entity"})
 """Kinds read by exhaustive known-scope lookup: no ranking, no top-k."""
 RANKED_KINDS: frozenset[str] = frozenset({"fact", "episode", "observation"})
 """Kinds read by semantic discovery: hybrid lexical + vector ranking."""

@@ -28,6 +28,7 @@ __all__ = [
     "EpisodeMemory",
     "ProcedureMemory",
     "ObservationMemory",
+    "EntityMemory",
     "SCHEMAS",
     "COMPUTED_FIELDS",
     "MAX_TEXT_CHARS",
@@ -194,6 +195,35 @@ class ObservationMemory(_Record):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
+class EntityMemory(_Record):
+    """A named thing of a scope (a person, an organisation, a place, a pet, a project), keyed
+    by its stable id, with the other names it goes by and the relations it holds. Written by
+    the extract node through the gate; a turn that teaches something new of it (an alias, a
+    role, a relation) supersedes the record, the earlier version kept in its history.
+
+    Example:
+        >>> EntityMemory(name="Volkswagen", type="organisation", aliases=["VW"]).links
+        []
+    """
+
+    name: str = Field(min_length=1, max_length=256)
+    """The name it was first met by ("Volkswagen", "Lena", "the platform team")."""
+    type: Literal["person", "organisation", "place", "pet", "project"] | None = None
+    aliases: list[str] = Field(default_factory=list, max_length=64)
+    """Other names a turn said it goes by ("VW"), and a full name met later ("Sarah Chen")."""
+    roles: list[tuple[str, str]] = Field(default_factory=list, max_length=64)
+    """(role, whose): ("sister", "user") is the speaker's sister; whose is an entity id
+    otherwise."""
+    affiliations: list[str] = Field(default_factory=list, max_length=64)
+    """Departments and groups it belongs to ("accounting")."""
+    pronoun: Literal["she", "he", "they", "it"] | None = None
+    links: list[tuple[str, str]] = Field(default_factory=list, max_length=256)
+    """The relations it holds as (relation, entity id): ("leads", <the platform team's id>);
+    "user" is the speaker of a chat. One object at a time for a relation that holds one
+    (lives in, works at, reports to)."""
+    confidence: float = Confidence
+
+
 SCHEMAS: dict[str, type[_Record]] = {
     "policy": PolicyMemory,
     "preference": PreferenceMemory,
@@ -201,6 +231,7 @@ SCHEMAS: dict[str, type[_Record]] = {
     "episode": EpisodeMemory,
     "procedure": ProcedureMemory,
     "observation": ObservationMemory,
+    "entity": EntityMemory,
 }
 
 
@@ -333,4 +364,8 @@ def _derived_texts(kind: str, key: str, r: Any) -> tuple[str, str | None, tuple[
         return f"{r.category} {r.quote}", r.quote, (r.category, r.quote)
     if kind == "procedure":
         return r.rule, None, (r.rule,)
+    if kind == "entity":  # looked up by scope, never ranked or embedded
+        described = json.dumps([r.name, r.type, r.aliases, r.roles, r.affiliations, r.pronoun,
+                                r.links], sort_keys=True)
+        return " ".join([r.name, *r.aliases]), None, (key, described)
     return f"{key} {_text(r.value)}", None, (key, _text(r.value))

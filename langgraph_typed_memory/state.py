@@ -38,6 +38,10 @@ class MemoryState(MessagesState, total=False):
             messages the summary absorbed).
         memory_candidates: Candidate memories `extract` (or a combined `respond`) proposed.
         memory_recent: Recent user turns with their times, for the duplicate pre-filter.
+        memory_entities: `extract`'s reading of the newest user turn for entities:
+            `mentioned`, the ids of the entities it mentions (what `promote` stamps on its
+            logged turn), and `recent`, the thread's latest entity ids, newest first (who a
+            pronoun of the next turn means).
         memory_trace: The trace envelope of the current turn (see `new_trace`).
     """
 
@@ -49,6 +53,7 @@ class MemoryState(MessagesState, total=False):
     memory_turns: int
     memory_candidates: list[dict[str, Any]]
     memory_recent: list[tuple[str, float]]
+    memory_entities: dict[str, list[str]]
     memory_trace: dict[str, Any]
 
 

@@ -12,7 +12,8 @@ A logged turn's episode:
   the speaker are searchable words, so "what did Caroline say in May?" finds the turn;
 - `context`: the preceding messages (full-text search only, never embedded or shown);
 - `occurred_at`: when it was said (the store's clock, or the time an import passes);
-- `metadata.session_id` (the thread), `metadata.message_id`, and `metadata.correction` when
+- `metadata.session_id` (the thread), `metadata.message_id`, `metadata.entities` (the ids
+  of the entities the turn mentions, a named speaker first), and `metadata.correction` when
   the turn corrected something, with the old values in `metadata.replaces` (the prompt then
   shows what it corrected to, not a turn that repeats an old value); `artifacts.reply`: the
   assistant's reply, in short;
@@ -121,7 +122,8 @@ def _short(text: str, limit: int) -> str:
 
 
 def turn_episode(turn: Turn, *, salience: float = 0.4, correction: bool = False,
-                 replaces: Sequence[str] = ()) -> dict[str, Any]:
+                 replaces: Sequence[str] = (), entities: Sequence[str] = ()
+                 ) -> dict[str, Any]:
     """The proposal (for `store.promote`) that logs one turn as a tier-0 episode.
 
     Example:
@@ -145,6 +147,8 @@ def turn_episode(turn: Turn, *, salience: float = 0.4, correction: bool = False,
     if turn.session_id:
         proposal["session_id"] = turn.session_id
     metadata: dict[str, Any] = {"message_id": turn.message_id} if turn.message_id else {}
+    if entities:
+        metadata["entities"] = list(dict.fromkeys(entities))
     if correction:
         metadata["correction"] = True
         metadata["replaces"] = [str(old)[:200] for old in replaces]
@@ -168,9 +172,11 @@ def _chunks(text: str) -> list[str]:
 
 
 def turn_episodes(turn: Turn, *, salience: float = 0.4, correction: bool = False,
-                  replaces: Sequence[str] = ()) -> list[dict[str, Any]]:
+                  replaces: Sequence[str] = (), entities: Sequence[str] = ()
+                  ) -> list[dict[str, Any]]:
     """The episodes that log one turn: one, or one per run of sentences of a long turn
-    (`CHUNK_WORDS`), each marked `metadata.part` ("2/3").
+    (`CHUNK_WORDS`), each marked `metadata.part` ("2/3"). Each carries all the `entities`
+    the turn mentions.
 
     Example:
         >>> from datetime import UTC, datetime
@@ -181,21 +187,23 @@ def turn_episodes(turn: Turn, *, salience: float = 0.4, correction: bool = False
     """
     parts = _chunks(" ".join(turn.text.split()))
     if len(parts) == 1:
-        return [turn_episode(turn, salience=salience, correction=correction, replaces=replaces)]
+        return [turn_episode(turn, salience=salience, correction=correction, replaces=replaces,
+                             entities=entities)]
     out = []
     for i, part in enumerate(parts, 1):
         episode = turn_episode(replace(turn, text=part), salience=salience,
-                               correction=correction, replaces=replaces)
+                               correction=correction, replaces=replaces, entities=entities)
         episode["metadata"] = {**episode.get("metadata", {}), "part": f"{i}/{len(parts)}"}
         out.append(episode)
     return out
 
 
-def turn_proposals(turn: Turn, candidates: Sequence[Mapping[str, Any]] = ()
-                   ) -> list[dict[str, Any]]:
+def turn_proposals(turn: Turn, candidates: Sequence[Mapping[str, Any]] = (), *,
+                   entities: Sequence[str] = ()) -> list[dict[str, Any]]:
     """What the gate writes for one kept turn, in one transaction: the extracted candidates,
     stamped with the turn's time, then the turn's episodes (last, so a correction in the
-    same turn settles before the turn is logged; see `turn_episodes`).
+    same turn settles before the turn is logged; see `turn_episodes`), which carry the ids
+    of the `entities` the turn mentions.
 
     Example:
         >>> from datetime import UTC, datetime
@@ -212,7 +220,7 @@ def turn_proposals(turn: Turn, candidates: Sequence[Mapping[str, Any]] = ()
     return [*stamped, *turn_episodes(turn, salience=turn_salience(turn.text, candidates),
                                      correction=correction,
                                      replaces=[c["replaces"] for c in candidates
-                                               if c.get("replaces")])]
+                                               if c.get("replaces")], entities=entities)]
 
 
 def message_text(message: BaseMessage | None) -> str:

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from langgraph_typed_memory.entities.similarity import spelling_distance
@@ -178,9 +179,11 @@ class Mention:
     """For "her team" and the like: the pronoun of who it belongs to."""
 
 
+@lru_cache(maxsize=16384)
 def name_key(name: str) -> str:
     """A name as resolution compares it: case, accents, spacing, quotes, a leading "the", a
-    title and a trailing possessive dropped.
+    title and a trailing possessive dropped. Remembered: a scope's names are compared again
+    at every turn and question.
 
     Example:
         >>> name_key("  The  Platform   Team ")

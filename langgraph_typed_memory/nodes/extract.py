@@ -6,14 +6,24 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.store.base import BaseStore, SearchOp
 
 from langgraph_typed_memory.entities import named_subjects
 from langgraph_typed_memory.entities.facts import relation_facts
+from langgraph_typed_memory.entities.records import (
+    directory,
+    directory_op,
+    directory_records,
+    read_entities,
+    scope_key,
+    stamp,
+)
+from langgraph_typed_memory.errors import ConfigurationError, StoreNotSetUp
 from langgraph_typed_memory.extraction import (
     EXTRACTION_PROMPT,
     ExtractionResult,
@@ -21,7 +31,14 @@ from langgraph_typed_memory.extraction import (
     extract_rules,
     prefilter,
 )
-from langgraph_typed_memory.nodes._common import last_human, trace_of, try_resolve_model
+from langgraph_typed_memory.gate import own_scope
+from langgraph_typed_memory.nodes._common import (
+    last_human,
+    resolve_store,
+    scope_from_config,
+    trace_of,
+    try_resolve_model,
+)
 from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_extract_node"]
@@ -44,6 +61,8 @@ class _Kept:
     """The thread's previous messages of the speaker, newest first (who "she" is)."""
     extraction: dict[str, Any]
     """The trace's `extraction` entry, filled as extraction goes."""
+    combined: bool = False
+    """A combined respond call already proposed the turn's candidates."""
 
     def request(self) -> list[Any]:
         """The model's input: the extraction prompt, earlier messages as context, the turn."""
@@ -61,6 +80,8 @@ def create_extract_node(
     use_model: bool = True,
     messages_key: str = "messages",
     clock: Callable[[], float] = time.time,
+    store: BaseStore | None = None,
+    entities: bool = True,
 ) -> RunnableLambda:
     """Build the extract node.
 
@@ -72,6 +93,15 @@ def create_extract_node(
     model falls back to the rules, recorded. If a combined respond call already produced
     candidates this turn, the node keeps them. Candidates go to `memory_candidates`.
 
+    With a store (the argument, else the graph's runtime store), a kept turn is also read
+    for entities (`entities.records.read_entities`) against the scope's entity records, read
+    in one lookup: the candidates carry the ids of the entities they name in
+    `metadata.entities`, the entities the turn creates or teaches something new of (an
+    alias, a role, a relation) join the candidates as entity records for the gate, and
+    `memory_entities` holds the turn's entity ids (the promote node stamps them on the
+    logged turn) and the thread's latest ones (who "she" is next turn). Without a store,
+    or with `entities=False`, none of this happens.
+
     In the chat graph it runs after `respond`, so the reply is in the state (and streamed)
     before extraction starts.
 
@@ -80,6 +110,9 @@ def create_extract_node(
         use_model: Set False to always use the rule-based extractor.
         messages_key: The state key holding the conversation.
         clock: Seconds since the epoch (inject one in tests).
+        store: The memory store the entities are read from; default: the graph's runtime
+            store, if any.
+        entities: Set False to read no entities.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -102,14 +135,17 @@ def create_extract_node(
                   if now - ts <= RECENT_WINDOW_S]
         decision = prefilter(text, role="human", recent=recent, now=now)
         extraction["prefilter"] = decision.reason
-        update = {"memory_recent": [*recent, (text, now)][-20:], "memory_trace": trace}
+        update = {"memory_recent": [*recent, (text, now)][-20:], "memory_trace": trace,
+                  "memory_entities": {"mentioned": [], "recent": _recent_entities(state)}}
+        speaker = str(human.name) if human is not None and human.name else "user"
         if extraction.get("method") == "combined":
             extraction["candidates"] = len(state.get("memory_candidates") or [])
-            return None, update
+            if not decision.keep:
+                return None, update
+            return _Kept(text, speaker, [], [], extraction, combined=True), update
         if not decision.keep:
             extraction.update(method="prefiltered", candidates=0)
             return None, {**update, "memory_candidates": []}
-        speaker = str(human.name) if human is not None and human.name else "user"
         thread = _previous_user_texts(messages, human)
         earlier = [*thread, *_remembered(state.get("memory_context") or {}, speaker)]
         return _Kept(text, speaker, earlier, thread, extraction), update
@@ -143,33 +179,103 @@ def create_extract_node(
             update["memory_trace"]["degraded"].append(f"extract: {why}")
         return chat
 
+    def with_entities(out: dict[str, Any], turn: _Kept, state: dict[str, Any],
+                      config: RunnableConfig, records: list[tuple[str, Any]] | None
+                      ) -> dict[str, Any]:
+        """`out` with the turn read for entities against the scope's entity `records`."""
+        if records is None:
+            return out
+        labels = own_scope(scope_from_config(config)).labels()
+        known = directory(records, recent=_recent_entities(state))
+        read = read_entities(turn.text, known, scope=scope_key(labels), speaker=turn.speaker)
+        candidates = out.get("memory_candidates", state.get("memory_candidates")) or []
+        turn.extraction["entities"] = {"mentioned": len(read.ids),
+                                       "proposed": len(read.proposals)}
+        return {**out, "memory_candidates": [*stamp(candidates, read, speaker=turn.speaker),
+                                             *read.proposals],
+                "memory_entities": {"mentioned": list(read.ids),
+                                    "recent": list(read.known.recent)}}
+
+    def entity_source(config: RunnableConfig) -> tuple[BaseStore, SearchOp] | None:
+        """The store and the read of the scope's entity records, when entities are read."""
+        if not entities:
+            return None
+        found = _entity_store(store)
+        if found is None:
+            return None
+        return found, directory_op(own_scope(scope_from_config(config)).labels())
+
+    def failed(update: dict[str, Any], exc: Exception) -> None:
+        why = f"entities not read: {exc!r:.200}"
+        update["memory_trace"]["degraded"].append(why)
+        logger.warning("extract: %s", why)
+
     def extract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         turn, update = prepare(state)
         if turn is None:
             return update
+        records = None
+        if (source := entity_source(config)) is not None:
+            try:
+                records = directory_records(cast(list[Any], source[0].batch([source[1]])[0]))
+            except StoreNotSetUp:  # a misconfiguration: fails loudly
+                raise
+            except Exception as exc:  # the turn goes on without entities
+                failed(update, exc)
+        if turn.combined:
+            return with_entities(update, turn, state, config, records)
         chat = chosen(turn, update, config)
         if chat is None:
-            return rules(turn, update)
+            return with_entities(rules(turn, update), turn, state, config, records)
         try:
             answer = chat.with_structured_output(ExtractionResult).invoke(turn.request())
         except Exception as exc:  # degrade to the rules, recorded
-            return rules(turn, update, f"extraction model failed: {exc!r:.200}")
-        return from_model(answer, turn, update)
+            out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
+            return with_entities(out, turn, state, config, records)
+        return with_entities(from_model(answer, turn, update), turn, state, config, records)
 
     async def aextract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         turn, update = prepare(state)
         if turn is None:
             return update
+        records = None
+        if (source := entity_source(config)) is not None:
+            try:
+                records = directory_records(cast(list[Any],
+                                                 (await source[0].abatch([source[1]]))[0]))
+            except StoreNotSetUp:
+                raise
+            except Exception as exc:
+                failed(update, exc)
+        if turn.combined:
+            return with_entities(update, turn, state, config, records)
         chat = chosen(turn, update, config)
         if chat is None:
-            return rules(turn, update)
+            return with_entities(rules(turn, update), turn, state, config, records)
         try:
             answer = await chat.with_structured_output(ExtractionResult).ainvoke(turn.request())
         except Exception as exc:
-            return rules(turn, update, f"extraction model failed: {exc!r:.200}")
-        return from_model(answer, turn, update)
+            out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
+            return with_entities(out, turn, state, config, records)
+        return with_entities(from_model(answer, turn, update), turn, state, config, records)
 
     return RunnableLambda(extract, afunc=aextract, name="extract")
+
+
+def _entity_store(store: BaseStore | None) -> BaseStore | None:
+    """The store entities are read from: the factory's, else the graph's runtime store; None
+    without one, or for a store without the promotion gate (which keeps no entities)."""
+    try:
+        found = resolve_store(store)
+    except ConfigurationError:
+        return None
+    return found if callable(getattr(found, "promote", None)) else None
+
+
+def _recent_entities(state: dict[str, Any]) -> list[str]:
+    """The thread's latest entity ids, newest first, as the previous turn left them."""
+    held = state.get("memory_entities") or {}
+    return [str(i) for i in held.get("recent") or []] if isinstance(held, dict) else []
 
 
 def _previous_user_texts(messages: list[Any], human: Any) -> list[str]:

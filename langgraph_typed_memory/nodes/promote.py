@@ -57,7 +57,9 @@ def create_promote_node(
     node, when the pre-filter keeps it here). An episode candidate gets the two messages
     before the newest user message as its `context` (indexed for full-text search, so a later
     question that echoes them finds the episode), and the thread id
-    (`configurable["thread_id"]`) as its `session_id` (compaction groups by it).
+    (`configurable["thread_id"]`) as its `session_id` (compaction groups by it); the logged
+    turn carries the ids of the entities the extract node found it mentions
+    (`memory_entities`, in `metadata.entities`).
 
     Args:
         store: The memory store; default: the graph's runtime store.
@@ -110,9 +112,11 @@ def create_promote_node(
         ]
         turn = _turn_to_log(trace, messages, thread, target) if log_turns else None
         if turn is not None:
-            proposals = turn_proposals(turn, [p for p in proposals if isinstance(p, Mapping)]) \
+            mentioned = (state.get("memory_entities") or {}).get("mentioned") or []
+            proposals = turn_proposals(turn, [p for p in proposals if isinstance(p, Mapping)],
+                                       entities=mentioned) \
                 if all(isinstance(p, Mapping) for p in proposals) else [
-                    *proposals, *turn_proposals(turn)]
+                    *proposals, *turn_proposals(turn, entities=mentioned)]
         return {
             "proposals": proposals,
             "tenant_id": scope.tenant_id,

@@ -103,7 +103,8 @@ def test_graph_with_a_chat_model_and_structured_extraction(store):
     assert trace["extraction"]["method"] == "model"
     assert trace["model_call"]["input_tokens"] == 20
     assert [(p["kind"], p["outcome"]) for p in trace["promotions"]] == [
-        ("fact", "written"), ("episode", "written")]  # the candidate, then the turn log
+        ("fact", "written"), ("entity", "written"), ("episode", "written")]
+    # the candidate, the entity it names (Lyon), then the turn log
     assert state["messages"][-1].content == "Sure."
 
 
@@ -119,7 +120,7 @@ def test_graph_with_the_combined_call(store):
     assert state["messages"][-1].content == "Noted, Paris."
     assert state["memory_trace"]["extraction"]["method"] == "combined"
     assert [(p["kind"], p["outcome"]) for p in state["memory_trace"]["promotions"]] == [
-        ("fact", "written"), ("episode", "written")]
+        ("fact", "written"), ("entity", "written"), ("episode", "written")]
     assert len(model.prompts) == 1  # one model call for the whole turn
 
 
@@ -132,7 +133,7 @@ def test_model_failure_still_completes_the_turn(store):
     assert any("extraction model failed" in d for d in degraded)
     assert "not a language model" in state["messages"][-1].content
     assert [(p["kind"], p["outcome"]) for p in state["memory_trace"]["promotions"]] == [
-        ("fact", "written"), ("episode", "written")]
+        ("fact", "written"), ("entity", "written"), ("episode", "written")]
 
 
 async def test_async_graph(store):

@@ -17,6 +17,8 @@ from langgraph_typed_memory.graph import create_memory_chat_graph
 from tests.conftest import fresh_database, hash_index
 
 CANARY = "zqcanary" + uuid.uuid4().hex[:10]
+NAME = CANARY.capitalize()
+"""The canary as a name: an entity, its relations and the ids its records carry."""
 LONG_AGO = (datetime.now(UTC) - timedelta(days=60)).isoformat()
 
 
@@ -43,9 +45,13 @@ def plant(store: Any, graph: Any) -> None:
                         "scope": "tenant", "content": f"Acme slogan {word}",
                         "grounding": word, "confidence": 0.9}],
                       tenant_id="acme", user_id=user, run_id="r1")
+        chat = {"configurable": {"thread_id": f"thread-{user}", "tenant_id": "acme",
+                                 "user_id": user}}
         graph.invoke({"messages": [HumanMessage(f"I live in Lyon and my code is {word}.")]},
-                     {"configurable": {"thread_id": f"thread-{user}", "tenant_id": "acme",
-                                       "user_id": user}})
+                     chat)
+        name = word.capitalize()  # an entity, with a role and a relation
+        graph.invoke({"messages": [HumanMessage(
+            f"My sister {name} lives in Vienna. {name} leads the platform team.")]}, chat)
     store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
     # Derived records: maintenance compacts the old episodes into weekly summaries.
     assert store.maintain(tenant_id="acme").step("compaction").changed >= 2
@@ -57,8 +63,11 @@ def erase_and_check(store: Any, saver: Any, dump: Any, other: Any) -> Any:
     """`other`: a second store object on the same database, as another process would hold:
     its cached copies of the cells of alice's scope are reloaded at its next search, not
     patched."""
-    assert CANARY in dump()
+    assert CANARY in dump() and NAME in dump()
+    entities = [i.value["name"] for i in store.search(("tenant:acme", "user:alice", "entity"))]
+    assert NAME in entities and "platform team" in entities
     bob_before = [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))]
+    bob_entities = [i.value for i in store.search(("tenant:acme", "user:bob", "entity"))]
     store.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
     assert other.search(("tenant:acme", "user:alice", "fact"), query=CANARY)
     elsewhere = other.records.dialect.vectors
@@ -69,9 +78,12 @@ def erase_and_check(store: Any, saver: Any, dump: Any, other: Any) -> Any:
                          untyped_prefixes=[("memories", "alice")], reason="GDPR art. 17")
     assert not any(len(cache) for cache in caches)  # no copy of her rows stays in memory
     assert report.records["preference"] == 2 and report.records["untyped"] == 1
+    assert report.records["entity"] == 4  # Lyon, the sister, Vienna, the platform team
     assert report.threads == ["thread-alice"] and report.derived_deleted == 1
-    assert CANARY not in dump()
+    assert CANARY not in dump() and NAME not in dump()
+    assert store.search(("tenant:acme", "user:alice", "entity")) == []
     assert [i.value for i in store.search(("tenant:acme", "user:bob", "fact"))] == bob_before
+    assert [i.value for i in store.search(("tenant:acme", "user:bob", "entity"))] == bob_entities
     assert store.get(("memories", "bob"), "m") is not None
     assert saver.get({"configurable": {"thread_id": "thread-bob"}}) is not None
     assert saver.get({"configurable": {"thread_id": "thread-alice"}}) is None

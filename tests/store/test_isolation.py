@@ -181,6 +181,8 @@ def typed_value(kind: str, text: str, n: int, project: str) -> dict[str, Any]:
         return {"title": f"Task {n}", "summary": text, **meta}
     if kind == "procedure":
         return {"rule": text, **meta}
+    if kind == "entity":
+        return {"name": text, "type": "place", "aliases": [f"gate {n}"], **meta}
     return {"category": "habit", "quote": text, **meta}
 
 

@@ -166,7 +166,8 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
     budget = report["budget_tokens"]
     systems = report["systems"]
     fewer = "typed_memory facts=1 episodes=1"
-    assert set(systems) == {"typed_memory", "typed_memory without time windows", fewer,
+    assert set(systems) == {"typed_memory", "typed_memory without time windows",
+                            "typed_memory without the entity graph", fewer,
                             "recent_window", "truncated"}
     # one candidate of each kind carries less evidence than the default's dozens
     assert (systems[fewer]["evidence_recall"]["all"]

@@ -129,7 +129,7 @@ def test_a_json_conversation_is_written_turn_by_turn_at_its_own_times(
     assert "  pre-filter: chit_chat 1, kept 2" in out
     # the employer, and the standup as an organisation fact (tenant scope, awaiting a second
     # person: not among this user's facts)
-    assert "  written: episode:written 2, fact:written 2" in out
+    assert "  written: entity:written 1, episode:written 2, fact:written 2" in out
     assert "  degraded: none" in out
     assert "importing messages" in err and "4/4" in err  # the progress lines, on stderr
 
@@ -156,7 +156,7 @@ def test_json_output_from_stdin_parses(db: str, cli: Any) -> None:
     assert report["source"] == "stdin" and report["scope"] == "tenant:acme/user:alice"
     assert report["session_id"] == "zendesk-4411" and report["messages"] == 4
     assert report["turns"] == 3 and report["prefilter"] == {"kept": 2, "chit_chat": 1}
-    assert report["outcomes"] == {"fact:written": 2, "episode:written": 2}
+    assert report["outcomes"] == {"fact:written": 2, "episode:written": 2, "entity:written": 1}
     assert report["degraded"] == []
     facts, episodes = stored(db)
     assert {r.value["source_run_id"] for r in [*facts, *episodes]} == {report["run_id"]}
@@ -258,7 +258,7 @@ def test_a_checkpointer_thread_in_the_same_database(any_db: str, cli: Any) -> No
     assert out.startswith("imported 2 user turn(s) of thread t-1 into tenant:acme/user:alice, "
                           "session t-1")
     assert "pre-filter: chit_chat 1, kept 1" in out
-    assert "written: episode:written 1, fact:written 1" in out
+    assert "written: entity:written 1, episode:written 1, fact:written 1" in out
     facts, episodes = stored(any_db)
     assert [f.value["value"] for f in facts] == ["Initech"]
     [turn] = [e.value for e in episodes]

@@ -87,6 +87,9 @@ def _value(p: Proposal, run_id: str | None, turn: int | None) -> dict[str, Any]:
     if p.kind == "fact":
         return {"subject": p.subject, "predicate": p.predicate, "content": p.content,
                 "value": p.value, "confidence": p.confidence, **common}
+    if p.kind == "entity":  # its fields are the value (`schemas.EntityMemory` checks them)
+        return {**(p.value if isinstance(p.value, dict) else {}), "confidence": p.confidence,
+                **common}
     episode = {"title": p.title or p.content[:80], "summary": p.content, "outcome": p.outcome,
                "context": list(p.context), "confidence": p.confidence, **common}
     optional = {"task_type": p.task_type, "salience": p.salience, "artifacts": p.artifacts}
@@ -107,7 +110,7 @@ def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
         key = record_key(proposal, settings)
         prepared = Prepared(i, proposal, typed=typed, key=key)
         unaimed = proposal.replaces is not None and not (proposal.subject and proposal.predicate)
-        if proposal.kind in ("preference", "fact", "episode") and not (
+        if proposal.kind in ("preference", "fact", "episode", "entity") and not (
                 unaimed and proposal.kind == "fact"):
             try:
                 prepared.record = validate_record(
