@@ -641,10 +641,13 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                 assert create is not None
                 url = create("latency_typed")
                 meta["postgres"] = postgres_version(url)
+                # The vector-only store object on a connection of its own, as on SQLite: a
+                # store's background flush of access counts holds its own connection.
                 system = TypedSystem(
                     "typed_memory (postgres)", data, _pg_factory(stack, url, clock),
                     partial(postgres_size_mb, url), args.queries, args.model_queries,
-                    model, after_load=partial(postgres_analyze, url, vacuum=True))
+                    model, after_load=partial(postgres_analyze, url, vacuum=True),
+                    make_vector_only=_pg_factory(stack, url, clock))
             system.profile = args.profile  # type: ignore[attr-defined]
             rows.extend(run_system(system, plan))
             # Its caches go (the next system's peak RSS is its own); reopened to alternate.

@@ -98,8 +98,8 @@ class TurnWriter:
         >>> writer = TurnWriter(store, tenant_id="acme", user_id="alice", session_id="chat-1")
         >>> result = writer.write(HumanMessage("I live in Lyon."),
         ...                       at=datetime(2025, 3, 1, tzinfo=UTC))
-        >>> [(p["kind"], p["outcome"]) for p in result.promotions]
-        [('fact', 'written'), ('episode', 'written')]
+        >>> [(p["kind"], p["outcome"]) for p in result.promotions]  # Lyon is an entity
+        [('fact', 'written'), ('entity', 'written'), ('episode', 'written')]
     """
 
     def __init__(

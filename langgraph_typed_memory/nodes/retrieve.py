@@ -215,7 +215,8 @@ def _about(results: list[Any], pools: list[Any], found: EntityFocus,
         fused = fuse_about(results[at], pool, found.targets, limits[slot])
         results[at] = SearchResults(
             fused, retrieval_mode=getattr(results[at], "retrieval_mode", None) or "list",
-            degraded=[*getattr(results[at], "degraded", []), *getattr(pool, "degraded", [])])
+            degraded=list(dict.fromkeys([*getattr(results[at], "degraded", []),
+                                         *getattr(pool, "degraded", [])])))
 
 
 def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
