@@ -165,7 +165,8 @@ def _typed_find(
     where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
         # Exhaustive known-scope lookup. No ranking, no top-k: every active record.
-        rows = yield _exact_listing(typed.scope, visible, now, history)
+        kinds = _FAN_OUT_KINDS if typed.kind in _FAN_OUT_KINDS else (typed.kind,)
+        rows = yield _exact_listing(typed.scope, visible, now, history, kinds)
         items = [
             records.to_item(r, None, retrieval_mode="exact")
             for r in rows
@@ -204,22 +205,23 @@ def _typed_find(
                          retrieval_mode=found.retrieval_mode, degraded=found.degraded)
 
 
-_EXACT_KINDS = tuple(sorted(EXACT_KINDS))
+_FAN_OUT_KINDS = ("policy", "preference", "procedure")
+"""The exact kinds a fan-out lists together (entities are listed on their own)."""
 
 
-def _exact_listing(scope: Scope, visible: str, now: float, history: bool) -> Sql:
-    """Every record of the exact kinds visible from `scope` whose status passes `visible`
-    (an SQL constant), live at `now`: wider scopes first, then by key. One statement for
-    the three kinds, `shared`: the policies, procedures and preferences of a fan-out, asked
-    together, are read once, and each search keeps its kind's rows (in the same order).
+def _exact_listing(scope: Scope, visible: str, now: float, history: bool,
+                   kinds: tuple[str, ...] = _FAN_OUT_KINDS) -> Sql:
+    """Every record of `kinds` visible from `scope` whose status passes `visible` (an SQL
+    constant), live at `now`: wider scopes first, then by key. One statement for the three
+    kinds, `shared`: the policies, procedures and preferences of a fan-out, asked together,
+    are read once, and each search keeps its kind's rows (in the same order).
 
     Example:
         >>> sql = _exact_listing(Scope("acme", "alice"), "m.status = 'active'", 5.0, False)
         >>> sql.params, sql.shared
         (['policy', 'preference', 'procedure', 'acme', 'alice', 5.0], True)
     """
-    where, params = q.visible_filter(_EXACT_KINDS, scope.tenant_id, scope.user_id,
-                                     scope.agent_id)
+    where, params = q.visible_filter(kinds, scope.tenant_id, scope.user_id, scope.agent_id)
     return Sql(
         f"SELECT {q.COLUMNS} FROM memories m WHERE {where} AND {visible} AND {q.LIVE} "
         "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
