@@ -1,9 +1,13 @@
 """Where entity records live: the cost of reading a scope's entity directory.
 
-The extract node reads the caller's whole entity directory on every kept turn. This times
-that read with the records in a kind of their own (`entity`, one indexed lookup) against the
-same records kept as facts (`predicate` "entity", a filtered listing of the scope's facts),
-as the scope's facts grow. SQLite, no embedder.
+The extract node reads the caller's entity directory on every kept turn (the retrieve node
+on every question naming something). This times that read with the records in a kind of
+their own (`entity`, one indexed lookup) against the same records kept as facts
+(`predicate` "entity", a filtered listing of the scope's facts), as the scope's facts grow;
+then the nodes' read (`entities.directories`: the `$newest` listing parsed into the
+directory) when the scope's entities changed since the last read, and when they did not
+(the store answers `unchanged` to `$if_changed` and the directory held is used). SQLite, no
+embedder.
 
 Usage:
     python benchmarks/entity_directory.py
@@ -25,6 +29,7 @@ from _common import log, machine
 from langgraph.store.base import PutOp
 
 from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+from langgraph_typed_memory.entities.directories import Directories
 
 SCOPE = ("tenant:bench", "user:u")
 
@@ -56,8 +61,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             "value": {"name": name, "aliases": []}}, None) for i, name in enumerate(names)])
         store.batch([PutOp((*SCOPE, "entity"), f"e{i}", {"name": name}, None)
                      for i, name in enumerate(names)])
-        print("| facts in the scope | fact kind, filter predicate=entity | entity kind lookup |")
-        print("|---:|---:|---:|")
+        print("| facts in the scope | fact kind, filter predicate=entity | entity kind lookup "
+              "| nodes' read, changed | nodes' read, unchanged |")
+        print("|---:|---:|---:|---:|---:|")
+
+        def node_read(directories: Directories) -> Any:
+            read = directories.read(store, SCOPE)
+            return directories.known(store, SCOPE, read, store.batch([read.op])[0]).entities
+
+        held = Directories()
+        node_read(held)
         written = 0
         for size in (int(s) for s in args.sizes.split(",")):
             ops = [PutOp((*SCOPE, "fact"), f"f{i}", {
@@ -70,8 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (*SCOPE, "fact"), filter={"predicate": "entity"}, limit=10 * args.entities),
                 max(3, args.runs // 4))
             as_kind = _median_ms(lambda: store.search((*SCOPE, "entity")), args.runs)
-            assert as_facts[0] == as_kind[0] == args.entities
-            print(f"| {size:,} | {as_facts[1]:.1f} ms | {as_kind[1]:.1f} ms |", flush=True)
+            changed = _median_ms(lambda: node_read(Directories()), args.runs)
+            unchanged = _median_ms(lambda: node_read(held), args.runs)
+            assert as_facts[0] == as_kind[0] == changed[0] == unchanged[0] == args.entities
+            print(f"| {size:,} | {as_facts[1]:.1f} ms | {as_kind[1]:.1f} ms "
+                  f"| {changed[1]:.2f} ms | {unchanged[1]:.2f} ms |", flush=True)
         conn.close()
     return 0
 

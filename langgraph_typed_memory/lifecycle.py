@@ -30,6 +30,8 @@ __all__ = [
     "split_newest",
     "DURING_KEY",
     "split_during",
+    "IF_CHANGED_KEY",
+    "split_if_changed",
     "initial_status",
     "access_boost",
     "decay_freshness",
@@ -72,6 +74,10 @@ NEWEST_KEY = "$newest"
 """The reserved search-filter key that lists a namespace's own records newest first."""
 DURING_KEY = "$during"
 """The reserved search-filter key that lists the records of a span of time, latest first."""
+IF_CHANGED_KEY = "$if_changed"
+"""The reserved search-filter key that makes a `$newest` listing conditional: given the
+`version` of an earlier listing, it returns nothing (mode ``unchanged``) while the namespace's
+records are as they were then."""
 HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
 """What history-mode search returns; normal search returns only ``active`` records."""
 
@@ -255,6 +261,32 @@ def split_newest(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any]
         (True, None)
     """
     return _split_switch(filter, NEWEST_KEY, "list the namespace's records newest first")
+
+
+def split_if_changed(filter: Mapping[str, Any] | None
+                     ) -> tuple[str | None, dict[str, Any] | None]:
+    """Take the reserved ``$if_changed`` key out of a typed search's filter: the `version` a
+    `$newest` listing returned.
+
+    Raises:
+        InvalidQuery: ``$if_changed`` is not such a version (a text).
+
+    Example:
+        >>> split_if_changed({"$newest": True, "$if_changed": "v1"})
+        ('v1', {'$newest': True})
+        >>> split_if_changed({"$newest": True})
+        (None, {'$newest': True})
+    """
+    if not filter or IF_CHANGED_KEY not in filter:
+        return None, dict(filter) if filter else None
+    version = filter[IF_CHANGED_KEY]
+    if not isinstance(version, str):
+        raise InvalidQuery(
+            f"filter {IF_CHANGED_KEY}={version!r:.80}: pass the `version` of an earlier "
+            f"{NEWEST_KEY} listing of the same namespace (a text), or leave the key out."
+        )
+    rest = {k: v for k, v in filter.items() if k != IF_CHANGED_KEY}
+    return version, rest or None
 
 
 def _moment(value: Any) -> float | None:

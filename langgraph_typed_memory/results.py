@@ -69,6 +69,9 @@ class SearchResults(list[Item]):
         retrieval_mode: ``exact`` (known-scope lookup), ``list`` (no query), ``hybrid``, ``vector``,
             ``lexical`` or ``like`` (the fallback cascade, best to last resort).
         degraded: why a component was skipped (embedder failure...), empty when none was.
+        version: of a ``newest`` listing, what a later listing of the namespace passes as
+            ``filter={"$newest": True, "$if_changed": version}`` to get nothing back (mode
+            ``unchanged``) while the namespace's records are as they were; None otherwise.
 
     Example:
         >>> SearchResults([], retrieval_mode="lexical").retrieval_mode
@@ -76,8 +79,10 @@ class SearchResults(list[Item]):
     """
 
     def __init__(
-        self, items: Iterable[Item] = (), *, retrieval_mode: str, degraded: list[str] | None = None
+        self, items: Iterable[Item] = (), *, retrieval_mode: str, degraded: list[str] | None = None,
+        version: str | None = None,
     ) -> None:
         super().__init__(items)
         self.retrieval_mode = retrieval_mode
         self.degraded = list(degraded or [])
+        self.version = version

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph_typed_memory.entities.mentions import find_mentions
-from langgraph_typed_memory.entities.records import SPEAKER, directory, entity_names
+from langgraph_typed_memory.entities.records import SPEAKER, entity_names
 from langgraph_typed_memory.entities.resolve import Entity, resolve_mention
 from langgraph_typed_memory.entities.turns import KnownEntities
 
@@ -116,22 +116,22 @@ def _said(name: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.I) is not None
 
 
-def focus(question: str, records: Iterable[tuple[str, Mapping[str, Any]]]) -> EntityFocus:
-    """The entities a question names among a scope's entity records `(key, value)`, those
-    one relation away, and the search for records about them.
+def focus(question: str, known: KnownEntities) -> EntityFocus:
+    """The entities a question names among a scope's entities (its directory: `directory`
+    of its entity records), those one relation away, and the search for records about them.
 
     Example:
-        >>> records = [("vw", {"name": "Volkswagen", "aliases": ["VW"]}),
-        ...            ("sarah", {"name": "Sarah", "links": [["leads", "team"]]}),
-        ...            ("team", {"name": "platform team"})]
-        >>> found = focus("Is VW hiring?", records)
+        >>> from langgraph_typed_memory.entities.records import directory
+        >>> known = directory([("vw", {"name": "Volkswagen", "aliases": ["VW"]}),
+        ...                    ("sarah", {"name": "Sarah", "links": [["leads", "team"]]}),
+        ...                    ("team", {"name": "platform team"})])
+        >>> found = focus("Is VW hiring?", known)
         >>> [e.name for e in found.named], found.query
         (['Volkswagen'], 'Is VW hiring? Volkswagen')
-        >>> found = focus("What does Sarah work on?", records)
+        >>> found = focus("What does Sarah work on?", known)
         >>> [e.name for e in found.related], found.query
         (['platform team'], 'What does Sarah work on? platform team')
     """
-    known = directory(records)
     named = question_entities(question, known)
     near = [e for i in related([e.id for e in named], known.links)
             if (e := known.get(i)) is not None]

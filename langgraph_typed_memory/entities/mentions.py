@@ -296,6 +296,12 @@ def _near(key: str, known: set[str]) -> bool:
         k[:1] == key[:1] and spelling_distance(key, k, 1) <= 1 for k in known)
 
 
+_ASCII_FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+"""The letters besides ASCII's that a case-insensitive search for an ASCII letter matches
+("İ", "ı", "ſ", "K"), as that letter: with them, an ASCII name matches a text only where the
+text lower-cased holds it."""
+
+
 def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention]:
     """The names and pronouns of a turn, left to right, each with the cues around it.
 
@@ -359,7 +365,10 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
             continue  # "her platform team": left to the possessive pronoun below
         found.append(Mention(m["name"], a, b, "organisation"))
         taken.append((a, b))
+    folded = text.translate(_ASCII_FOLDS).lower()
     for key in known:
+        if key.isascii() and key not in folded:
+            continue  # cannot match: the search below finds only what `folded` holds
         for m in re.finditer(rf"(?<![\w@.]){re.escape(key)}(?![\w@])", text, re.I):
             if free(m.start(), m.end()):
                 found.append(Mention(m.group(), m.start(), m.end()))

@@ -27,11 +27,11 @@ from langgraph_typed_memory.entities.mentions import Mention, name_key
 from langgraph_typed_memory.entities.relations import STATEFUL
 from langgraph_typed_memory.entities.resolve import Entity, resolve_mention
 from langgraph_typed_memory.entities.turns import RECENT_LIMIT, KnownEntities, read_turn
-from langgraph_typed_memory.lifecycle import NEWEST_KEY
+from langgraph_typed_memory.lifecycle import IF_CHANGED_KEY, NEWEST_KEY
 
 __all__ = ["ENTITY_KIND", "ENTITY_CONFIDENCE", "SPEAKER", "EntityRead", "entity_value",
            "entity_from_value", "directory", "read_entities", "stamp", "scope_key",
-           "entity_names", "directory_op", "directory_records", "DIRECTORY_LIMIT"]
+           "entity_names", "directory_op", "directory_records", "DIRECTORY_LIMIT", "with_recent"]
 
 ENTITY_KIND = "entity"
 """The memory kind of entity records."""
@@ -49,19 +49,22 @@ Link = tuple[str, str]
 """(relation, entity id): one relation an entity holds."""
 
 
-def directory_op(labels: Sequence[str]) -> SearchOp:
+def directory_op(labels: Sequence[str], since: str | None = None) -> SearchOp:
     """The read of a scope's entity directory: its own entity records, newest first (the
     `$newest` listing: an indexed read of the namespace that counts no access, where the
     kind's lookup would count one per entity on every turn and question). Entities are
-    only ever written in the caller's own scope.
+    only ever written in the caller's own scope. With `since`, the version of an earlier
+    listing, the store lists nothing while the records are as they were then.
 
     Example:
         >>> op = directory_op(("tenant:acme", "user:alice"))
         >>> op.namespace_prefix, op.filter
         (('tenant:acme', 'user:alice', 'entity'), {'$newest': True})
+        >>> directory_op(("tenant:acme", "user:alice"), since="7:3:100.0:inf").filter
+        {'$newest': True, '$if_changed': '7:3:100.0:inf'}
     """
-    return SearchOp((*labels, ENTITY_KIND), {NEWEST_KEY: True}, DIRECTORY_LIMIT, 0, None,
-                    refresh_ttl=False)
+    query = {NEWEST_KEY: True} if since is None else {NEWEST_KEY: True, IF_CHANGED_KEY: since}
+    return SearchOp((*labels, ENTITY_KIND), query, DIRECTORY_LIMIT, 0, None, refresh_ttl=False)
 
 
 def directory_records(items: Iterable[Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -138,9 +141,22 @@ def directory(records: Iterable[tuple[str, Mapping[str, Any]]],
         entity, held = entity_from_value(key, value)
         entities.append(entity)
         links += [(key, relation, other) for relation, other in held]
-    ids = {e.id for e in entities}
-    return KnownEntities(tuple(entities), tuple(i for i in recent if i in ids)[:RECENT_LIMIT],
-                         tuple(links))
+    return with_recent(KnownEntities(tuple(entities), (), tuple(links)), recent)
+
+
+def with_recent(known: KnownEntities, recent: Sequence[str]) -> KnownEntities:
+    """`known` with the thread's latest entity ids (newest first) it holds, for pronouns.
+
+    Example:
+        >>> known = directory([("e1", {"name": "Sarah"})])
+        >>> with_recent(known, ["gone", "e1"]).recent
+        ('e1',)
+    """
+    if not recent:
+        return known if not known.recent else KnownEntities(known.entities, (), known.links)
+    ids = {e.id for e in known.entities}
+    return KnownEntities(known.entities, tuple(i for i in recent if i in ids)[:RECENT_LIMIT],
+                         known.links)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Literal
 
 from langgraph_typed_memory.entities.mentions import (
@@ -180,12 +181,14 @@ def compatible(mention: Mention, entity: Entity, owner: str | None = None) -> bo
     return True
 
 
+@lru_cache(maxsize=16384)
 def _initials(name: str) -> str:
     words = [w for w in re.findall(r"[^\W_]+", name) if w.lower() not in ("of", "and", "the",
                                                                           "for", "de")]
     return "".join(w[0] for w in words).lower() if len(words) > 1 else ""
 
 
+@lru_cache(maxsize=16384)
 def _strip_legal(key: str) -> str:
     words = key.replace(",", " ").split()
     while len(words) > 1 and words[-1] in ORG_SUFFIXES:
@@ -197,6 +200,7 @@ _GEOGRAPHIC = frozenset("lake mount mt river city island isle bay county provinc
                         "state of the".split())
 
 
+@lru_cache(maxsize=16384)
 def _strip_geographic(key: str) -> str:
     words = [w for w in key.split() if w not in _GEOGRAPHIC]
     return " ".join(words) if words and len(words) < len(key.split()) else key

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import struct
+from functools import lru_cache
 
 __all__ = ["TRIGRAM_THRESHOLD", "trigrams", "similarity", "spelling_distance"]
 
@@ -28,8 +29,10 @@ names: "Acme Corporation Ltd" and "Acme Corporation Ltd." score 1.0)."""
 _WORD = re.compile(r"[^\W_]+")
 
 
+@lru_cache(maxsize=16384)
 def trigrams(text: str) -> frozenset[str]:
-    """The trigrams pg_trgm makes of `text` (its `show_trgm`).
+    """The trigrams pg_trgm makes of `text` (its `show_trgm`). Remembered: a scope's names
+    are compared again at every turn and question.
 
     Example:
         >>> sorted(trigrams("Cat"))

@@ -6,22 +6,21 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.store.base import BaseStore, SearchOp
+from langgraph.store.base import BaseStore
 
-from langgraph_typed_memory.entities import named_subjects
+from langgraph_typed_memory.entities import KnownEntities, named_subjects
+from langgraph_typed_memory.entities.directories import DIRECTORIES, DirectoryRead
 from langgraph_typed_memory.entities.facts import relation_facts
 from langgraph_typed_memory.entities.records import (
-    directory,
-    directory_op,
-    directory_records,
     read_entities,
     scope_key,
     stamp,
+    with_recent,
 )
 from langgraph_typed_memory.errors import ConfigurationError, StoreNotSetUp
 from langgraph_typed_memory.extraction import (
@@ -94,8 +93,9 @@ def create_extract_node(
     candidates this turn, the node keeps them. Candidates go to `memory_candidates`.
 
     With a store (the argument, else the graph's runtime store), a kept turn is also read
-    for entities (`entities.records.read_entities`) against the scope's entity records, read
-    in one lookup: the candidates carry the ids of the entities they name in
+    for entities (`entities.records.read_entities`) against the scope's entity records (one
+    lookup, listed again only when they changed since the last turn or question read
+    them: `entities.directories`): the candidates carry the ids of the entities they name in
     `metadata.entities`, the entities the turn creates or teaches something new of (an
     alias, a role, a relation) join the candidates as entity records for the gate, and
     `memory_entities` holds the turn's entity ids (the promote node stamps them on the
@@ -180,13 +180,13 @@ def create_extract_node(
         return chat
 
     def with_entities(out: dict[str, Any], turn: _Kept, state: dict[str, Any],
-                      config: RunnableConfig, records: list[tuple[str, Any]] | None
+                      config: RunnableConfig, scope_known: KnownEntities | None
                       ) -> dict[str, Any]:
-        """`out` with the turn read for entities against the scope's entity `records`."""
-        if records is None:
+        """`out` with the turn read for entities against the scope's directory."""
+        if scope_known is None:
             return out
         labels = own_scope(scope_from_config(config)).labels()
-        known = directory(records, recent=_recent_entities(state))
+        known = with_recent(scope_known, _recent_entities(state))
         read = read_entities(turn.text, known, scope=scope_key(labels), speaker=turn.speaker)
         candidates = out.get("memory_candidates", state.get("memory_candidates")) or []
         turn.extraction["entities"] = {"mentioned": len(read.ids),
@@ -196,14 +196,17 @@ def create_extract_node(
                 "memory_entities": {"mentioned": list(read.ids),
                                     "recent": list(read.known.recent)}}
 
-    def entity_source(config: RunnableConfig) -> tuple[BaseStore, SearchOp] | None:
-        """The store and the read of the scope's entity records, when entities are read."""
+    def entity_source(config: RunnableConfig
+                      ) -> tuple[BaseStore, tuple[str, ...], DirectoryRead] | None:
+        """The store, the scope and the read of its entity directory, when entities are
+        read (listed only if it changed since last read: `DIRECTORIES`)."""
         if not entities:
             return None
         found = _entity_store(store)
         if found is None:
             return None
-        return found, directory_op(own_scope(scope_from_config(config)).labels())
+        labels = own_scope(scope_from_config(config)).labels()
+        return found, labels, DIRECTORIES.read(found, labels)
 
     def failed(update: dict[str, Any], exc: Exception) -> None:
         why = f"entities not read: {exc!r:.200}"
@@ -214,50 +217,53 @@ def create_extract_node(
         turn, update = prepare(state)
         if turn is None:
             return update
-        records = None
+        scope_known = None
         if (source := entity_source(config)) is not None:
+            found_in, labels, read = source
             try:
-                records = directory_records(cast(list[Any], source[0].batch([source[1]])[0]))
+                scope_known = DIRECTORIES.known(found_in, labels, read,
+                                            found_in.batch([read.op])[0])
             except StoreNotSetUp:  # a misconfiguration: fails loudly
                 raise
             except Exception as exc:  # the turn goes on without entities
                 failed(update, exc)
         if turn.combined:
-            return with_entities(update, turn, state, config, records)
+            return with_entities(update, turn, state, config, scope_known)
         chat = chosen(turn, update, config)
         if chat is None:
-            return with_entities(rules(turn, update), turn, state, config, records)
+            return with_entities(rules(turn, update), turn, state, config, scope_known)
         try:
             answer = chat.with_structured_output(ExtractionResult).invoke(turn.request())
         except Exception as exc:  # degrade to the rules, recorded
             out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
-            return with_entities(out, turn, state, config, records)
-        return with_entities(from_model(answer, turn, update), turn, state, config, records)
+            return with_entities(out, turn, state, config, scope_known)
+        return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)
 
     async def aextract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         turn, update = prepare(state)
         if turn is None:
             return update
-        records = None
+        scope_known = None
         if (source := entity_source(config)) is not None:
+            found_in, labels, read = source
             try:
-                records = directory_records(cast(list[Any],
-                                                 (await source[0].abatch([source[1]]))[0]))
+                scope_known = DIRECTORIES.known(found_in, labels, read,
+                                            (await found_in.abatch([read.op]))[0])
             except StoreNotSetUp:
                 raise
             except Exception as exc:
                 failed(update, exc)
         if turn.combined:
-            return with_entities(update, turn, state, config, records)
+            return with_entities(update, turn, state, config, scope_known)
         chat = chosen(turn, update, config)
         if chat is None:
-            return with_entities(rules(turn, update), turn, state, config, records)
+            return with_entities(rules(turn, update), turn, state, config, scope_known)
         try:
             answer = await chat.with_structured_output(ExtractionResult).ainvoke(turn.request())
         except Exception as exc:
             out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
-            return with_entities(out, turn, state, config, records)
-        return with_entities(from_model(answer, turn, update), turn, state, config, records)
+            return with_entities(out, turn, state, config, scope_known)
+        return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)
 
     return RunnableLambda(extract, afunc=aextract, name="extract")
 

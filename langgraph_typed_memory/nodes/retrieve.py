@@ -12,8 +12,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore, SearchOp
 
+from langgraph_typed_memory.entities.directories import DIRECTORIES
 from langgraph_typed_memory.entities.graph import EntityFocus, focus, fuse_about, names_in
-from langgraph_typed_memory.entities.records import directory_op, directory_records
 from langgraph_typed_memory.errors import StoreNotSetUp
 from langgraph_typed_memory.gate import own_scope
 from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
@@ -220,20 +220,23 @@ def _about(results: list[Any], pools: list[Any], found: EntityFocus,
 
 
 def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
-             window: TimeWindow | None, entity_graph: bool) -> Plan:
+             window: TimeWindow | None, entity_graph: BaseStore | None) -> Plan:
     """The retrieve node's reads, in one batch. A question that names something, with the
-    entity graph on, also reads the scope's entity records and, on the chance that it names
+    entity graph on (the store it reads), also reads the scope's entity directory (listed
+    only if it changed since last read: `DIRECTORIES`) and, on the chance that it names
     a known entity, the deeper searches for records about it (the question's own words: one
     query embedding for all). When the entities it names go by names it did not use
     (aliases, related entities), those searches run again with them, in a second batch."""
     ops = _ops(scope, query, facts, episodes, window)
     limits = {"facts": facts, "episodes": episodes}
     entities: EntityFocus | None = None
-    if entity_graph and query and names_in(query):
+    if entity_graph is not None and query and names_in(query):
         pools = _entity_ops(scope, query, limits)
-        found = yield [*ops, directory_op(own_scope(scope).labels()), *pools]
+        labels = own_scope(scope).labels()
+        read = DIRECTORIES.read(entity_graph, labels)
+        found = yield [*ops, read.op, *pools]
         results: list[Any] = found[:len(ops)]
-        entities = focus(query, directory_records(found[len(ops)]))
+        entities = focus(query, DIRECTORIES.known(entity_graph, labels, read, found[len(ops)]))
         if entities.targets:
             if entities.query != query:
                 pools = yield _entity_ops(scope, entities.query, limits)
@@ -409,7 +412,8 @@ def create_retrieve_node(
         scope = scope_from_config(config)
         found_in = resolve_store(store)  # no store is a misconfiguration: it raises
         window = _window(found_in, query) if time_windows else None
-        return found_in, _fan_out(scope, query, facts, episodes, window, entity_graph), window
+        return found_in, _fan_out(scope, query, facts, episodes, window,
+                                  found_in if entity_graph else None), window
 
     def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         found_in, plan, window = begin(state, config)

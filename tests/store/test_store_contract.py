@@ -250,6 +250,51 @@ def test_newest_lists_the_namespaces_own_current_records_newest_first(store, clo
         store.search(ALICE_FACTS, filter={"$newest": "yes"})
 
 
+def test_a_newest_listing_is_conditional_on_the_version_it_returned(store, clock):
+    entities = ("tenant:acme", "user:alice", "entity")
+    store.put(entities, "e1", {"name": "Lena", "type": "person"})
+    first = store.search(entities, filter={"$newest": True})
+    assert [i.key for i in first] == ["e1"] and isinstance(first.version, str)
+
+    def since(version):
+        return store.search(entities, filter={"$newest": True, "$if_changed": version})
+
+    same = since(first.version)
+    assert same.retrieval_mode == "unchanged" and list(same) == [] and same.version == first.version
+    # writes elsewhere (another user's entities, the user's facts) leave it as it was
+    store.put(("tenant:acme", "user:bob", "entity"), "e1", {"name": "Tom"})
+    store.put(ALICE_FACTS, "f", fact("note"))
+    assert since(first.version).retrieval_mode == "unchanged"
+    changes = [
+        lambda: store.put(entities, "e2", {"name": "Vienna", "type": "place"}),  # added
+        lambda: store.put(entities, "e1", {"name": "Lena", "aliases": ["Lenny"]}),  # changed
+        lambda: store.delete(entities, "e2"),  # deleted
+    ]
+    version = first.version
+    for change in changes:
+        change()
+        listed = since(version)
+        assert listed.retrieval_mode == "newest" and listed.version != version
+        assert [i.key for i in listed] == [i.key for i in store.search(
+            entities, filter={"$newest": True})]
+        version = listed.version
+    assert since(version).retrieval_mode == "unchanged"
+    # a record listed that expires makes the listing stale without any write
+    store.put(entities, "e3", {"name": "Acme"}, ttl=5)
+    listed = since(version)
+    assert [i.key for i in listed] == ["e3", "e1"]
+    assert since(listed.version).retrieval_mode == "unchanged"
+    clock.advance(minutes=6)
+    gone = since(listed.version)
+    assert gone.retrieval_mode == "newest" and [i.key for i in gone] == ["e1"]
+    with pytest.raises(InvalidQuery, match=r"\$if_changed"):
+        store.search(entities, filter={"$if_changed": version})  # only with $newest
+    with pytest.raises(InvalidQuery, match=r"not the version"):
+        since("yesterday")
+    with pytest.raises(InvalidQuery, match=r"\$if_changed"):
+        since(7)
+
+
 def test_a_filtered_newest_listing_reads_past_its_first_page(store, monkeypatch):
     from langgraph_typed_memory.store.core import search as discovery
 

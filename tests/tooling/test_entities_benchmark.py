@@ -41,3 +41,10 @@ def test_quick_run(tmp_path: Path) -> None:
     # two same-named people merged
     assert report["by_category"]["company-person"]["fp"] == 0
     assert report["by_category"]["same-name"]["fp"] == 0
+
+
+def test_the_directory_benchmark_runs_small(capsys) -> None:
+    directory = load_benchmark("entity_directory")
+    assert directory.main(["--entities", "20", "--sizes", "100", "--runs", "2"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 100 ")]
+    assert len(rows) == 1 and rows[0].count("ms") == 4

@@ -19,6 +19,7 @@ from langgraph_typed_memory.entities.graph import (
     question_entities,
     related,
 )
+from langgraph_typed_memory.entities.records import directory
 
 RECORDS = [
     ("vw", {"name": "Volkswagen", "type": "organisation", "aliases": ["VW"]}),
@@ -29,6 +30,7 @@ RECORDS = [
               "links": [["sister_of", "user"]]}),
     ("acme", {"name": "Acme Corporation", "type": "organisation"}),
 ]
+KNOWN = directory(RECORDS)
 
 
 def item(key: str, *ids: str, ns: tuple[str, ...] = ("tenant:t", "episode")) -> Any:
@@ -36,7 +38,7 @@ def item(key: str, *ids: str, ns: tuple[str, ...] = ("tenant:t", "episode")) -> 
 
 
 def test_a_question_names_known_entities_by_any_form_the_cascade_knows() -> None:
-    known = focus("x", RECORDS)
+    known = focus("x", KNOWN)
     assert known.named == ()
     for question, names in [
         ("Is VW hiring?", ["Volkswagen"]),                      # alias
@@ -47,22 +49,22 @@ def test_a_question_names_known_entities_by_any_form_the_cascade_knows() -> None
         ("Is Toyota hiring?", []),                              # unknown: never a new entity
         ("What did she say?", []),                              # a pronoun names no one here
     ]:
-        assert [e.name for e in focus(question, RECORDS).named] == names, question
+        assert [e.name for e in focus(question, KNOWN).named] == names, question
 
 
 def test_one_hop_goes_both_ways_but_never_to_the_chat_speaker() -> None:
-    found = focus("What does Sarah do?", RECORDS)
+    found = focus("What does Sarah do?", KNOWN)
     assert [e.name for e in found.related] == ["platform team", "Tom"]
     assert found.targets == {"sarah", "team", "tom"}
-    assert [e.name for e in focus("Where is Lena?", RECORDS).related] == []  # only "user"
+    assert [e.name for e in focus("Where is Lena?", KNOWN).related] == []  # only "user"
 
 
 def test_the_search_adds_the_names_the_question_did_not_use() -> None:
-    assert focus("Is VW hiring?", RECORDS).query == "Is VW hiring? Volkswagen"
-    assert focus("Is Volkswagen hiring?", RECORDS).query == "Is Volkswagen hiring? VW"
-    assert focus("What does Sarah do?", RECORDS).query == (
+    assert focus("Is VW hiring?", KNOWN).query == "Is VW hiring? Volkswagen"
+    assert focus("Is Volkswagen hiring?", KNOWN).query == "Is Volkswagen hiring? VW"
+    assert focus("What does Sarah do?", KNOWN).query == (
         "What does Sarah do? Sarah Chen platform team Tom")
-    assert focus("Did Lena call?", RECORDS).query == "Did Lena call?"  # nothing to add
+    assert focus("Did Lena call?", KNOWN).query == "Did Lena call?"  # nothing to add
 
 
 def test_related_is_bounded() -> None:

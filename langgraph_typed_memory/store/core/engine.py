@@ -325,7 +325,8 @@ class Engine(Records):
             f"AND m.{q.CURRENT} AND {q.LIVE} ORDER BY m.seq",
             [*params, ts(self.clock())],
         )
-        rows = [r for r in rows if matches_filter(self.dialect.load_json(r[4]), op.filter)]
+        rows = [r for r in rows
+                if not op.filter or matches_filter(self.dialect.load_json(r[4]), op.filter)]
         if not (op.query and isinstance(query_vector, list)):
             page = rows[op.offset : op.offset + op.limit]
             yield from self._refresh([r[0] for r in page], op.refresh_ttl)

@@ -32,6 +32,11 @@ SQL_NEWEST = (
 )
 """A namespace's current records written before a sequence number, newest first (index
 `memories_active_seq`)."""
+SQL_CELL_COUNTERS = (
+    "SELECT version, inserts FROM memory_scope_versions WHERE kind = ? AND tenant_id = ? "
+    "AND coalesce(user_id, '') = ? AND coalesce(agent_id, '') = ?"
+)
+"""A scope cell's counters (every change, records added), by equality on its index."""
 SQL_DURING = (
     f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.status = 'active' AND {LIVE} "
     "AND m.occurred_at >= ? AND (m.occurred_at, m.seq) < (?, ?) "

@@ -9,6 +9,7 @@ expired versions. Plans over the records, like erasure and promotion.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -24,8 +25,11 @@ from langgraph_typed_memory.errors import (
 from langgraph_typed_memory.lifecycle import (
     DURING_KEY,
     HISTORY_STATUSES,
+    IF_CHANGED_KEY,
+    NEWEST_KEY,
     split_during,
     split_history,
+    split_if_changed,
     split_newest,
 )
 from langgraph_typed_memory.namespaces import (
@@ -131,7 +135,13 @@ def typed_search(
     history, plain = split_history(op.filter)  # history mode: filter={"$history": True}
     newest, plain = split_newest(plain)
     during, plain = split_during(plain)
+    since, plain = split_if_changed(plain)
     op = op._replace(filter=plain)
+    if since is not None and not (newest and not op.query and not history):
+        raise InvalidQuery(
+            f"filter {IF_CHANGED_KEY} makes a {NEWEST_KEY} listing conditional: pass it with "
+            f"{NEWEST_KEY}: True, without a query or $history."
+        )
     if during is not None:
         if op.query or history:
             raise InvalidQuery(
@@ -140,7 +150,7 @@ def typed_search(
             )
         return (yield from _during(records, op, typed, *during))
     if newest and not op.query and not history:
-        return (yield from _newest(records, op, typed))
+        return (yield from _newest(records, op, typed, since))
     results = yield from _typed_find(records, op, typed, query_vectors, history)
     # What a search uses (access tracking): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
@@ -178,7 +188,8 @@ def _typed_find(
         rows = yield Sql(
             f"SELECT {q.COLUMNS} FROM memories m WHERE {where} ORDER BY m.seq", params
         )
-        rows = [r for r in rows if matches_filter(records.dialect.load_json(r[4]), op.filter)]
+        rows = [r for r in rows
+                if not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter)]
         page = rows[op.offset : op.offset + op.limit]
         return SearchResults(
             [records.to_item(r, None, retrieval_mode="list") for r in page], retrieval_mode="list"
@@ -229,16 +240,64 @@ def _exact_listing(scope: Scope, visible: str, now: float, history: bool,
         [*params, now], shared=True)
 
 
-def _newest(records: Records, op: SearchOp, typed: TypedNamespace) -> Plan[SearchResults]:
+def _newest(records: Records, op: SearchOp, typed: TypedNamespace, since: str | None = None
+            ) -> Plan[SearchResults]:
     """The namespace's own current records, newest first (its index of active rows by ns and
-    seq)."""
+    seq), with the `version` they were listed at; nothing (mode ``unchanged``) when `since`,
+    an earlier listing's version, still holds."""
     ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
+    scope = typed.scope
+    counted = yield Sql(q.SQL_CELL_COUNTERS, [typed.kind, scope.tenant_id, scope.user_id or "",
+                                              scope.agent_id or ""])
+    cell = (int(counted[0][0]), int(counted[0][1])) if counted else (0, 0)
+    if since is not None and listing_holds(since, cell, now):
+        return SearchResults([], retrieval_mode="unchanged", version=since)
 
     def page(last: tuple[Any, ...] | None, size: int) -> Sql:
         before = last[0] if last else 2**62  # above any sequence number
         return Sql(q.SQL_NEWEST, [ns, now, before, size])
 
-    return (yield from _listing(records, op, page, "newest"))
+    rows = yield from _listing(records, op, page)
+    soonest = min((r[15] for r in rows if r[15] is not None), default=math.inf)
+    return _listed(records, rows, "newest", listing_version(cell, now, soonest))
+
+
+def listing_version(cell: tuple[int, int], now: float, soonest: float) -> str:
+    """The version of a `$newest` listing: its cell's counters (every change, records added),
+    when it was listed, and when the first record it listed expires (inf: none does).
+
+    Example:
+        >>> listing_version((7, 3), 100.0, math.inf)
+        '7:3:100.0:inf'
+    """
+    return f"{cell[0]}:{cell[1]}:{now!r}:{soonest!r}"
+
+
+def listing_holds(version: str, cell: tuple[int, int], now: float) -> bool:
+    """Whether a listing at `version` is still what the namespace holds: its cell has not
+    changed since (the counters count every write, status change and deletion), and at `now`
+    no record it listed has expired (nor is `now` before it was listed: an unlisted record
+    may not have expired then).
+
+    Raises:
+        InvalidQuery: `version` is not a listing's version.
+
+    Example:
+        >>> held = "7:3:100.0:inf"
+        >>> listing_holds(held, (7, 3), 150.0), listing_holds(held, (8, 3), 150.0)
+        (True, False)
+        >>> listing_holds("7:3:100.0:120.0", (7, 3), 150.0)
+        False
+    """
+    try:
+        changes, added, listed, soonest = version.split(":")
+        held = (int(changes), int(added)), float(listed), float(soonest)
+    except ValueError:
+        raise InvalidQuery(
+            f"filter {IF_CHANGED_KEY}={version!r:.80} is not the version of a {NEWEST_KEY} "
+            "listing: pass the `version` attribute of an earlier listing's results."
+        ) from None
+    return held[0] == cell and held[1] <= now < held[2]
 
 
 def _during(records: Records, op: SearchOp, typed: TypedNamespace, start: float, end: float
@@ -252,7 +311,7 @@ def _during(records: Records, op: SearchOp, typed: TypedNamespace, start: float,
         before = (last[12], last[0]) if last else (end, 0)  # (occurred_at, seq); not `end`
         return Sql(q.SQL_DURING, [ns, now, start, *before, size])
 
-    return (yield from _listing(records, op, page, "during"))
+    return _listed(records, (yield from _listing(records, op, page)), "during")
 
 
 NEWEST_PAGE = 500
@@ -260,23 +319,27 @@ NEWEST_PAGE = 500
 
 
 def _listing(records: Records, op: SearchOp,
-             page: Callable[[tuple[Any, ...] | None, int], Sql], mode: str
-             ) -> Plan[SearchResults]:
-    """A listing read page after page (`page(last row read, size)`), until the window is
-    full when the filter's other keys leave some rows out."""
+             page: Callable[[tuple[Any, ...] | None, int], Sql]) -> Plan[list[tuple[Any, ...]]]:
+    """The rows of a listing read page after page (`page(last row read, size)`), until the
+    window is full when the filter's other keys leave some rows out."""
     want = op.offset + op.limit
     size = want if not op.filter else max(want, NEWEST_PAGE)
     rows: list[Any] = []
     last = None
     while len(rows) < want:
         read = yield page(last, size)
-        rows.extend(r for r in read if matches_filter(records.dialect.load_json(r[4]), op.filter))
+        rows.extend(r for r in read
+                    if not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter))
         if len(read) < size:
             break
         last = read[-1]
-    found = rows[op.offset: op.offset + op.limit]
-    return SearchResults([records.to_item(r, None, retrieval_mode=mode) for r in found],
-                         retrieval_mode=mode)
+    return rows[op.offset: op.offset + op.limit]
+
+
+def _listed(records: Records, rows: list[tuple[Any, ...]], mode: str, version: str | None = None
+            ) -> SearchResults:
+    return SearchResults([records.to_item(r, None, retrieval_mode=mode) for r in rows],
+                         retrieval_mode=mode, version=version)
 
 
 def _searchable(kind: str) -> str:

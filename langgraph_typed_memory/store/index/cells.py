@@ -122,6 +122,7 @@ class CellCache:
         self._sizes: dict[Key, int] = {}
         self._bytes = 0
         self.evictions = 0
+        self._forgetting: list[Callable[[], None]] = []
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -177,10 +178,20 @@ class CellCache:
 
     def forget(self, tenant_id: str | None = None) -> None:
         """Drop the entries of a tenant's cells (after an erasure: no copy of erased rows
-        stays in memory), or every entry."""
+        stays in memory), or every entry; then tell whatever else keeps rows of this store
+        (`on_forget`) to drop them."""
         with self.lock:
             for key in [k for k in self._entries if tenant_id is None or k[1][1] == tenant_id]:
                 self._drop(key)
+            listeners = list(self._forgetting)
+        for forget in listeners:
+            forget()
+
+    def on_forget(self, forget: Callable[[], None]) -> None:
+        """Call `forget()` whenever the cache forgets (after an erasure): for what a caller
+        keeps of the store's records beside the cache (the nodes' entity directories)."""
+        with self.lock:
+            self._forgetting.append(forget)
 
     def _drop(self, key: Key) -> None:
         if self._entries.pop(key, None) is not None:
