@@ -223,22 +223,25 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
              window: TimeWindow | None, entity_graph: BaseStore | None) -> Plan:
     """The retrieve node's reads, in one batch. A question that names something, with the
     entity graph on (the store it reads), also reads the scope's entity directory (listed
-    only if it changed since last read: `DIRECTORIES`) and, on the chance that it names
-    a known entity, the deeper searches for records about it (the question's own words: one
-    query embedding for all). When the entities it names go by names it did not use
-    (aliases, related entities), those searches run again with them, in a second batch."""
+    only if it changed since last read: `DIRECTORIES`) and the deeper searches for records
+    about the known entities it names: those of the directory held from the last read (the
+    search with the names they go by), or, with none held yet, on the chance that it names
+    some (the question's own words). When the directory read names others, or none held
+    before, those searches run (again) in a second batch."""
     ops = _ops(scope, query, facts, episodes, window)
     limits = {"facts": facts, "episodes": episodes}
     entities: EntityFocus | None = None
     if entity_graph is not None and query and names_in(query):
-        pools = _entity_ops(scope, query, limits)
         labels = own_scope(scope).labels()
         read = DIRECTORIES.read(entity_graph, labels)
+        guess = focus(query, read.held[1]) if read.held is not None else None
+        searched = query if guess is None else guess.query if guess.targets else None
+        pools = _entity_ops(scope, searched, limits) if searched is not None else []
         found = yield [*ops, read.op, *pools]
         results: list[Any] = found[:len(ops)]
         entities = focus(query, DIRECTORIES.known(entity_graph, labels, read, found[len(ops)]))
         if entities.targets:
-            if entities.query != query:
+            if entities.query != searched:
                 pools = yield _entity_ops(scope, entities.query, limits)
             else:
                 pools = found[len(ops) + 1:]
@@ -376,8 +379,8 @@ def create_retrieve_node(
     use, keeps the records that carry those entities' ids, and their ranking is fused with
     the question's own (`entities.graph.fuse_about`; the trace's `retrieval.entities`, and a
     mode like `"hybrid+entities"`). The entity records and that search ride in the same batch
-    (the question's words); a second batch searches again only when the entities go by names
-    the question did not use. It writes
+    (the search as the directory held from the last read tells it); a second batch searches
+    again only when the directory just read tells otherwise. It writes
     `memory_context`, starts the turn's `memory_trace` and counts the turn in `memory_turns`
     (the trace's `turn_index`). A failing store degrades the turn (recorded in the trace and
     logged); no store at all is a misconfiguration and raises `ConfigurationError`.

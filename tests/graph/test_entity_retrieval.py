@@ -10,6 +10,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from langgraph_typed_memory.conversation_import import TurnWriter
+from langgraph_typed_memory.entities.directories import DIRECTORIES
 from langgraph_typed_memory.nodes import create_retrieve_node
 
 DAY = datetime(2025, 3, 1, tzinfo=UTC)
@@ -52,9 +53,10 @@ def test_one_hop_brings_what_a_related_entity_did(store: Any) -> None:
     assert "user: The platform team ships the billing service next week." in episodes
 
 
-def test_one_batch_unless_the_entities_go_by_other_names(store: Any,
-                                                        monkeypatch: Any) -> None:
+def test_one_batch_unless_the_entities_go_by_names_not_yet_known(store: Any,
+                                                                 monkeypatch: Any) -> None:
     said(store, "alice", "My sister Lena lives in Vienna.", "The museum in Graz reopened.")
+    DIRECTORIES.forget(store)  # as in a process that never read this scope's entities
     batches: list[int] = []
     batch = store.batch
 
@@ -70,9 +72,19 @@ def test_one_batch_unless_the_entities_go_by_other_names(store: Any,
     _, retrieval = ask(store, "alice", "Is Graz worth a visit?")
     assert retrieval["entities"]["query"] == "Is Graz worth a visit?"
     assert batches[2:] == [7]  # and the entity records, and the deeper episodes search
+    # the directory is held now: the names the entities go by are known before the batch
     _, retrieval = ask(store, "alice", "Where does Lena live?")  # related: Vienna
     assert retrieval["entities"]["query"] == "Where does Lena live? Vienna"
-    assert batches[3:] == [7, 1]  # the deeper search again, with Vienna's name
+    assert batches[3:] == [7]
+    DIRECTORIES.forget(store)  # not held: the deeper search again, with Vienna's name
+    _, again = ask(store, "alice", "Where does Lena live?")
+    assert again == retrieval and batches[4:] == [7, 1]
+    # an entity written after the directory was read: the held one names nothing, so no
+    # deeper search goes with the first batch; the directory read finds Priya
+    said(store, "alice", "I had lunch with Priya from accounting.")
+    before = len(batches)
+    _, retrieval = ask(store, "alice", "What does Priya do?")
+    assert retrieval["entities"]["named"] == ["Priya"] and batches[before:] == [6, 1]
 
 
 def test_a_name_the_scope_does_not_know_changes_nothing(store: Any) -> None:

@@ -54,6 +54,7 @@ from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import (
     EmbedError,
     Plan,
+    Reads,
     Sql,
     Wait,
     interleave,
@@ -247,17 +248,27 @@ def _newest(records: Records, op: SearchOp, typed: TypedNamespace, since: str | 
     an earlier listing's version, still holds."""
     ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
     scope = typed.scope
-    counted = yield Sql(q.SQL_CELL_COUNTERS, [typed.kind, scope.tenant_id, scope.user_id or "",
-                                              scope.agent_id or ""])
-    cell = (int(counted[0][0]), int(counted[0][1])) if counted else (0, 0)
-    if since is not None and listing_holds(since, cell, now):
-        return SearchResults([], retrieval_mode="unchanged", version=since)
+    counters = Sql(q.SQL_CELL_COUNTERS, [typed.kind, scope.tenant_id, scope.user_id or "",
+                                         scope.agent_id or ""])
 
     def page(last: tuple[Any, ...] | None, size: int) -> Sql:
         before = last[0] if last else 2**62  # above any sequence number
         return Sql(q.SQL_NEWEST, [ns, now, before, size])
 
-    rows = yield from _listing(records, op, page)
+    first = None
+    if since is None:  # the counters with the first page, in one round trip (counters first:
+        # a write between the two makes the version older than the rows, never newer)
+        answers = yield Reads((counters, page(None, _page_size(op))))
+        for answer in answers:
+            if isinstance(answer, Exception):
+                raise answer
+        counted, first = answers
+    else:
+        counted = yield counters
+    cell = (int(counted[0][0]), int(counted[0][1])) if counted else (0, 0)
+    if since is not None and listing_holds(since, cell, now):
+        return SearchResults([], retrieval_mode="unchanged", version=since)
+    rows = yield from _listing(records, op, page, first)
     soonest = min((r[15] for r in rows if r[15] is not None), default=math.inf)
     return _listed(records, rows, "newest", listing_version(cell, now, soonest))
 
@@ -318,16 +329,23 @@ NEWEST_PAGE = 500
 """Rows a filtered listing reads at a time."""
 
 
-def _listing(records: Records, op: SearchOp,
-             page: Callable[[tuple[Any, ...] | None, int], Sql]) -> Plan[list[tuple[Any, ...]]]:
-    """The rows of a listing read page after page (`page(last row read, size)`), until the
-    window is full when the filter's other keys leave some rows out."""
+def _page_size(op: SearchOp) -> int:
+    """The rows a listing reads at a time: the window, or more when a filter leaves some out."""
     want = op.offset + op.limit
-    size = want if not op.filter else max(want, NEWEST_PAGE)
+    return want if not op.filter else max(want, NEWEST_PAGE)
+
+
+def _listing(records: Records, op: SearchOp,
+             page: Callable[[tuple[Any, ...] | None, int], Sql],
+             first: list[tuple[Any, ...]] | None = None) -> Plan[list[tuple[Any, ...]]]:
+    """The rows of a listing read page after page (`page(last row read, size)`; `first`: the
+    first page, read already), until the window is full when the filter's other keys leave
+    some rows out."""
+    want, size = op.offset + op.limit, _page_size(op)
     rows: list[Any] = []
     last = None
     while len(rows) < want:
-        read = yield page(last, size)
+        read = first if first is not None and last is None else (yield page(last, size))
         rows.extend(r for r in read
                     if not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter))
         if len(read) < size:

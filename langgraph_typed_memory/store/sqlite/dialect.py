@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
@@ -304,7 +305,10 @@ class SqliteDialect:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     def load_json(self, value: Any) -> Any:
-        return json.loads(value)
+        try:
+            return orjson.loads(value)  # the same values as json's, in about half the time
+        except orjson.JSONDecodeError:  # what only json reads: integers past 64 bits, NaN
+            return json.loads(value)
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
