@@ -301,6 +301,13 @@ def resolve_mention(
     """
     key = name_key(mention.text)
     owner = owner or mention.role_of
+    for quick, named in (("exact", _named_exactly), ("alias", _aliased)):
+        # the first two stages over the entities of that name alone (most names a turn
+        # holds are known by it): the cascade below would find the same ones first
+        found = [(1.0, i, e) for i, e in enumerate(known)
+                 if named(e, key) and compatible(mention, e, owner)]
+        if (best := _best(mention, found, owner)) is not None:
+            return Resolution(mention, learn(best, mention, owner, quick), quick, 1.0)
     pool = [(i, e) for i, e in enumerate(known) if compatible(mention, e, owner)]
     entity: Entity | None = None
     stage: Stage = "new"
@@ -347,6 +354,14 @@ def resolve_mention(
         return Resolution(mention, _new(mention, key, known, scope, owner), "new", 1.0,
                           candidates)
     return Resolution(mention, learn(entity, mention, owner, stage), stage, score, candidates)
+
+
+def _named_exactly(entity: Entity, key: str) -> bool:
+    return name_key(entity.name) == key
+
+
+def _aliased(entity: Entity, key: str) -> bool:
+    return any(name_key(a) == key for a in entity.aliases)
 
 
 def _new(mention: Mention, key: str, known: Sequence[Entity], scope: str, owner: str | None
