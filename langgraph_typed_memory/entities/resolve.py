@@ -301,7 +301,9 @@ def resolve_mention(
     """
     key = name_key(mention.text)
     owner = owner or mention.role_of
-    for quick, named in (("exact", _named_exactly), ("alias", _aliased)):
+    quick_stages: tuple[tuple[Stage, Callable[[Entity, str], bool]], ...] = (
+        ("exact", _named_exactly), ("alias", _aliased))
+    for quick, named in quick_stages:
         # the first two stages over the entities of that name alone (most names a turn
         # holds are known by it): the cascade below would find the same ones first
         found = [(1.0, i, e) for i, e in enumerate(known)
