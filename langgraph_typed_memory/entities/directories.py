@@ -72,6 +72,7 @@ class Directories:
         self.scopes = scopes
         self._held: weakref.WeakKeyDictionary[BaseStore, OrderedDict[tuple[str, ...], Held]] = (
             weakref.WeakKeyDictionary())
+        self._followed: weakref.WeakSet[BaseStore] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def read(self, store: BaseStore, labels: Sequence[str]) -> DirectoryRead:
@@ -106,7 +107,11 @@ class Directories:
         return known
 
     def _follow(self, store: BaseStore) -> None:
-        """Drop the store's directories whenever its caches forget (after an erasure)."""
+        """Drop the store's directories whenever its caches forget (after an erasure); once
+        per store."""
+        if store in self._followed:
+            return
+        self._followed.add(store)
         cache = getattr(getattr(getattr(store, "records", None), "dialect", None), "cache", None)
         on_forget = getattr(cache, "on_forget", None)
         if callable(on_forget):

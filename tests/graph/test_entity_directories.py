@@ -64,6 +64,9 @@ def test_an_erasure_drops_the_directories_held(store: Any) -> None:
     assert len(dirs) == 0  # no copy of the erased user's entities stays in memory
     known, mode = read(dirs, store, ALICE)
     assert (names(known), mode) == ([], "newest")
+    read(dirs, store, BOB)
+    store.erase("acme", "bob")  # the store is followed once, however often it forgets
+    assert len(dirs) == 0 and len(store.records.dialect.cache._forgetting) == 1
 
 
 def test_through_the_chat_loop_an_unchanged_directory_is_not_listed(store: Any,
