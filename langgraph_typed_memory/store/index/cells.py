@@ -242,10 +242,31 @@ class CellFamily(Generic[E]):
     def _count(self, counted: Counted) -> int:
         return counted.appends if self._added == "appends" else counted.inserts
 
+    def cold_loads(self, scope: ScopeRead, select: Callable[[str, list[Any]], Sql]
+                   ) -> list[tuple[Cell, Sql]]:
+        """The full reads of the cells `scope` sees that this family does not hold, for the
+        caller to send with the cells' counters (after them, in the same round trip): a
+        user's first search then reads its cells without a round trip of their own. What
+        they return goes to `views` as `loaded`.
+
+        Example:
+            >>> family = CellFamily(CellCache(), "vectors", "appends")
+            >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
+            >>> [cell for cell, _ in family.cold_loads(read, lambda w, p: Sql(w, p))]
+            [('fact', 'acme', None, None), ('fact', 'acme', 'alice', None)]
+        """
+        out = []
+        with self.cache.lock:
+            for cell in scope.cells():
+                if self.cache.get((self.name, cell, scope.status)) is None:
+                    out.append((cell, _ordered(select(*scope.in_cell(cell)))))
+        return out
+
     def views(
         self, scope: ScopeRead, counted: dict[Cell, Counted],
         select: Callable[[str, list[Any]], Sql], new: Callable[[int, int, int], E], *,
         prepare: Callable[[list[tuple[Any, ...]]], Plan[Any]] | None = None,
+        loaded: dict[Cell, list[tuple[Any, ...]]] | None = None,
     ) -> Plan[list[E]]:
         """Views of the rows of the cells `scope` sees, as of `counted` (their counters, read
         by the caller with `counters_sql`) or later; cells without counters hold no rows.
@@ -254,10 +275,13 @@ class CellFamily(Generic[E]):
         ordered by seq once the family adds its ORDER BY), `new(changes, added, logged)` an empty
         entry read at those counters,
         `prepare(rows)`, if given, a plan turning fetched rows into what `append` takes
-        (SQLite tokenizes texts). Everything the cells need goes out in one round trip: the
-        full loads of cells not held, and for stale entries the rows after the newest
-        held, the records logged as changed and their rows now, then the counters again. A
-        patch is kept only if it is exactly what was counted; else the cell is read again.
+        (SQLite tokenizes texts), `loaded` the rows of `cold_loads` read after `counted`.
+        Everything else the cells need goes out in one round trip: the full loads of cells
+        not held (and not `loaded`), and for stale entries the rows after the newest held,
+        the records logged as changed and their rows now, then the counters again. A patch
+        is kept only if it is exactly what was counted; else the cell is read again. A cell
+        loaded after its counters were read may hold more than they counted: its entry is
+        kept at those counters, and the next search that finds them moved reads it again.
         """
         wanted: list[_Wanted] = []
         reads: list[Sql] = []
@@ -265,6 +289,8 @@ class CellFamily(Generic[E]):
         for cell in scope.cells():
             now = counted.get(cell)
             if now is None:
+                if loaded is not None and cell in loaded:
+                    self._hold_empty(scope, cell, new)
                 continue
             where, params = scope.in_cell(cell)
             key = (self.name, cell, scope.status)
@@ -277,6 +303,11 @@ class CellFamily(Generic[E]):
                     continue
                 state = None if entry is None or not entry.newest() else (
                     entry, entry.changes, entry.added, entry.logged, entry.newest())
+            if state is None and loaded is not None and cell in loaded:
+                entry = self._new(new, now)
+                yield from _append(entry, loaded[cell], prepare)
+                out[cell] = self._publish(scope, cell, entry)
+                continue
             if state is None:
                 wanted.append(_Wanted(cell, "load", [len(reads)], now))
                 reads.append(_ordered(select(where, params)))
@@ -318,6 +349,16 @@ class CellFamily(Generic[E]):
                 yield from _append(entry, rows, prepare)
                 out[w.cell] = self._publish(scope, w.cell, entry)
         return [out[c] for c in scope.cells() if c in out]
+
+    def _hold_empty(self, scope: ScopeRead, cell: Cell, new: Callable[[int, int, int], E]
+                    ) -> None:
+        """Hold a cell that has no counters (no record ever) as empty, so that `cold_loads`
+        does not read it with every search; the first search that finds it counted reads it
+        whole (an entry without rows is never patched)."""
+        key = (self.name, cell, scope.status)
+        with self.cache.lock:
+            if self.cache.get(key) is None:
+                self.cache.put(key, new(0, 0, 0))
 
     def _new(self, new: Callable[[int, int, int], E], counted: Counted) -> E:
         return new(counted.changes, self._count(counted), counted.logged)

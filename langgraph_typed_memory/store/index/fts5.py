@@ -196,15 +196,18 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         lengths, postings = yield from self.tokenizer.postings([r[1] for r in rows])
         return [r[0] for r in rows], [r[2] for r in rows], lengths, postings
 
+    @staticmethod
+    def select(where: str, params: list[Any]) -> Sql:
+        """The statement of a cell's rows."""
+        return Sql(_SELECT.format(where=where), params)
+
     def ranked(
         self, scope: ScopeRead, tokens: Sequence[str], depth: int | None,
-        counted: dict[Cell, Counted],
+        counted: dict[Cell, Counted], loaded: dict[Cell, list[tuple[Any, ...]]] | None = None,
     ) -> Plan[list[tuple[int, float]]]:
         """`bm25_ranked` over the scope's rows for the query's `tokens`, its cells brought up
         to date first from `counted`, their counters as the caller read them
-        (`counters_sql`)."""
-        cells = yield from self.views(
-            scope, counted,
-            lambda where, params: Sql(_SELECT.format(where=where), params), _Tokenized,
-            prepare=self._tokenized)
+        (`counters_sql`), with `loaded` the rows of `cold_loads` read after them."""
+        cells = yield from self.views(scope, counted, self.select, _Tokenized,
+                                      prepare=self._tokenized, loaded=loaded)
         return bm25_ranked(cells, tokens, scope.now, depth)

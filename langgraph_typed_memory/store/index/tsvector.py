@@ -14,6 +14,7 @@ the heap fetch of a wide row to test the scope, and common words match thousands
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
@@ -46,14 +47,18 @@ class ScopeLexicalCache(CellFamily[ScopePostings]):
     def __init__(self, cache: CellCache) -> None:
         super().__init__(cache, "postings", "inserts")
 
+    @staticmethod
+    def select(where: str, params: list[Any]) -> Sql:
+        """The statement of a cell's rows."""
+        return Sql(_SELECT.format(where=where), params)
+
     def ranked(
         self, scope: ScopeRead, lexemes: Sequence[str], depth: int | None,
-        counted: dict[Cell, Counted],
+        counted: dict[Cell, Counted], loaded: dict[Cell, list[tuple[Any, ...]]] | None = None,
     ) -> Plan[list[tuple[int, float]]]:
         """`bm25_ranked` over the scope's rows for the query's `lexemes`, its cells brought
         up to date first from `counted`, their counters as the caller read them
-        (`counters_sql`)."""
-        cells = yield from self.views(
-            scope, counted, lambda where, params: Sql(_SELECT.format(where=where), params),
-            ScopePostings)
+        (`counters_sql`), with `loaded` the rows of `cold_loads` read after them."""
+        cells = yield from self.views(scope, counted, self.select, ScopePostings,
+                                      loaded=loaded)
         return bm25_ranked(cells, lexemes, scope.now, depth)

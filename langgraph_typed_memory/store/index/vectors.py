@@ -33,11 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.core.queries import ScopeRead
 from langgraph_typed_memory.store.index.cells import (
     CellCache,
     CellFamily,
+    answers_of,
     counted_cells,
     counters_sql,
 )
@@ -190,10 +191,16 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         columns = (f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
                    f"coalesce(m.occurred_at, m.created_at), {tier} "
                    f"FROM memories m {join} WHERE ")
-        counted = counted_cells(scope, (yield counters_sql(scope)))
+        def select(where: str, params: list[Any]) -> Sql:
+            return Sql(columns + where, params)
+
+        cold = self.cold_loads(scope, select)
+        counters, *loads = answers_of((yield Reads((counters_sql(scope),
+                                                     *(sql for _, sql in cold)))))
         cells = tuple((yield from self.views(
-            scope, counted, lambda where, params: Sql(columns + where, params),
-            lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode))))
+            scope, counted_cells(scope, counters), select,
+            lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode),
+            loaded={cell: rows for (cell, _), rows in zip(cold, loads, strict=True)})))
         vector = (yield from query()) if callable(query) else query
         if vector is None:
             return None

@@ -403,11 +403,13 @@ class PostgresDialect:
             >>> next(PostgresDialect().lexical(scope, ["lyon", "gare", "lyon"], 10)).steps[0].params
             [['lyon', 'gare']]
         """
-        parsed, counters = answers_of((yield Reads((
+        cold = self.postings.cold_loads(scope, self.postings.select)
+        parsed, counters, *loads = answers_of((yield Reads((
             Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True),
-            counters_sql(scope)))))
+            counters_sql(scope), *(sql for _, sql in cold)))))
         return (yield from self.postings.ranked(
-            scope, parsed[0][0] or [], depth, counted_cells(scope, counters)))
+            scope, parsed[0][0] or [], depth, counted_cells(scope, counters),
+            {cell: rows for (cell, _), rows in zip(cold, loads, strict=True)}))
 
     def after_erasure(self) -> list[Sql]:
         """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""

@@ -20,7 +20,7 @@ import orjson
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store.core import queries as q
-from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
@@ -38,6 +38,7 @@ from langgraph_typed_memory.store.index import (
     ScopeVectorCache,
     VectorQuery,
     VectorRanking,
+    answers_of,
     bump_cell,
     changes_table,
     counted_cells,
@@ -338,27 +339,34 @@ class SqliteDialect:
         (`Tokenizer`: a term it splits, `foo_bar`, gives each of its tokens; one it drops,
         none), and the scope's cached postings (`ScopeFts5Cache`) are ranked in this
         process: a statement reads the scope's counters (shared with the vector search beside
-        it), cells that changed are brought up to date, and the rest is arithmetic.
+        it), followed by the texts of cells not held yet, cells that changed are brought up
+        to date, and the rest is arithmetic.
 
         Max-score pruning (score the rows of the rarest terms first, stop once the depth-th
         score beats the other terms' bound idf x (k1 + 1)) was measured and left out: on the
         latency benchmark's corpus a term adds at most 1.3-1.5 idf to a row, far under that
         bound, so at depth 50 it never stopped early.
 
-        Example (the first statement: the counters of the cells, of every ranked kind):
+        Example (the first read: the counters of the cells, of every ranked kind, then the
+        texts of the tenant-wide cell, not held yet):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
-            >>> next(SqliteDialect().lexical(scope, ["lyon"], None)).params
-            ['episode', 'fact', 'observation', 'acme', '', '', '', '']
+            >>> first = next(SqliteDialect().lexical(scope, ["lyon"], None))
+            >>> first.steps[0].params, len(first.steps)
+            (['episode', 'fact', 'observation', 'acme', '', '', '', ''], 2)
         """
         if scope.kind not in FTS_TABLES:
             raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
                              f"ranks the kinds {sorted(FTS_TABLES)}")
         # the cells' counters first: the vector search of the same scope, run beside this
         # one, asks for them in the same turn, and they go out once
-        counted = counted_cells(scope, (yield counters_sql(scope)))
+        cold = self.postings.cold_loads(scope, self.postings.select)
+        counters, *loads = answers_of((yield Reads((counters_sql(scope),
+                                                     *(sql for _, sql in cold)))))
         tokens = yield from self.postings.tokenizer.tokens(list(dict.fromkeys(terms)))
         return (yield from self.postings.ranked(
-            scope, [token for term in tokens for token in term], depth, counted))
+            scope, [token for term in tokens for token in term], depth,
+            counted_cells(scope, counters),
+            {cell: rows for (cell, _), rows in zip(cold, loads, strict=True)}))
 
     def after_erasure(self) -> list[Sql]:
         """Leave no trace of erased text in the file: merge the full-text segments (dropping
