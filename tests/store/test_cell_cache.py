@@ -246,6 +246,35 @@ def test_tenant_wide_rows_are_cached_once_however_many_users_read_them() -> None
         assert len(store.records.dialect.cache.held("postings")) == 21
 
 
+def test_a_cell_held_empty_is_read_once_it_holds_records(store: BaseStore) -> None:
+    """A first search reads the cells it does not hold with their counters; one without any
+    record is held empty (not read again by every search), until a record arrives."""
+    episodes = ("tenant:acme", "user:alice", "episode")
+    assert list(store.search(episodes, query="red tulips")) == []
+    cache = store.records.dialect.cache  # type: ignore[attr-defined]
+    empty = [entry for cell, entry in cache.held("vectors") if cell[0] == "episode"]
+    assert empty and all(entry.size == 0 for entry in empty)
+    store.put(episodes, "e1", {"title": "garden", "summary": "red tulips in the garden"})
+    assert [i.key for i in store.search(episodes, query="red tulips")] == ["e1"]
+    store.put(("tenant:acme", "episode"), "t1", {"title": "all hands",
+                                                 "summary": "red tulips for everyone"})
+    assert {i.key for i in store.search(episodes, query="red tulips")} == {"e1", "t1"}
+
+
+def test_empty_cells_count_against_the_bound() -> None:
+    """Every entry counts its own objects: cells held empty cannot grow without bound."""
+    from langgraph_typed_memory.store.index.scopes import ENTRY_OVERHEAD
+
+    bound = 20 * ENTRY_OVERHEAD
+    with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(), clock=FakeClock(),
+                                            cache_bytes=bound) as store:
+        store.setup()
+        for user in range(50):  # users without any episode
+            store.search(("tenant:acme", f"user:u{user}", "episode"), query="red tulips")
+        cache = store.records.dialect.cache
+        assert 0 < len(cache) <= 20 and cache.nbytes <= bound and cache.evictions > 0
+
+
 def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
     """A bound that holds a few cells: the least recently used go, answers are those of an
     unbounded store, and a cell larger than the bound is used without being kept."""

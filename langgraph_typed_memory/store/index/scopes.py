@@ -145,6 +145,9 @@ BACKFILL = (
 """Cells for the rows that existed before the migration."""
 
 
+ENTRY_OVERHEAD = 1024
+"""The bytes an entry counts beside its buffers: its objects (about 0.5-1 KB measured with
+`sys.getsizeof` over an entry's attributes)."""
 DEAD_SHARE = 4
 """An entry is reloaded once more than 1 / DEAD_SHARE of its rows are dead (masked for a
 change), past `DEAD_FLOOR` rows: dead rows cost every ranking their masking and memory."""
@@ -240,8 +243,10 @@ class ScopeRows:
         self._seqs, self._expires = self._seqs[: self.size], self._expires[: self.size]
 
     def nbytes(self) -> int:
-        """The memory of the entry's buffers (their room, not only the rows held)."""
-        return int(self._seqs.nbytes + self._expires.nbytes)
+        """The memory of the entry's buffers (their room, not only the rows held), and of
+        the entry itself (`ENTRY_OVERHEAD`: an empty entry counts too, so a bound in bytes
+        also bounds how many are held)."""
+        return int(self._seqs.nbytes + self._expires.nbytes) + ENTRY_OVERHEAD
 
     def find(self, seqs: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The records among `seqs` held by a live row, and a position of each.
