@@ -296,9 +296,9 @@ def test_a_newest_listing_is_conditional_on_the_version_it_returned(store, clock
 
 
 def test_a_filtered_newest_listing_reads_past_its_first_page(store, monkeypatch):
-    from langgraph_typed_memory.store.core import search as discovery
+    from langgraph_typed_memory.store.core import listings
 
-    monkeypatch.setattr(discovery, "NEWEST_PAGE", 4)
+    monkeypatch.setattr(listings, "NEWEST_PAGE", 4)
     store.batch([PutOp(ALICE_FACTS, f"k{i:02d}", fact(f"note {i}", predicate=f"p{i % 5}"))
                  for i in range(23)])
     found = store.search(ALICE_FACTS, filter={"$newest": True, "predicate": "p0"}, limit=10)
@@ -336,9 +336,9 @@ def test_during_lists_the_records_of_a_span_latest_first(store):
 
 
 def test_a_filtered_during_listing_reads_past_its_first_page(store, monkeypatch):
-    from langgraph_typed_memory.store.core import search as discovery
+    from langgraph_typed_memory.store.core import listings
 
-    monkeypatch.setattr(discovery, "NEWEST_PAGE", 4)
+    monkeypatch.setattr(listings, "NEWEST_PAGE", 4)
     episodes = ("tenant:acme", "user:alice", "episode")
     store.batch([PutOp(episodes, f"k{i:02d}", {
         "title": f"t{i % 5}", "summary": f"turn {i}",

@@ -9,9 +9,7 @@ expired versions. Plans over the records, like erasure and promotion.
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,7 +34,6 @@ from langgraph_typed_memory.namespaces import (
     EXACT_KINDS,
     Scope,
     TypedNamespace,
-    encode_namespace,
     parse_namespace,
 )
 from langgraph_typed_memory.results import MemoryItem, SearchResults
@@ -51,10 +48,10 @@ from langgraph_typed_memory.scoring import (
     tier_of,
 )
 from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.listings import during_listing, newest_listing
 from langgraph_typed_memory.store.core.protocol import (
     EmbedError,
     Plan,
-    Reads,
     Sql,
     Wait,
     interleave,
@@ -149,9 +146,9 @@ def typed_search(
                 f"filter {DURING_KEY} lists a span of time latest first: it takes no query "
                 "and no $history. Search without it, or list the span and rank it yourself."
             )
-        return (yield from _during(records, op, typed, *during))
+        return (yield from during_listing(records, op, typed, *during))
     if newest and not op.query and not history:
-        return (yield from _newest(records, op, typed, since))
+        return (yield from newest_listing(records, op, typed, since))
     results = yield from _typed_find(records, op, typed, query_vectors, history)
     # What a search uses (access tracking): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
@@ -239,125 +236,6 @@ def _exact_listing(scope: Scope, visible: str, now: float, history: bool,
         "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
         + ("m.seq DESC" if history else "m.seq"),
         [*params, now], shared=True)
-
-
-def _newest(records: Records, op: SearchOp, typed: TypedNamespace, since: str | None = None
-            ) -> Plan[SearchResults]:
-    """The namespace's own current records, newest first (its index of active rows by ns and
-    seq), with the `version` they were listed at; nothing (mode ``unchanged``) when `since`,
-    an earlier listing's version, still holds."""
-    ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
-    scope = typed.scope
-    counters = Sql(q.SQL_CELL_COUNTERS, [typed.kind, scope.tenant_id, scope.user_id or "",
-                                         scope.agent_id or ""])
-
-    def page(last: tuple[Any, ...] | None, size: int) -> Sql:
-        before = last[0] if last else 2**62  # above any sequence number
-        return Sql(q.SQL_NEWEST, [ns, now, before, size])
-
-    first = None
-    if since is None:  # the counters with the first page, in one round trip (counters first:
-        # a write between the two makes the version older than the rows, never newer)
-        answers = yield Reads((counters, page(None, _page_size(op))))
-        for answer in answers:
-            if isinstance(answer, Exception):
-                raise answer
-        counted, first = answers
-    else:
-        counted = yield counters
-    cell = (int(counted[0][0]), int(counted[0][1])) if counted else (0, 0)
-    if since is not None and listing_holds(since, cell, now):
-        return SearchResults([], retrieval_mode="unchanged", version=since)
-    rows = yield from _listing(records, op, page, first)
-    soonest = min((r[15] for r in rows if r[15] is not None), default=math.inf)
-    return _listed(records, rows, "newest", listing_version(cell, now, soonest))
-
-
-def listing_version(cell: tuple[int, int], now: float, soonest: float) -> str:
-    """The version of a `$newest` listing: its cell's counters (every change, records added),
-    when it was listed, and when the first record it listed expires (inf: none does).
-
-    Example:
-        >>> listing_version((7, 3), 100.0, math.inf)
-        '7:3:100.0:inf'
-    """
-    return f"{cell[0]}:{cell[1]}:{now!r}:{soonest!r}"
-
-
-def listing_holds(version: str, cell: tuple[int, int], now: float) -> bool:
-    """Whether a listing at `version` is still what the namespace holds: its cell has not
-    changed since (the counters count every write, status change and deletion), and at `now`
-    no record it listed has expired (nor is `now` before it was listed: an unlisted record
-    may not have expired then).
-
-    Raises:
-        InvalidQuery: `version` is not a listing's version.
-
-    Example:
-        >>> held = "7:3:100.0:inf"
-        >>> listing_holds(held, (7, 3), 150.0), listing_holds(held, (8, 3), 150.0)
-        (True, False)
-        >>> listing_holds("7:3:100.0:120.0", (7, 3), 150.0)
-        False
-    """
-    try:
-        changes, added, listed, soonest = version.split(":")
-        held = (int(changes), int(added)), float(listed), float(soonest)
-    except ValueError:
-        raise InvalidQuery(
-            f"filter {IF_CHANGED_KEY}={version!r:.80} is not the version of a {NEWEST_KEY} "
-            "listing: pass the `version` attribute of an earlier listing's results."
-        ) from None
-    return held[0] == cell and held[1] <= now < held[2]
-
-
-def _during(records: Records, op: SearchOp, typed: TypedNamespace, start: float, end: float
-            ) -> Plan[SearchResults]:
-    """The namespace's current records whose time of occurrence falls in [start, end), latest
-    first (its index of active rows by ns, occurrence and seq). Records without a time of
-    occurrence are not listed."""
-    ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
-
-    def page(last: tuple[Any, ...] | None, size: int) -> Sql:
-        before = (last[12], last[0]) if last else (end, 0)  # (occurred_at, seq); not `end`
-        return Sql(q.SQL_DURING, [ns, now, start, *before, size])
-
-    return _listed(records, (yield from _listing(records, op, page)), "during")
-
-
-NEWEST_PAGE = 500
-"""Rows a filtered listing reads at a time."""
-
-
-def _page_size(op: SearchOp) -> int:
-    """The rows a listing reads at a time: the window, or more when a filter leaves some out."""
-    want = op.offset + op.limit
-    return want if not op.filter else max(want, NEWEST_PAGE)
-
-
-def _listing(records: Records, op: SearchOp,
-             page: Callable[[tuple[Any, ...] | None, int], Sql],
-             first: list[tuple[Any, ...]] | None = None) -> Plan[list[tuple[Any, ...]]]:
-    """The rows of a listing read page after page (`page(last row read, size)`; `first`: the
-    first page, read already), until the window is full when the filter's other keys leave
-    some rows out."""
-    want, size = op.offset + op.limit, _page_size(op)
-    rows: list[Any] = []
-    last = None
-    while len(rows) < want:
-        read = first if first is not None and last is None else (yield page(last, size))
-        rows.extend(r for r in read
-                    if not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter))
-        if len(read) < size:
-            break
-        last = read[-1]
-    return rows[op.offset: op.offset + op.limit]
-
-
-def _listed(records: Records, rows: list[tuple[Any, ...]], mode: str, version: str | None = None
-            ) -> SearchResults:
-    return SearchResults([records.to_item(r, None, retrieval_mode=mode) for r in rows],
-                         retrieval_mode=mode, version=version)
 
 
 def _searchable(kind: str) -> str:
