@@ -314,9 +314,7 @@ def resolve_mention(
     entity: Entity | None = None
     stage: Stage = "new"
     score = 1.0
-    stages: tuple[tuple[Stage, Callable[[Entity], float]], ...] = (
-        ("exact", lambda e: float(name_key(e.name) == key)),
-        ("alias", lambda e: float(key in e.keys()[1:])),
+    stages: tuple[tuple[Stage, Callable[[Entity], float]], ...] = (  # after exact and alias
         ("trigram", lambda e: max(
             (s for n in (e.name, *e.aliases)
              if (s := similarity(mention.text, n)) >= TRIGRAM_THRESHOLD), default=0.0)),

@@ -239,7 +239,9 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
         pools = _entity_ops(scope, searched, limits) if searched is not None else []
         found = yield [*ops, read.op, *pools]
         results: list[Any] = found[:len(ops)]
-        entities = focus(query, DIRECTORIES.known(entity_graph, labels, read, found[len(ops)]))
+        known = DIRECTORIES.known(entity_graph, labels, read, found[len(ops)])
+        held = read.held[1] if read.held is not None else None
+        entities = guess if guess is not None and known is held else focus(query, known)
         if entities.targets:
             if entities.query != searched:
                 pools = yield _entity_ops(scope, entities.query, limits)

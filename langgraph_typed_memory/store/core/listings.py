@@ -18,6 +18,7 @@ from langgraph_typed_memory.results import SearchResults
 from langgraph_typed_memory.scoring import matches_filter
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.index import answers_of
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records
@@ -43,11 +44,7 @@ def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since:
     first = None
     if since is None:  # the counters with the first page, in one round trip (counters first:
         # a write between the two makes the version older than the rows, never newer)
-        answers = yield Reads((counters, page(None, _page_size(op))))
-        for answer in answers:
-            if isinstance(answer, Exception):
-                raise answer
-        counted, first = answers
+        counted, first = answers_of((yield Reads((counters, page(None, _page_size(op))))))
     else:
         counted = yield counters
     cell = (int(counted[0][0]), int(counted[0][1])) if counted else (0, 0)

@@ -262,6 +262,12 @@ class CellFamily(Generic[E]):
                     out.append((cell, _ordered(select(*scope.in_cell(cell)))))
         return out
 
+    @staticmethod
+    def loaded(cold: Sequence[tuple[Cell, Sql]], answers: Sequence[list[tuple[Any, ...]]]
+               ) -> dict[Cell, list[tuple[Any, ...]]]:
+        """The rows `cold_loads`' statements returned, by cell (what `views` takes)."""
+        return {cell: rows for (cell, _), rows in zip(cold, answers, strict=True)}
+
     def views(
         self, scope: ScopeRead, counted: dict[Cell, Counted],
         select: Callable[[str, list[Any]], Sql], new: Callable[[int, int, int], E], *,

@@ -200,7 +200,7 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         cells = tuple((yield from self.views(
             scope, counted_cells(scope, counters), select,
             lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode),
-            loaded={cell: rows for (cell, _), rows in zip(cold, loads, strict=True)})))
+            loaded=self.loaded(cold, loads))))
         vector = (yield from query()) if callable(query) else query
         if vector is None:
             return None

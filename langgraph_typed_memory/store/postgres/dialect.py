@@ -409,7 +409,7 @@ class PostgresDialect:
             counters_sql(scope), *(sql for _, sql in cold)))))
         return (yield from self.postings.ranked(
             scope, parsed[0][0] or [], depth, counted_cells(scope, counters),
-            {cell: rows for (cell, _), rows in zip(cold, loads, strict=True)}))
+            self.postings.loaded(cold, loads)))
 
     def after_erasure(self) -> list[Sql]:
         """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""

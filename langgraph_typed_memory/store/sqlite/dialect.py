@@ -366,7 +366,7 @@ class SqliteDialect:
         return (yield from self.postings.ranked(
             scope, [token for term in tokens for token in term], depth,
             counted_cells(scope, counters),
-            {cell: rows for (cell, _), rows in zip(cold, loads, strict=True)}))
+            self.postings.loaded(cold, loads)))
 
     def after_erasure(self) -> list[Sql]:
         """Leave no trace of erased text in the file: merge the full-text segments (dropping
