@@ -205,6 +205,32 @@ def _entity_ops(scope: Scope, query: str, limits: Mapping[str, int]) -> list[Sea
                      query, refresh_ttl=False) for slot in POOLED]
 
 
+def _deepened(ops: list[SearchOp], pools: list[SearchOp]) -> list[SearchOp]:
+    """`ops` with the `POOLED` slots' searches replaced by the deeper `pools` (the same
+    search, more results): one search serves the slot and the records about the entities.
+
+    Example:
+        >>> ops = _ops(Scope("acme", "alice"), "Is VW hiring?", 16, 40)
+        >>> deeper = _entity_ops(Scope("acme", "alice"), "Is VW hiring?", {"episodes": 40})
+        >>> [op.limit for op in _deepened(ops, deeper)]
+        [10, 10, 10, 16, 120]
+    """
+    deeper = dict(zip(POOLED, pools, strict=True))
+    slots = [deeper.get(slot, op) for slot, op in zip(SLOT_KINDS, ops, strict=False)]
+    return [*slots, *ops[len(SLOT_KINDS):]]
+
+
+def _cut(results: list[Any], limits: Mapping[str, int]) -> list[Any]:
+    """The results of `_deepened` searches, each `POOLED` slot cut to its limit."""
+    out = list(results)
+    for slot in POOLED:
+        at = list(SLOT_KINDS).index(slot)
+        out[at] = SearchResults(results[at][:limits[slot]],
+                                retrieval_mode=getattr(results[at], "retrieval_mode", None)
+                                or "list", degraded=list(getattr(results[at], "degraded", [])))
+    return out
+
+
 def _about(results: list[Any], pools: list[Any], found: EntityFocus,
            limits: Mapping[str, int]) -> None:
     """Each ranked slot's results fused with the records about the question's entities: those
@@ -226,8 +252,10 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
     only if it changed since last read: `DIRECTORIES`) and the deeper searches for records
     about the known entities it names: those of the directory held from the last read (the
     search with the names they go by), or, with none held yet, on the chance that it names
-    some (the question's own words). When the directory read names others, or none held
-    before, those searches run (again) in a second batch."""
+    some (the question's own words). A deeper search for the question's own words (no other
+    names to add) is the slot's search too, cut to the slot: one search, not two. When the
+    directory read names others, or none held before, those searches run (again) in a second
+    batch."""
     ops = _ops(scope, query, facts, episodes, window)
     limits = {"facts": facts, "episodes": episodes}
     entities: EntityFocus | None = None
@@ -237,14 +265,19 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
         guess = focus(query, read.held[1]) if read.held is not None else None
         searched = query if guess is None else guess.query if guess.targets else None
         pools = _entity_ops(scope, searched, limits) if searched is not None else []
+        shared = searched == query  # the slots' own searches, deeper, are the pools
+        if shared:
+            ops, pools = _deepened(ops, pools), []
         found = yield [*ops, read.op, *pools]
-        results: list[Any] = found[:len(ops)]
+        results: list[Any] = _cut(found[:len(ops)], limits) if shared else found[:len(ops)]
         known = DIRECTORIES.known(entity_graph, labels, read, found[len(ops)])
         held = read.held[1] if read.held is not None else None
         entities = guess if guess is not None and known is held else focus(query, known)
         if entities.targets:
             if entities.query != searched:
                 pools = yield _entity_ops(scope, entities.query, limits)
+            elif shared:
+                pools = [found[list(SLOT_KINDS).index(slot)] for slot in POOLED]
             else:
                 pools = found[len(ops) + 1:]
             _about(results, pools, entities, limits)

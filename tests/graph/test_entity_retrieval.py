@@ -71,20 +71,32 @@ def test_one_batch_unless_the_entities_go_by_names_not_yet_known(store: Any,
     assert "entities" not in retrieval and batches[1:] == [5]
     _, retrieval = ask(store, "alice", "Is Graz worth a visit?")
     assert retrieval["entities"]["query"] == "Is Graz worth a visit?"
-    assert batches[2:] == [7]  # and the entity records, and the deeper episodes search
+    # and the entity records; the deeper episodes search, for the question's own words,
+    # is the episodes slot's search too (cut to the slot)
+    assert batches[2:] == [6]
     # the directory is held now: the names the entities go by are known before the batch
     _, retrieval = ask(store, "alice", "Where does Lena live?")  # related: Vienna
     assert retrieval["entities"]["query"] == "Where does Lena live? Vienna"
     assert batches[3:] == [7]
     DIRECTORIES.forget(store)  # not held: the deeper search again, with Vienna's name
     _, again = ask(store, "alice", "Where does Lena live?")
-    assert again == retrieval and batches[4:] == [7, 1]
+    assert again == retrieval and batches[4:] == [6, 1]
     # an entity written after the directory was read: the held one names nothing, so no
     # deeper search goes with the first batch; the directory read finds Priya
     said(store, "alice", "I had lunch with Priya from accounting.")
     before = len(batches)
     _, retrieval = ask(store, "alice", "What does Priya do?")
     assert retrieval["entities"]["named"] == ["Priya"] and batches[before:] == [6, 1]
+
+
+def test_the_deeper_search_for_the_question_itself_serves_its_slot(store: Any) -> None:
+    said(store, "alice", "We spent a weekend in Graz.", *FILLER, "The museum in Graz reopened.")
+    question = "Is Graz a good place to work?"  # names no alias, no related entity
+    ask(store, "alice", question)  # the directory is held from now on
+    episodes, retrieval = ask(store, "alice", question, episodes=2)
+    assert retrieval["entities"]["query"] == question  # one search serves slot and pool
+    assert len(episodes) == 2 and "user: The museum in Graz reopened." in episodes
+    assert retrieval["modes"]["episodes"].endswith("+entities")
 
 
 def test_a_name_the_scope_does_not_know_changes_nothing(store: Any) -> None:
