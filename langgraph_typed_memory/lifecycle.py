@@ -31,7 +31,9 @@ __all__ = [
     "DURING_KEY",
     "split_during",
     "IF_CHANGED_KEY",
+    "ADDITIONS_KEY",
     "split_if_changed",
+    "split_additions",
     "initial_status",
     "access_boost",
     "decay_freshness",
@@ -78,6 +80,9 @@ IF_CHANGED_KEY = "$if_changed"
 """The reserved search-filter key that makes a `$newest` listing conditional: given the
 `version` of an earlier listing, it returns nothing (mode ``unchanged``) while the namespace's
 records are as they were then."""
+ADDITIONS_KEY = "$additions"
+"""The reserved search-filter key that, with `$if_changed`, lists only the records added since
+that version (mode ``added``) when the namespace changed in no other way."""
 HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
 """What history-mode search returns; normal search returns only ``active`` records."""
 
@@ -261,6 +266,21 @@ def split_newest(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any]
         (True, None)
     """
     return _split_switch(filter, NEWEST_KEY, "list the namespace's records newest first")
+
+
+def split_additions(filter: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any] | None]:
+    """Take the reserved ``$additions`` key out of a typed search's filter: with
+    ``$if_changed``, a namespace that only gained records lists those alone.
+
+    Raises:
+        InvalidQuery: ``$additions`` is not a boolean.
+
+    Example:
+        >>> split_additions({"$newest": True, "$additions": True})
+        (True, {'$newest': True})
+    """
+    return _split_switch(filter, ADDITIONS_KEY, "list only the records added since the "
+                         f"{IF_CHANGED_KEY} version when nothing else changed")
 
 
 def split_if_changed(filter: Mapping[str, Any] | None

@@ -28,7 +28,12 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchOp
 
-from langgraph_typed_memory.entities.records import directory, directory_op, directory_records
+from langgraph_typed_memory.entities.records import (
+    directory,
+    directory_op,
+    directory_records,
+    with_added,
+)
 from langgraph_typed_memory.entities.turns import KnownEntities
 
 __all__ = ["Directories", "DirectoryRead", "DIRECTORIES", "DIRECTORY_SCOPES"]
@@ -88,11 +93,16 @@ class Directories:
     def known(self, store: BaseStore, labels: Sequence[str], read: DirectoryRead,
               found: Any) -> KnownEntities:
         """The directory after `read`'s op returned `found`: the one held when the store
-        answered ``unchanged``, else the listing parsed (and kept when it has a version)."""
-        if (read.held is not None and getattr(found, "retrieval_mode", None) == "unchanged"
-                and getattr(found, "version", None) == read.held[0]):
+        answered ``unchanged``, with the records added when it answered ``added``, else the
+        listing parsed (and kept when it has a version)."""
+        mode = getattr(found, "retrieval_mode", None)
+        if read.held is not None and mode == "unchanged" and (
+                getattr(found, "version", None) == read.held[0]):
             return read.held[1]
-        known = directory(directory_records(found))
+        if read.held is not None and mode == "added":
+            known = with_added(read.held[1], directory_records(found))
+        else:
+            known = directory(directory_records(found))
         version = getattr(found, "version", None)
         if isinstance(version, str):
             with self._lock:

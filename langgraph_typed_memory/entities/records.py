@@ -27,7 +27,7 @@ from langgraph_typed_memory.entities.mentions import Mention, name_key
 from langgraph_typed_memory.entities.relations import STATEFUL
 from langgraph_typed_memory.entities.resolve import Entity, resolve_mention
 from langgraph_typed_memory.entities.turns import RECENT_LIMIT, KnownEntities, read_turn
-from langgraph_typed_memory.lifecycle import IF_CHANGED_KEY, NEWEST_KEY
+from langgraph_typed_memory.lifecycle import ADDITIONS_KEY, IF_CHANGED_KEY, NEWEST_KEY
 
 __all__ = ["ENTITY_KIND", "ENTITY_CONFIDENCE", "SPEAKER", "EntityRead", "entity_value",
            "entity_from_value", "directory", "read_entities", "stamp", "scope_key",
@@ -54,16 +54,19 @@ def directory_op(labels: Sequence[str], since: str | None = None) -> SearchOp:
     `$newest` listing: an indexed read of the namespace that counts no access, where the
     kind's lookup would count one per entity on every turn and question). Entities are
     only ever written in the caller's own scope. With `since`, the version of an earlier
-    listing, the store lists nothing while the records are as they were then.
+    listing, the store lists nothing while the records are as they were then, and only the
+    records added since when nothing else changed.
 
     Example:
         >>> op = directory_op(("tenant:acme", "user:alice"))
         >>> op.namespace_prefix, op.filter
         (('tenant:acme', 'user:alice', 'entity'), {'$newest': True})
-        >>> directory_op(("tenant:acme", "user:alice"), since="7:3:100.0:inf").filter
-        {'$newest': True, '$if_changed': '7:3:100.0:inf'}
+        >>> directory_op(("tenant:acme", "user:alice"), since="7:3:100.0:inf:42").filter
+        {'$newest': True, '$if_changed': '7:3:100.0:inf:42', '$additions': True}
     """
-    query = {NEWEST_KEY: True} if since is None else {NEWEST_KEY: True, IF_CHANGED_KEY: since}
+    query: dict[str, Any] = {NEWEST_KEY: True}
+    if since is not None:
+        query.update({IF_CHANGED_KEY: since, ADDITIONS_KEY: True})
     return SearchOp((*labels, ENTITY_KIND), query, DIRECTORY_LIMIT, 0, None, refresh_ttl=False)
 
 
@@ -142,6 +145,28 @@ def directory(records: Iterable[tuple[str, Mapping[str, Any]]],
         entities.append(entity)
         links += [(key, relation, other) for relation, other in held]
     return with_recent(KnownEntities(tuple(entities), (), tuple(links)), recent)
+
+
+def with_added(known: KnownEntities, records: Iterable[tuple[str, Mapping[str, Any]]]
+               ) -> KnownEntities:
+    """`known` with entity records `(key, value)` written after it was read, oldest first: as
+    `directory` would read all of them (a record of a key it holds replaces that entity), the
+    newest `DIRECTORY_LIMIT` kept.
+
+    Example:
+        >>> known = directory([("e1", {"name": "Sarah", "links": [["leads", "e2"]]})])
+        >>> later = with_added(known, [("e2", {"name": "platform team"})])
+        >>> [e.name for e in later.entities], later.links
+        (['Sarah', 'platform team'], (('e1', 'leads', 'e2'),))
+    """
+    added = directory(records)
+    fresh = {e.id for e in added.entities}
+    entities = (*[e for e in known.entities if e.id not in fresh], *added.entities)
+    entities = entities[-DIRECTORY_LIMIT:]
+    kept = {e.id for e in entities}
+    links = (*[link for link in known.links if link[0] not in fresh and link[0] in kept],
+             *added.links)
+    return KnownEntities(entities, known.recent, links)
 
 
 def with_recent(known: KnownEntities, recent: Sequence[str]) -> KnownEntities:

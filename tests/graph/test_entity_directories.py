@@ -36,10 +36,26 @@ def test_a_directory_is_listed_again_only_after_its_scope_changed(store: Any) ->
     store.put((*BOB, "entity"), "e1", {"name": "Tom"})  # another scope's entities
     assert read(dirs, store, ALICE)[1] == "unchanged"
     store.put((*ALICE, "entity"), "e2", {"name": "Vienna", "type": "place"})
+    known, mode = read(dirs, store, ALICE)  # only added to: the record added is listed alone
+    assert (names(known), mode) == (["Lena", "Vienna"], "added")
+    store.put((*ALICE, "entity"), "e3", {"name": "Graz", "type": "place"})
+    store.put((*ALICE, "entity"), "e4", {"name": "Tom", "type": "person",
+                                         "links": [["lives_in", "e3"]]})
     known, mode = read(dirs, store, ALICE)
-    assert (names(known), mode) == (["Lena", "Vienna"], "newest")
+    assert (names(known), mode) == (["Lena", "Vienna", "Graz", "Tom"], "added")
+    assert known.links == (("e4", "lives_in", "e3"),)
+    store.put((*ALICE, "entity"), "e1", {"name": "Lena", "aliases": ["Lenny"]})  # a rewrite
+    known, mode = read(dirs, store, ALICE)  # changed otherwise too: listed whole again
+    assert (names(known), mode) == (["Vienna", "Graz", "Tom", "Lena"], "newest")
+    assert known.entities[-1].aliases == ("Lenny",)
     store.delete((*ALICE, "entity"), "e1")
-    assert names(read(dirs, store, ALICE)[0]) == ["Vienna"]
+    known, mode = read(dirs, store, ALICE)
+    assert (names(known), mode) == (["Vienna", "Graz", "Tom"], "newest")
+    for _ in range(2):  # what a directory holds is what listing it whole gives
+        store.put((*ALICE, "entity"), "e5", {"name": "Oslo", "links": [["near", "e3"]]})
+        known, _ = read(dirs, store, ALICE)
+        whole, _ = read(Directories(), store, ALICE)
+        assert (known.entities, known.links) == (whole.entities, whole.links)
 
 
 def test_the_scopes_kept_are_bounded(store: Any) -> None:
@@ -87,8 +103,8 @@ def test_through_the_chat_loop_an_unchanged_directory_is_not_listed(store: Any,
                  "I like rainy days.", "Where does Lena live?"):
         out = graph.invoke({"messages": [HumanMessage(text)]}, config)
     # the first read lists the empty directory; after turn 1 wrote Lena and Vienna, turn 2's
-    # question lists them; every other read (each turn's extract, turn 4's question) is
-    # answered "unchanged"
-    assert answers == ["newest", "unchanged", "newest", "unchanged", "unchanged"]
+    # question lists them alone (records were only added); every other read (each turn's
+    # extract, turn 4's question) is answered "unchanged"
+    assert answers == ["newest", "unchanged", "added", "unchanged", "unchanged"]
     assert out["memory_trace"]["retrieval"]["entities"]["named"] == ["Lena"]
     DIRECTORIES.forget(store)

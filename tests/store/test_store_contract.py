@@ -295,6 +295,49 @@ def test_a_newest_listing_is_conditional_on_the_version_it_returned(store, clock
         since(7)
 
 
+def test_a_conditional_listing_can_list_only_the_records_added(store, clock):
+    entities = ("tenant:acme", "user:alice", "entity")
+    store.put(entities, "e1", {"name": "Lena"}, ttl=60)
+
+    def since(version, **more):
+        return store.search(entities, filter={"$newest": True, "$if_changed": version,
+                                              "$additions": True, **more})
+
+    version = store.search(entities, filter={"$newest": True}).version
+    assert since(version).retrieval_mode == "unchanged"
+    store.put(entities, "e2", {"name": "Vienna", "type": "place"})
+    store.put(entities, "e3", {"name": "Graz", "type": "place"})
+    added = since(version)
+    assert (added.retrieval_mode, [i.key for i in added]) == ("added", ["e3", "e2"])
+    assert since(added.version).retrieval_mode == "unchanged"
+    store.put(entities, "e4", {"name": "Oslo", "type": "place"})
+    assert [i.key for i in since(version)] == ["e4", "e3", "e2"]  # from any version
+    # the other filter keys apply to what was added; its version covers all of it
+    places = store.search(entities, filter={"$newest": True, "$if_changed": added.version,
+                                            "$additions": True, "type": "place"})
+    assert [i.key for i in places] == ["e4"]
+    assert since(places.version).retrieval_mode == "unchanged"
+    # more added than the limit, a rewrite, a deletion, an expiry: listed whole
+    whole = store.search(entities, filter={"$newest": True, "$if_changed": version,
+                                           "$additions": True}, limit=2)
+    assert (whole.retrieval_mode, [i.key for i in whole]) == ("newest", ["e4", "e3"])
+    version = since(version).version
+    for change in (lambda: store.put(entities, "e2", {"name": "Wien"}),
+                   lambda: store.delete(entities, "e3"),
+                   lambda: clock.advance(minutes=61)):
+        change()
+        listed = since(version)
+        assert listed.retrieval_mode == "newest"
+        assert [i.key for i in listed] == [i.key for i in store.search(
+            entities, filter={"$newest": True})]
+        version = listed.version
+    assert [i.key for i in store.search(entities, filter={"$newest": True})] == ["e2", "e4"]
+    with pytest.raises(InvalidQuery, match=r"\$additions"):
+        store.search(entities, filter={"$newest": True, "$additions": True})
+    with pytest.raises(InvalidQuery, match=r"\$additions"):
+        since(version, **{"$additions": "yes"})
+
+
 def test_a_filtered_newest_listing_reads_past_its_first_page(store, monkeypatch):
     from langgraph_typed_memory.store.core import listings
 

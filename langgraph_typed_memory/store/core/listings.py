@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import SearchOp
@@ -24,14 +25,15 @@ if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records
 
 __all__ = ["newest_listing", "during_listing", "listing_version", "listing_holds",
-           "NEWEST_PAGE"]
+           "added_since", "NEWEST_PAGE"]
 
 
-def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since: str | None = None
-            ) -> Plan[SearchResults]:
+def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since: str | None = None,
+                   additions: bool = False) -> Plan[SearchResults]:
     """The namespace's own current records, newest first (its index of active rows by ns and
     seq), with the `version` they were listed at; nothing (mode ``unchanged``) when `since`,
-    an earlier listing's version, still holds."""
+    an earlier listing's version, still holds. With `additions`, when the namespace only
+    gained records since (`added_since`), those alone (mode ``added``)."""
     ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
     scope = typed.scope
     counters = Sql(q.SQL_CELL_COUNTERS, [typed.kind, scope.tenant_id, scope.user_id or "",
@@ -41,29 +43,67 @@ def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since:
         before = last[0] if last else 2**62  # above any sequence number
         return Sql(q.SQL_NEWEST, [ns, now, before, size])
 
-    first = None
     if since is None:  # the counters with the first page, in one round trip (counters first:
         # a write between the two makes the version older than the rows, never newer)
         counted, first = answers_of((yield Reads((counters, page(None, _page_size(op))))))
     else:
         counted = yield counters
     cell = (int(counted[0][0]), int(counted[0][1])) if counted else (0, 0)
-    if since is not None and listing_holds(since, cell, now):
-        return SearchResults([], retrieval_mode="unchanged", version=since)
+    if since is not None:
+        held = _parse(since)
+        if held.holds(cell, now):
+            return SearchResults([], retrieval_mode="unchanged", version=since)
+        added = held.added(cell, now) if additions and op.offset == 0 else 0
+        if 0 < added <= op.limit:
+            newer = yield Sql(q.SQL_NEWEST_AFTER, [ns, now, held.newest, added + 1])
+            if len(newer) == added:  # else some were written out of their counted order
+                return _listed(records, _kept(records, op, newer), "added", listing_version(
+                    cell, now, min(held.soonest, _soonest(newer)), newer[0][0]))
+        first = yield page(None, _page_size(op))
+    newest = first[0][0] if first else 0
     rows = yield from _listing(records, op, page, first)
-    soonest = min((r[15] for r in rows if r[15] is not None), default=math.inf)
-    return _listed(records, rows, "newest", listing_version(cell, now, soonest))
+    return _listed(records, rows, "newest", listing_version(cell, now, _soonest(rows), newest))
 
 
-def listing_version(cell: tuple[int, int], now: float, soonest: float) -> str:
+def listing_version(cell: tuple[int, int], now: float, soonest: float, newest: int = 0) -> str:
     """The version of a `$newest` listing: its cell's counters (every change, records added),
-    when it was listed, and when the first record it listed expires (inf: none does).
+    when it was listed, when the first record it listed expires (inf: none does), and the
+    sequence number of the namespace's newest record then.
 
     Example:
-        >>> listing_version((7, 3), 100.0, math.inf)
-        '7:3:100.0:inf'
+        >>> listing_version((7, 3), 100.0, math.inf, 42)
+        '7:3:100.0:inf:42'
     """
-    return f"{cell[0]}:{cell[1]}:{now!r}:{soonest!r}"
+    return f"{cell[0]}:{cell[1]}:{now!r}:{soonest!r}:{newest}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Version:
+    """A listing's version, read."""
+
+    cell: tuple[int, int]
+    listed: float
+    soonest: float
+    newest: int
+
+    def holds(self, cell: tuple[int, int], now: float) -> bool:
+        return self.cell == cell and self.listed <= now < self.soonest
+
+    def added(self, cell: tuple[int, int], now: float) -> int:
+        if self.cell[0] != cell[0] or not self.listed <= now < self.soonest:
+            return 0
+        return max(cell[1] - self.cell[1], 0)
+
+
+def _parse(version: str) -> _Version:
+    try:
+        changes, added, listed, soonest, newest = version.split(":")
+        return _Version((int(changes), int(added)), float(listed), float(soonest), int(newest))
+    except ValueError:
+        raise InvalidQuery(
+            f"filter {IF_CHANGED_KEY}={version!r:.80} is not the version of a {NEWEST_KEY} "
+            "listing: pass the `version` attribute of an earlier listing's results."
+        ) from None
 
 
 def listing_holds(version: str, cell: tuple[int, int], now: float) -> bool:
@@ -76,21 +116,38 @@ def listing_holds(version: str, cell: tuple[int, int], now: float) -> bool:
         InvalidQuery: `version` is not a listing's version.
 
     Example:
-        >>> held = "7:3:100.0:inf"
+        >>> held = "7:3:100.0:inf:42"
         >>> listing_holds(held, (7, 3), 150.0), listing_holds(held, (8, 3), 150.0)
         (True, False)
-        >>> listing_holds("7:3:100.0:120.0", (7, 3), 150.0)
+        >>> listing_holds("7:3:100.0:120.0:42", (7, 3), 150.0)
         False
     """
-    try:
-        changes, added, listed, soonest = version.split(":")
-        held = (int(changes), int(added)), float(listed), float(soonest)
-    except ValueError:
-        raise InvalidQuery(
-            f"filter {IF_CHANGED_KEY}={version!r:.80} is not the version of a {NEWEST_KEY} "
-            "listing: pass the `version` attribute of an earlier listing's results."
-        ) from None
-    return held[0] == cell and held[1] <= now < held[2]
+    return _parse(version).holds(cell, now)
+
+
+def added_since(version: str, cell: tuple[int, int], now: float) -> int:
+    """How many records the namespace gained since a listing at `version`, when that is all
+    that changed: no write to a record it held (no status change, no deletion) and none of
+    them expired; 0 otherwise.
+
+    Example:
+        >>> added_since("7:3:100.0:inf:42", (7, 5), 150.0)
+        2
+        >>> added_since("7:3:100.0:inf:42", (8, 5), 150.0)  # and something else changed
+        0
+    """
+    return _parse(version).added(cell, now)
+
+
+def _soonest(rows: list[tuple[Any, ...]]) -> float:
+    """When the first of `rows` expires (inf: none does)."""
+    return min((r[15] for r in rows if r[15] is not None), default=math.inf)
+
+
+def _kept(records: Records, op: SearchOp, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """`rows` that match the filter's other keys."""
+    return [r for r in rows
+            if not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter)]
 
 
 def during_listing(records: Records, op: SearchOp, typed: TypedNamespace, start: float, end: float
@@ -128,8 +185,7 @@ def _listing(records: Records, op: SearchOp,
     last = None
     while len(rows) < want:
         read = first if first is not None and last is None else (yield page(last, size))
-        rows.extend(r for r in read
-                    if not op.filter or matches_filter(records.dialect.load_json(r[4]), op.filter))
+        rows.extend(_kept(records, op, read))
         if len(read) < size:
             break
         last = read[-1]

@@ -32,6 +32,12 @@ SQL_NEWEST = (
 )
 """A namespace's current records written before a sequence number, newest first (index
 `memories_active_seq`)."""
+SQL_NEWEST_AFTER = (
+    f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.status = 'active' AND {LIVE} "
+    "AND m.seq > ? ORDER BY m.seq DESC LIMIT ?"
+)
+"""A namespace's current records written after a sequence number, newest first (the same
+index)."""
 SQL_CELL_COUNTERS = (
     "SELECT version, inserts FROM memory_scope_versions WHERE kind = ? AND tenant_id = ? "
     "AND coalesce(user_id, '') = ? AND coalesce(agent_id, '') = ?"

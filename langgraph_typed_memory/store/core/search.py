@@ -21,10 +21,12 @@ from langgraph_typed_memory.errors import (
     StoreNotSetUp,
 )
 from langgraph_typed_memory.lifecycle import (
+    ADDITIONS_KEY,
     DURING_KEY,
     HISTORY_STATUSES,
     IF_CHANGED_KEY,
     NEWEST_KEY,
+    split_additions,
     split_during,
     split_history,
     split_if_changed,
@@ -134,11 +136,17 @@ def typed_search(
     newest, plain = split_newest(plain)
     during, plain = split_during(plain)
     since, plain = split_if_changed(plain)
+    additions, plain = split_additions(plain)
     op = op._replace(filter=plain)
     if since is not None and not (newest and not op.query and not history):
         raise InvalidQuery(
             f"filter {IF_CHANGED_KEY} makes a {NEWEST_KEY} listing conditional: pass it with "
             f"{NEWEST_KEY}: True, without a query or $history."
+        )
+    if additions and since is None:
+        raise InvalidQuery(
+            f"filter {ADDITIONS_KEY} lists what was added since an earlier listing: pass it "
+            f"with {IF_CHANGED_KEY} (that listing's version) and {NEWEST_KEY}: True."
         )
     if during is not None:
         if op.query or history:
@@ -148,7 +156,7 @@ def typed_search(
             )
         return (yield from during_listing(records, op, typed, *during))
     if newest and not op.query and not history:
-        return (yield from newest_listing(records, op, typed, since))
+        return (yield from newest_listing(records, op, typed, since, additions))
     results = yield from _typed_find(records, op, typed, query_vectors, history)
     # What a search uses (access tracking): every record of an exact lookup, ranked results of tier
     # high or standard; a listing or a low-relevance tail is not a use.
