@@ -140,6 +140,7 @@ def _clauses(sentence: str) -> list[str]:
     return [c for c in re.split(r"[,;:]\s+|\s[-–—]\s", sentence) if c.strip()]
 
 
+@lru_cache(maxsize=16384)
 def _state(text: str) -> bool:
     """A present-tense statement of how things are (not a past event, not a question)."""
     return not is_question(text) and not _PAST_EVENT.search(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 __all__ = ["normalize", "sentences", "is_question", "statement_parts", "FIRST_PERSON", "REQUEST"]
 
@@ -23,6 +24,9 @@ REQUEST = re.compile(  # "Could you answer in French?" is a setting, not a quest
     r"switch|stop|format))\b)", re.I)
 
 
+# The helpers below are remembered: a turn is read against the statements retrieved for it,
+# and the same statements come back turn after turn.
+@lru_cache(maxsize=16384)
 def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
     return " ".join(_TOKEN.findall(text))
@@ -30,9 +34,15 @@ def normalize(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """Sentences, each an exact substring of `text`."""
-    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
+    return list(_sentences(text))
 
 
+@lru_cache(maxsize=16384)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip())
+
+
+@lru_cache(maxsize=16384)
 def is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(normalize(sentence)))
 

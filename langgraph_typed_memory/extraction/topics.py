@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from langgraph_typed_memory.extraction.values import CONTENT_STOP
 
@@ -118,17 +119,19 @@ class _Statement:
     words: frozenset[str]
     """Its content words, stemmed."""
 
-    @classmethod
-    def of(cls, text: str) -> _Statement | None:
+    @staticmethod
+    @lru_cache(maxsize=16384)  # the statements retrieved for a turn come back turn after turn
+    def of(text: str) -> _Statement | None:
         """The statement's first clause, or None when the speaker does not speak of their own
-        ("I", "my", "we", "our"...) anywhere in it."""
+        ("I", "my", "we", "our"...) anywhere in it. Read only: it is remembered."""
         tokens = _TOKEN.findall(text)
         first = _first_clause(tokens)
         said = {t.lower() for t in first}
         if not _FIRST_PERSON & {t.lower() for t in tokens} or said & _SECOND_PERSON or (
                 said & _HEDGES):
             return None  # not the speaker's own, or not said for sure
-        return cls(first, _topics(first), frozenset(_stem(t) for t in first if _content(t)))
+        return _Statement(first, _topics(first),
+                          frozenset(_stem(t) for t in first if _content(t)))
 
 
 def topic_change(clause: str, statement: str) -> tuple[str, str] | None:
