@@ -310,7 +310,9 @@ def resolve_mention(
                  if named(e, key) and compatible(mention, e, owner)]
         if (best := _best(mention, found, owner)) is not None:
             return Resolution(mention, learn(best, mention, owner, quick), quick, 1.0)
-    pool = [(i, e) for i, e in enumerate(known) if compatible(mention, e, owner)]
+    facts = _name_facts(mention.text)
+    pool = [(i, e) for i, e in enumerate(known)
+            if _may_match(facts, e) and compatible(mention, e, owner)]
     entity: Entity | None = None
     stage: Stage = "new"
     score = 1.0
@@ -354,6 +356,62 @@ def resolve_mention(
         return Resolution(mention, _new(mention, key, known, scope, owner), "new", 1.0,
                           candidates)
     return Resolution(mention, learn(entity, mention, owner, stage), stage, score, candidates)
+
+
+@dataclass(frozen=True, slots=True)
+class _NameFacts:
+    """What `_may_match` compares of a name."""
+
+    key: str
+    words: frozenset[str]
+    """The words of its `name_key`."""
+    initials: frozenset[str]
+    """The first letters of its words (lower-cased, as `_initials` reads them)."""
+    acronym: bool
+    """Written in capitals ("VW", "I.B.M."), as `_variant` reads initials."""
+    long: bool
+    """At least `LONG_NAME` characters, as written or as a key."""
+
+
+@lru_cache(maxsize=16384)
+def _name_facts(name: str) -> _NameFacts:
+    key = name_key(name)
+    return _NameFacts(key, frozenset(key.split()),
+                      frozenset(w[0].lower() for w in re.findall(r"[^\W_]+", name)),
+                      name.replace(".", "").isupper(), max(len(name), len(key)) >= LONG_NAME)
+
+
+LONG_NAME = 30
+"""Names this long are always run through the cascade: two names sharing no word and no
+first letter reach `TRIGRAM_THRESHOLD` only when they are far longer (a first letter apart
+loses three trigrams of each name, every other word apart more)."""
+
+
+def _may_match(mention: _NameFacts, entity: Entity) -> bool:
+    """Whether a name the exact and alias stages did not match could pass a later stage
+    for `entity` (False only when none can: a cheap test that spares the cascade the
+    entities it would reject). Every later stage needs a name of the entity that shares a
+    word with the mention (variants: legal and geographic forms, a person's first or last
+    name), starts with the same letter (spelling), or whose initials it is, or is, when one
+    of them is written in capitals; trigram similarity of names below `LONG_NAME` needs one
+    of those too.
+
+    Example:
+        >>> vw = Entity("e1", "Volkswagen", "organisation", aliases=("VW AG",))
+        >>> [_may_match(_name_facts(t), vw) for t in ("Volkswagon", "VW", "Toyota", "Wolfsburg VW")]
+        [True, True, False, True]
+    """
+    key = mention.key
+    if not key or mention.long:
+        return True
+    for name in (entity.name, *entity.aliases):
+        known = _name_facts(name)
+        if (not known.key or known.long or known.key[0] == key[0]
+                or not known.words.isdisjoint(mention.words)
+                or (mention.acronym and key[0] in known.initials)
+                or (known.acronym and known.key[0] in mention.initials)):
+            return True
+    return False
 
 
 def _named_exactly(entity: Entity, key: str) -> bool:

@@ -361,3 +361,52 @@ def test_what_the_rules_already_say_is_not_proposed_twice() -> None:
     assert relation_facts(text, already=extract_rules(text)) == []
     hedged = relation_facts("I think Sarah reports to Dana now.")
     assert [c.confidence for c in hedged] == [0.6]  # below the gate's fact threshold
+
+
+def test_the_cascade_skips_only_entities_no_stage_could_match(monkeypatch) -> None:
+    """Resolution with the quick test that spares the cascade most entities resolves every
+    mention as the cascade over all of them does: typos, swapped letters, acronyms, legal and
+    geographic forms, first and last names, among names that share letters and words."""
+    import random
+
+    from langgraph_typed_memory.entities import resolve
+
+    rng = random.Random(20261126)
+    syllables = ["ka", "lo", "mi", "ra", "ten", "vo", "sa", "ber", "lin", "to", "ya", "ne"]
+
+    def word() -> str:
+        return "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))).title()
+
+    def variant(name: str) -> str:
+        words, pick = name.split(), rng.random()
+        if pick < 0.2 and len(name) > 4:  # a slip of the keyboard
+            at = rng.randrange(1, len(name) - 1)
+            return name[:at] + name[at + 1] + name[at] + name[at + 2:]
+        if pick < 0.35:
+            return "".join(w[0] for w in words).upper() if len(words) > 1 else name.upper()
+        if pick < 0.5:
+            return f"{name} {rng.choice(['Ltd', 'Inc', 'GmbH'])}"
+        if pick < 0.6:
+            return f"Lake {name}"
+        if pick < 0.8 and len(words) > 1:
+            return rng.choice([words[0], words[-1]])
+        return word() + (f" {word()}" if rng.random() < 0.5 else "")
+
+    kinds = [None, "person", "organisation", "place", "project"]
+    stages: set[str] = set()
+    for _ in range(60):
+        known = []
+        for i in range(40):
+            name = " ".join(word() for _ in range(rng.randint(1, 3)))
+            aliases = (variant(name),) if rng.random() < 0.3 else ()
+            known.append(Entity(f"e{i}", name, rng.choice(kinds), aliases))
+        mentions = [variant(rng.choice(known).name) for _ in range(20)]
+        fast = [resolve_mention(Mention(m, 0, len(m), rng.choice(kinds)), known, scope="s")
+                for m in mentions]
+        monkeypatch.setattr(resolve, "_may_match", lambda *_: True)
+        slow = [resolve_mention(r.mention, known, scope="s") for r in fast]
+        monkeypatch.undo()
+        assert [(r.stage, r.entity and r.entity.id) for r in fast] == [
+            (r.stage, r.entity and r.entity.id) for r in slow]
+        stages.update(r.stage for r in fast)
+    assert {"exact", "alias", "trigram", "variant", "spelling", "new"} <= stages
