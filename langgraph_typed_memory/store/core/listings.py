@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records
 
 __all__ = ["newest_listing", "during_listing", "listing_version", "listing_holds",
-           "added_since", "NEWEST_PAGE"]
+           "NEWEST_PAGE"]
 
 
 def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since: str | None = None,
@@ -33,7 +33,7 @@ def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since:
     """The namespace's own current records, newest first (its index of active rows by ns and
     seq), with the `version` they were listed at; nothing (mode ``unchanged``) when `since`,
     an earlier listing's version, still holds. With `additions`, when the namespace only
-    gained records since (`added_since`), those alone (mode ``added``)."""
+    gained records since (`_Version.added`), those alone (mode ``added``)."""
     ns, now = encode_namespace(typed.namespace()), records.clock().timestamp()
     scope = typed.scope
     counters = Sql(q.SQL_CELL_COUNTERS, [typed.kind, scope.tenant_id, scope.user_id or "",
@@ -87,9 +87,19 @@ class _Version:
     newest: int
 
     def holds(self, cell: tuple[int, int], now: float) -> bool:
+        """Whether the namespace is as it was listed (see `listing_holds`)."""
         return self.cell == cell and self.listed <= now < self.soonest
 
     def added(self, cell: tuple[int, int], now: float) -> int:
+        """How many records the namespace gained since, when that is all that changed: no
+        write to a record it held (no status change, no deletion) and none of them expired;
+        0 otherwise.
+
+        Example:
+            >>> held = _parse("7:3:100.0:inf:42")
+            >>> held.added((7, 5), 150.0), held.added((8, 5), 150.0)  # and something else
+            (2, 0)
+        """
         if self.cell[0] != cell[0] or not self.listed <= now < self.soonest:
             return 0
         return max(cell[1] - self.cell[1], 0)
@@ -123,20 +133,6 @@ def listing_holds(version: str, cell: tuple[int, int], now: float) -> bool:
         False
     """
     return _parse(version).holds(cell, now)
-
-
-def added_since(version: str, cell: tuple[int, int], now: float) -> int:
-    """How many records the namespace gained since a listing at `version`, when that is all
-    that changed: no write to a record it held (no status change, no deletion) and none of
-    them expired; 0 otherwise.
-
-    Example:
-        >>> added_since("7:3:100.0:inf:42", (7, 5), 150.0)
-        2
-        >>> added_since("7:3:100.0:inf:42", (8, 5), 150.0)  # and something else changed
-        0
-    """
-    return _parse(version).added(cell, now)
 
 
 def _soonest(rows: list[tuple[Any, ...]]) -> float:
