@@ -18,10 +18,14 @@ Each turn's wall time (the `graph.invoke` call) is recorded too. The table's `ms
 the median over the 10 turns ending at the reported turn (one full cycle of the synthetic
 user's ten kinds of message, so every window has the same mix); the summary line gives it at
 turns 10, 100, 500 and 1000 (and the last turn) and the ratio of the last to turn 10, which
-stays near 1 when a turn's cost does not grow with the thread. Then the same user opens a
-fresh thread for `TIME_WINDOW` more turns: its p50 against the long thread's last window
-tells the thread's length (the checkpointed state) from the user's memory (the store, which
-both threads share) as a cause of any growth. `--keep-messages` builds the
+stays near 1 when a turn's cost does not grow with the thread. Then, for `TIME_WINDOW`
+rounds, three turns alternate: the long thread's next turn, the same user's turn on a fresh
+thread, and a new user's turn (its first ten, the messages of turns 1-10). The fresh
+thread's p50 against the long thread's tells the thread's length (the checkpointed state)
+from the user's memory (the store, which both threads share) as a cause of any growth; the
+long thread's p50 against the new user's is the growth from turn 10 to turn 1,000 measured
+in the same seconds, so a machine that speeds up or slows down during the run (the time
+between turn 10 and turn 1,000) does not enter the ratio. `--keep-messages` builds the
 graph with `trim_absorbed=False` (every message stays in the checkpointed state) to measure
 what trimming the messages the running summary absorbed saves.
 
@@ -121,17 +125,32 @@ def window_p50(times: Sequence[float], turn: int, window: int = TIME_WINDOW) -> 
     return round(median, 1)
 
 
-def turn_time(times: Sequence[float], fresh: Sequence[float]) -> dict[str, Any]:
-    """Turn time p50 around `TIME_AT` (and the last turn), the last one over the first, and
-    the fresh thread's p50 (and the long thread's last over it)."""
+@dataclass
+class Alternated:
+    """Times (ms) of the turns played in alternation after the long thread."""
+
+    long: list[float]
+    fresh: list[float]
+    newcomer: list[float]
+
+
+def turn_time(times: Sequence[float], after: Alternated) -> dict[str, Any]:
+    """Turn time p50 around `TIME_AT` (and the last turn), the last one over the first, the
+    fresh thread's p50 (and the long thread's last over it), and the alternated rounds: the
+    long thread's p50 over the new user's."""
     at = sorted({t for t in TIME_AT if t <= len(times)} | {len(times)})
     p50 = {str(t): window_p50(times, t) for t in at}
     first, last = p50[str(at[0])], p50[str(at[-1])]
-    fresh_p50 = window_p50(fresh, len(fresh))
+    fresh_p50 = window_p50(after.fresh, len(after.fresh))
+    long_p50 = window_p50(after.long, len(after.long))
+    newcomer_p50 = window_p50(after.newcomer, len(after.newcomer))
     return {"turn_ms_p50_at": p50, "window_turns": TIME_WINDOW,
             "last_over_first": round(last / first, 2) if first else None,
             "fresh_thread_ms_p50": fresh_p50,
-            "last_over_fresh_thread": round(last / fresh_p50, 2) if fresh_p50 else None}
+            "last_over_fresh_thread": round(last / fresh_p50, 2) if fresh_p50 else None,
+            "alternated": {"long_thread_ms_p50": long_p50, "new_user_ms_p50": newcomer_p50,
+                           "long_over_new_user": round(long_p50 / newcomer_p50, 2)
+                           if newcomer_p50 else None}}
 
 
 def count_memories(store: Any) -> int:
@@ -144,11 +163,11 @@ def count_memories(store: Any) -> int:
 
 def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
          report_at: Sequence[int], *, trim_absorbed: bool = True,
-         ) -> tuple[list[TurnReport], list[int], list[float], list[float], list[float],
-                    list[float]]:
+         ) -> tuple[list[TurnReport], list[int], list[float], list[float], Alternated,
+                    Alternated]:
     """Play the thread; return the reports, every turn's prompt tokens, wall and CPU time (ms),
-    and the wall and CPU times of `TIME_WINDOW` further turns of the same user on a fresh
-    thread."""
+    and the wall and CPU times of the `TIME_WINDOW` rounds played after it, each the long
+    thread's next turn, the same user's turn on a fresh thread and a new user's turn."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from langgraph_typed_memory.graph import create_memory_chat_graph
@@ -187,16 +206,22 @@ def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
             log(f"  turn {i}: prompt {assembled} tokens (budget {budget}), transcript "
                 f"{transcript}, {reports[-1].memories} memories, {reports[-1].messages} "
                 f"messages in the state, {reports[-1].turn_ms_p50} ms/turn (p50)")
-    fresh: list[float] = []
-    fresh_cpu: list[float] = []
-    config = {"configurable": {**config["configurable"], "thread_id": "fresh"}}
-    for i in range(turns + 1, turns + 1 + TIME_WINDOW):
-        clock.now += timedelta(minutes=2)
-        start, started = time.perf_counter(), time.process_time()
-        graph.invoke({"messages": [HumanMessage(user_turn(i, text))]}, config)
-        fresh.append((time.perf_counter() - start) * 1000)
-        fresh_cpu.append((time.process_time() - started) * 1000)
-    return reports, totals, times, fresh, cpu, fresh_cpu
+    wall, used = Alternated([], [], []), Alternated([], [], [])
+    fresh_config: RunnableConfig = {
+        "configurable": {**config["configurable"], "thread_id": "fresh"}}
+    new_config: RunnableConfig = {
+        "configurable": {"thread_id": "new", "tenant_id": "bench", "user_id": "new"}}
+    for k in range(TIME_WINDOW):
+        i = turns + 1 + k
+        for into, message, at in (("long", user_turn(i, text), config),
+                                  ("fresh", user_turn(i, text), fresh_config),
+                                  ("newcomer", user_turn(k + 1, text), new_config)):
+            clock.now += timedelta(minutes=2)
+            start, started = time.perf_counter(), time.process_time()
+            graph.invoke({"messages": [HumanMessage(message)]}, at)
+            getattr(wall, into).append((time.perf_counter() - start) * 1000)
+            getattr(used, into).append((time.process_time() - started) * 1000)
+    return reports, totals, times, cpu, wall, used
 
 
 HEAD = ("| backend | turn | assembled prompt tokens | budget | full transcript tokens | "
@@ -254,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = make()
             store.setup()  # type: ignore[attr-defined]
             log(f"{backend}: {args.turns} turns through the chat graph")
-            reports, totals, times, fresh, cpu, fresh_cpu = play(
+            reports, totals, times, cpu, after, after_cpu = play(
                 store, args.turns, args.budget, args.seed, clock, report_at,
                 trim_absorbed=not args.keep_messages)
         results[backend] = reports
@@ -263,8 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "max_assembled_tokens": max(totals),
             "max_from_turn_10": max(totals[9:], default=max(totals)),
             "turn_ms": percentiles(times),
-            "turn_time": turn_time(times, fresh),
-            "turn_cpu_time": turn_time(cpu, fresh_cpu),
+            "turn_time": turn_time(times, after),
+            "turn_cpu_time": turn_time(cpu, after_cpu),
         }
     kept = "every message kept in the state" if args.keep_messages else "absorbed messages trimmed"
     print(f"Bounded prompt, {args.turns} turns, budget {args.budget} tokens, {kept}")
@@ -287,6 +312,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{backend}: CPU time per turn, p50 over the same windows: {around} ms; turn "
               f"{last} / turn {first} = {used['last_over_first']}; fresh thread "
               f"{used['fresh_thread_ms_p50']:.1f} ms")
+        for name, measured in (("turn time", timing), ("CPU time", used)):
+            both = measured["alternated"]
+            print(f"{backend}: {name}, alternated rounds: the long thread's next "
+                  f"{timing['window_turns']} turns p50 {both['long_thread_ms_p50']:.1f} ms, a "
+                  f"new user's first {timing['window_turns']} p50 "
+                  f"{both['new_user_ms_p50']:.1f} ms; long / new = "
+                  f"{both['long_over_new_user']}")
     if args.json:
         report = {"meta": meta, "backends": {b: {"turns": [asdict(r) for r in results[b]],
                                                  **per_turn[b]} for b in results}}

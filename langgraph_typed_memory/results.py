@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from langgraph.store.base import Item, SearchItem
@@ -56,10 +57,21 @@ class MemoryItem(SearchItem):
         return self.memory.get("tier")
 
     def dict(self) -> dict[str, Any]:
-        """JSON-ready form, with the memory metadata under `memory`."""
-        out = super().dict()
-        out["memory"] = dict(self.memory)
-        return out
+        """JSON-ready form (LangGraph's `SearchItem.dict()`), with the memory metadata under
+        `memory`."""
+        return {"namespace": list(self.namespace), "key": self.key, "value": self.value,
+                "created_at": _isoformat(self.created_at, self.created_at.tzinfo),
+                "updated_at": _isoformat(self.updated_at, self.updated_at.tzinfo),
+                "score": self.score,
+                "memory": dict(self.memory)}
+
+
+@lru_cache(maxsize=16384)
+def _isoformat(moment: datetime, zone: Any) -> str:
+    """`moment.isoformat()`, remembered: the records a user's searches return come back turn
+    after turn, with the same times. `zone` is its `tzinfo`: one instant in two zones is one
+    key to a datetime, two texts."""
+    return moment.isoformat()
 
 
 class SearchResults(list[Item]):

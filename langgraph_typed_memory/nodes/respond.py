@@ -19,6 +19,25 @@ __all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFL
 logger = logging.getLogger(__name__)
 
 OFFLINE_NOTICE = "(Offline extractive responder, not a language model: I repeat what I remember.)"
+RECITED_CHARS = 200
+"""The most characters of one memory the offline responder repeats (a longer one is cut at a
+word, with an ellipsis): a reply stays a few lines, as a model's would, however long the
+turns it remembers."""
+
+
+def _recited(text: Any) -> str:
+    """One memory as the offline responder repeats it: one line, at most `RECITED_CHARS`.
+
+    Example:
+        >>> _recited("I live in Lyon.")
+        'I live in Lyon.'
+        >>> len(_recited("word " * 100)) <= RECITED_CHARS
+        True
+    """
+    line = " ".join(str(text).split())
+    if len(line) <= RECITED_CHARS:
+        return line
+    return line[:RECITED_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
 
 
 class ReplyWithMemories(BaseModel):
@@ -59,7 +78,7 @@ def extractive_reply(context: dict[str, list[dict[str, Any]]], question: str) ->
                                 ("Related past work:", work, "summary")):
         if items:
             lines.append(title)
-            lines.extend(f"- {item['value'].get(field)}" for item in items[:5])
+            lines.extend(f"- {_recited(item['value'].get(field))}" for item in items[:5])
     if len(lines) == 1:
         lines.append("I have nothing in memory about this yet." if question else "Hello.")
     return "\n".join(lines)

@@ -237,6 +237,9 @@ def test_prompt_budget_quick_sqlite(tmp_path: Path) -> None:
         assert set(timing["turn_ms_p50_at"]) == {"10", "60"}
         assert all(ms > 0 for ms in timing["turn_ms_p50_at"].values())
         assert timing["fresh_thread_ms_p50"] > 0
+        both = timing["alternated"]
+        assert both["long_thread_ms_p50"] > 0 and both["new_user_ms_p50"] > 0
+        assert both["long_over_new_user"] > 0
 
 
 @pytest.mark.parametrize("backend", [

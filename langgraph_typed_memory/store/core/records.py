@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Protocol
 
 from langgraph.store.base import Item, SearchItem
@@ -104,9 +105,17 @@ def ts(moment: datetime) -> float:
     return moment.timestamp()
 
 
+@lru_cache(maxsize=16384)
 def dt(seconds: float) -> datetime:
-    """A stored time back as an aware UTC datetime."""
+    """A stored time back as an aware UTC datetime (immutable: remembered, as the records a
+    user's searches return come back turn after turn)."""
     return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+@lru_cache(maxsize=16384)
+def _iso(seconds: float) -> str:
+    """A stored time as ISO 8601 text, remembered as `dt` is."""
+    return dt(seconds).isoformat()
 
 
 
@@ -193,7 +202,7 @@ class Records:
                 "status": status,
                 "confidence": confidence,
                 "superseded_by": superseded_by,
-                "occurred_at": dt(occurred_at).isoformat() if occurred_at is not None else None,
+                "occurred_at": _iso(occurred_at) if occurred_at is not None else None,
                 "provenance": {
                     "source_run_id": row[16],
                     "source_turn": row[17],
