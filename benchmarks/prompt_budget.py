@@ -2,7 +2,8 @@
 
 A synthetic user talks to the memory chat graph (`create_memory_chat_graph`, offline
 defaults: rule extractor, extractive responder and summary, no language model; an
-`InMemorySaver` checkpointer; one thread) for `--turns` turns. The user's messages cycle
+`InMemorySaver` checkpointer, or with `--checkpointer sqlite` the `SqliteSaver` on a file
+that the demo uses; one thread) for `--turns` turns. The user's messages cycle
 through statements the rule extractor turns into memories (facts that accumulate: "My
 favorite <thing> is <value>.", "I have <n> <things>."; stateful facts that supersede: "I live
 in <city>."; preferences), questions about what was said, chit-chat, and now and then a long
@@ -161,8 +162,26 @@ def count_memories(store: Any) -> int:
     return sum(len(found) for found in store.batch(ops))
 
 
+def checkpointer(kind: str, stack: ExitStack) -> Any:
+    """The graph's checkpointer: LangGraph's `InMemorySaver`, or the `SqliteSaver` on a file
+    that the demo uses (`--checkpointer sqlite`)."""
+    if kind == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    import sqlite3
+    import tempfile
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-checkpoints-"))
+    conn = sqlite3.connect(os.path.join(folder, "checkpoints.db"), check_same_thread=False)
+    stack.callback(conn.close)
+    return SqliteSaver(conn)
+
+
 def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
-         report_at: Sequence[int], *, trim_absorbed: bool = True,
+         report_at: Sequence[int], *, trim_absorbed: bool = True, saver: Any = None,
          ) -> tuple[list[TurnReport], list[int], list[float], list[float], Alternated,
                     Alternated]:
     """Play the thread; return the reports, every turn's prompt tokens, wall and CPU time (ms),
@@ -172,7 +191,7 @@ def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
 
     from langgraph_typed_memory.graph import create_memory_chat_graph
 
-    graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver(),
+    graph = create_memory_chat_graph(store=store, checkpointer=saver or InMemorySaver(),
                                      assembly={"budget_tokens": budget},
                                      trim_absorbed=trim_absorbed)
     config: RunnableConfig = {
@@ -248,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260603)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} turns (seconds)")
     parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
+    parser.add_argument("--checkpointer", choices=("memory", "sqlite"), default="memory",
+                        help="LangGraph's InMemorySaver, or the SqliteSaver the demo uses")
     parser.add_argument("--keep-messages", action="store_true",
                         help="keep every message in the state (trim_absorbed=False)")
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -263,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "turns": args.turns,
         "budget": args.budget,
         "trim_absorbed": not args.keep_messages,
+        "checkpointer": args.checkpointer,
         "load1": os.getloadavg()[0],
     }
     log(f"machine: {meta['machine']}")
@@ -281,7 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"{backend}: {args.turns} turns through the chat graph")
             reports, totals, times, cpu, after, after_cpu = play(
                 store, args.turns, args.budget, args.seed, clock, report_at,
-                trim_absorbed=not args.keep_messages)
+                trim_absorbed=not args.keep_messages,
+                saver=checkpointer(args.checkpointer, stack))
         results[backend] = reports
         per_turn[backend] = {
             "assembled_tokens": totals,

@@ -262,3 +262,11 @@ def test_continuity_quick(tmp_path: Path, backend: str) -> None:
     assert categories["turn-log"]["present"] == categories["turn-log"]["statements"]
     assert run["statements_share"] >= 0.9, run["missing"]
     assert 0 < run["prompt_tokens_mean"] <= run["prompt_tokens_max"] <= 1500
+
+
+def test_prompt_budget_quick_with_the_demos_checkpointer(tmp_path: Path) -> None:
+    report = _run(prompt_budget, tmp_path, "--backend", "sqlite", "--checkpointer", "sqlite")
+    assert report["meta"]["checkpointer"] == "sqlite"
+    run = report["backends"]["sqlite"]
+    assert run["max_assembled_tokens"] <= report["meta"]["budget"]
+    assert run["turn_time"]["alternated"]["long_over_new_user"] > 0
