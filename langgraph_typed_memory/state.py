@@ -2,14 +2,16 @@
 
 `MemoryState` extends LangGraph's `MessagesState`. The checkpointer persists it, so the trace
 of every turn is replayable with `graph.get_state_history(config)`; durable memory lives in
-the store. Every key is JSON-serializable.
+the store. Every key is JSON-serializable. The retrieved candidates (`memory_context`) live
+for the turn only: LangGraph's `UntrackedValue` channel, never checkpointed.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import UntrackedValue
 from langgraph.graph import MessagesState
 
 __all__ = ["MemoryState", "new_trace", "TRACE_KEYS"]
@@ -26,7 +28,12 @@ class MemoryState(MessagesState, total=False):
     Attributes:
         messages: The conversation (LangGraph's `add_messages` reducer).
         memory_context: What `retrieve` found this turn, per slot (policies, procedures,
-            preferences, facts, episodes), as JSON-ready item dicts.
+            preferences, facts, episodes), as JSON-ready item dicts: read by the turn's
+            nodes and in what `invoke` returns, never checkpointed (a checkpointer saves the
+            state at every step: dozens of candidates, tens of kilobytes, each time). What
+            the turn retrieved stays in the trace (`memory_trace.retrieval`, ids by slot),
+            what the model was shown in `memory_prompt`; a turn resumed after its retrieve
+            node reads none.
         memory_prompt: The messages `assemble` built for the model this turn.
         memory_block: The same memory as one block of text without the preamble, for an app
             that writes its own system prompt (`memory_system_message`).
@@ -45,7 +52,7 @@ class MemoryState(MessagesState, total=False):
         memory_trace: The trace envelope of the current turn (see `new_trace`).
     """
 
-    memory_context: dict[str, list[dict[str, Any]]]
+    memory_context: Annotated[dict[str, list[dict[str, Any]]], UntrackedValue(dict)]
     memory_prompt: list[AnyMessage]
     memory_block: str
     memory_summary: str

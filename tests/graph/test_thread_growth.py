@@ -184,3 +184,16 @@ def test_node_alone_trims_only_when_asked():
     assert removed == [m.id for m in _chat(5)]  # q5..q7 and the current message stay
     assert trimmed["memory_summarized"] == 15 - len(removed)
     assert trimmed["memory_summary"] == plain["memory_summary"]
+
+
+def test_the_candidates_live_for_the_turn_and_are_never_checkpointed(memory_store, checkpointer):
+    graph = create_memory_chat_graph(store=memory_store, checkpointer=checkpointer)
+    graph.invoke({"messages": [HumanMessage("My favourite tea is green tea.")]}, CONFIG)
+    out = graph.invoke({"messages": [HumanMessage("What is my favourite tea?")]}, CONFIG)
+    found = out["memory_context"]["facts"]  # the turn's nodes and invoke's answer see them
+    assert [f["value"]["content"] for f in found] == ["The user's favourite tea is green tea."]
+    assert "green tea" in out["messages"][-1].content
+    for snapshot in graph.get_state_history(CONFIG):  # no checkpoint of any step holds them
+        assert "memory_context" not in snapshot.values
+    retrieval = graph.get_state(CONFIG).values["memory_trace"]["retrieval"]
+    assert retrieval["facts_returned"] == [found[0]["memory"]["id"]]  # the trace keeps ids
