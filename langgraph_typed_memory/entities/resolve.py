@@ -369,6 +369,8 @@ class _NameFacts:
     """The first letters of its words (lower-cased, as `_initials` reads them)."""
     acronym: bool
     """Written in capitals ("VW", "I.B.M."), as `_variant` reads initials."""
+    letters: str
+    """The key without spaces and dots, as `_variant` compares it with initials."""
     long: bool
     """At least `LONG_NAME` characters, as written or as a key."""
 
@@ -378,7 +380,8 @@ def _name_facts(name: str) -> _NameFacts:
     key = name_key(name)
     return _NameFacts(key, frozenset(key.split()),
                       frozenset(w[0].lower() for w in re.findall(r"[^\W_]+", name)),
-                      name.replace(".", "").isupper(), max(len(name), len(key)) >= LONG_NAME)
+                      name.replace(".", "").isupper(), key.replace(" ", "").replace(".", ""),
+                      max(len(name), len(key)) >= LONG_NAME)
 
 
 LONG_NAME = 30
@@ -400,6 +403,8 @@ def _may_match(mention: _NameFacts, entity: Entity) -> bool:
         >>> vw = Entity("e1", "Volkswagen", "organisation", aliases=("VW AG",))
         >>> [_may_match(_name_facts(t), vw) for t in ("Volkswagon", "VW", "Toyota", "Wolfsburg VW")]
         [True, True, False, True]
+        >>> _may_match(_name_facts(".NET"), Entity("e2", "Net Energy Technologies"))
+        True
     """
     key = mention.key
     if not key or mention.long:
@@ -408,8 +413,8 @@ def _may_match(mention: _NameFacts, entity: Entity) -> bool:
         known = _name_facts(name)
         if (not known.key or known.long or known.key[0] == key[0]
                 or not known.words.isdisjoint(mention.words)
-                or (mention.acronym and key[0] in known.initials)
-                or (known.acronym and known.key[0] in mention.initials)):
+                or (mention.acronym and mention.letters[:1] in known.initials)
+                or (known.acronym and known.letters[:1] in mention.initials)):
             return True
     return False
 

@@ -382,8 +382,9 @@ def test_the_cascade_skips_only_entities_no_stage_could_match(monkeypatch) -> No
         if pick < 0.2 and len(name) > 4:  # a slip of the keyboard
             at = rng.randrange(1, len(name) - 1)
             return name[:at] + name[at + 1] + name[at] + name[at + 2:]
-        if pick < 0.35:
-            return "".join(w[0] for w in words).upper() if len(words) > 1 else name.upper()
+        if pick < 0.35:  # initials, also dotted or led by a dot (".NET")
+            letters = "".join(w[0] for w in words).upper() if len(words) > 1 else name.upper()
+            return rng.choice([letters, ".".join(letters) + ".", "." + letters])
         if pick < 0.5:
             return f"{name} {rng.choice(['Ltd', 'Inc', 'GmbH'])}"
         if pick < 0.6:
