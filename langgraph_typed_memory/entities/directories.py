@@ -122,8 +122,7 @@ class Directories:
         if store in self._followed:
             return
         self._followed.add(store)
-        cache = getattr(getattr(getattr(store, "records", None), "dialect", None), "cache", None)
-        on_forget = getattr(cache, "on_forget", None)
+        on_forget = getattr(store, "on_forget", None)  # the product's stores have it
         if callable(on_forget):
             held = weakref.ref(store)
             on_forget(lambda: self.forget(held()))

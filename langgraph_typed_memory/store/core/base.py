@@ -119,6 +119,23 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
         """
         raise NotImplementedError
 
+    def on_forget(self, forget: Callable[[], None]) -> None:
+        """Have `forget()` called whenever the store drops what it caches of its records
+        (after an erasure): a cache kept outside the store, of what it read from it, drops
+        its copies too (the nodes' entity directories do).
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     dropped = []
+            ...     store.on_forget(lambda: dropped.append(True))
+            ...     _ = store.erase("acme", "alice")
+            ...     dropped
+            [True]
+        """
+        self._engine.dialect.cache.on_forget(forget)
+
     @property
     def records(self) -> Records:
         """The store's settings and the record operations its plans are built on: what an
