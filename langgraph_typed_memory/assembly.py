@@ -533,10 +533,12 @@ def assemble(
         if turn := _said_in(item):
             stated.setdefault(turn, []).append(render_item("preference", item))
     allowance = {"facts": int(remaining * s.facts_share)}
+    spent = {"summary": used if shown else 0}  # what the blocks built line by line cost
     for slot in SLOTS[3:]:
         chosen: list[tuple[Any, str]] = []
         included[slot] = []
         left = allowance.get(slot, remaining)
+        spent[slot] = 0
         for item in items[slot]:
             if slot == "episodes" and _is_turn(item) and _restated(item, stated):
                 continue
@@ -549,6 +551,7 @@ def assemble(
             chosen.append((item, line))
             left -= c
             remaining -= c
+            spent[slot] += c
             if slot == "facts" and (turn := _said_in(item)):
                 stated.setdefault(turn, []).append(line)
         if slot == "episodes":
@@ -559,11 +562,15 @@ def assemble(
     memory_block = "".join(blocks[k] for k in (*SLOTS, "summary"))
     system_prompt = preamble + memory_block
     system = [SystemMessage(system_prompt)] if system_prompt else []
-    tokens = {k: cost(blocks[k]) for k in (*SLOTS, "summary")}
+    # Every part of the system prompt ends a line and the next starts with "#" or "-", where
+    # the encoding never joins a token across: the prompt costs the sum of its parts, and the
+    # blocks built line by line cost what their lines did when they were counted.
+    tokens = {k: spent[k] if k in spent else cost(blocks[k]) for k in (*SLOTS, "summary")}
     tokens["recent"] = sum(cost(_message_text(m)) for m in recent)
     framing = MESSAGE_OVERHEAD_TOKENS * (len(system) + len(recent))
     tokens["overhead"] = cost(preamble) + framing
-    tokens["total"] = cost(system_prompt) + tokens["recent"] + framing
+    tokens["total"] = (cost(preamble) + sum(tokens[k] for k in (*SLOTS, "summary"))
+                       + tokens["recent"] + framing)
     tokens["budget"] = s.budget_tokens
     return Assembly(
         messages=[*system, *recent], system_prompt=system_prompt, memory_block=memory_block,

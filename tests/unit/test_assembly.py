@@ -515,3 +515,22 @@ def test_an_empty_preamble_leaves_only_the_memory() -> None:
 def test_a_preamble_that_is_not_text_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="preamble"):
         assemble(messages=[], preamble=None)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(min_size=0, max_size=60), min_size=1, max_size=12),
+       preamble=st.text(max_size=40), summary=st.text(max_size=80))
+def test_the_total_is_what_the_prompt_encodes_to(texts, preamble, summary) -> None:
+    """The blocks are counted line by line as they are chosen, never encoded whole: the sum
+    must be what the whole prompt encodes to, whatever the texts (any Unicode, digits,
+    punctuation, runs of spaces and newlines)."""
+    facts = [{"key": f"f{i}", "value": {"content": t}, "memory": {"id": f"f{i}", "tier": "high"}}
+             for i, t in enumerate(texts)]
+    episodes = [{"key": f"e{i}", "value": {"title": t[:9], "summary": t},
+                 "memory": {"id": f"e{i}"}} for i, t in enumerate(reversed(texts))]
+    prefs = [{"key": "p", "value": {"key": "tone", "value": texts[0]}, "memory": {"id": "p"}}]
+    a = assemble(messages=[HumanMessage(texts[-1] or "hi")], facts=facts, episodes=episodes,
+                 preferences=prefs, summary=summary, preamble=preamble,
+                 config={"budget_tokens": 4000})
+    framing = MESSAGE_OVERHEAD_TOKENS * len(a.messages)
+    assert a.tokens["total"] == sum(count_tokens(m.content) for m in a.messages) + framing
