@@ -180,6 +180,29 @@ def checkpointer(kind: str, stack: ExitStack) -> Any:
     return SqliteSaver(conn)
 
 
+def checkpoints_mib(saver: Any) -> float:
+    """What the checkpointer holds after the run, MiB: the SqliteSaver's file (pages in
+    use), or the bytes InMemorySaver keeps serialized (checkpoints, channel values, writes)."""
+    conn = getattr(saver, "conn", None)
+    if conn is not None:
+        saver.conn.commit()
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        size = (pages - free) * conn.execute("PRAGMA page_size").fetchone()[0]
+        return round(size / 2**20, 1)
+
+    def held(value: Any) -> int:
+        if isinstance(value, bytes | bytearray):
+            return len(value)
+        if isinstance(value, dict):
+            return sum(held(v) for v in value.values())
+        if isinstance(value, tuple | list):
+            return sum(held(v) for v in value)
+        return 0
+
+    return round((held(saver.storage) + held(saver.blobs) + held(saver.writes)) / 2**20, 1)
+
+
 def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
          report_at: Sequence[int], *, trim_absorbed: bool = True, saver: Any = None,
          ) -> tuple[list[TurnReport], list[int], list[float], list[float], Alternated,
@@ -301,10 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = make()
             store.setup()  # type: ignore[attr-defined]
             log(f"{backend}: {args.turns} turns through the chat graph")
+            saver = checkpointer(args.checkpointer, stack)
             reports, totals, times, cpu, after, after_cpu = play(
                 store, args.turns, args.budget, args.seed, clock, report_at,
-                trim_absorbed=not args.keep_messages,
-                saver=checkpointer(args.checkpointer, stack))
+                trim_absorbed=not args.keep_messages, saver=saver)
+            held = checkpoints_mib(saver)
         results[backend] = reports
         per_turn[backend] = {
             "assembled_tokens": totals,
@@ -313,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "turn_ms": percentiles(times),
             "turn_time": turn_time(times, after),
             "turn_cpu_time": turn_time(cpu, after_cpu),
+            "checkpoints_mib": held,
         }
     kept = "every message kept in the state" if args.keep_messages else "absorbed messages trimmed"
     print(f"Bounded prompt, {args.turns} turns, budget {args.budget} tokens, {kept}")
@@ -320,7 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for backend, info in per_turn.items():
         print(f"{backend}: max assembled over all turns {info['max_assembled_tokens']} "
               f"(budget {args.budget}); turn p50 {info['turn_ms']['p50_ms']:.1f} ms, "
-              f"p95 {info['turn_ms']['p95_ms']:.1f} ms")
+              f"p95 {info['turn_ms']['p95_ms']:.1f} ms; the checkpointer holds "
+              f"{info['checkpoints_mib']} MiB")
         timing = info["turn_time"]
         around = ", ".join(f"turn {t} {ms:.1f}" for t, ms in timing["turn_ms_p50_at"].items())
         turns = list(timing["turn_ms_p50_at"])

@@ -270,3 +270,4 @@ def test_prompt_budget_quick_with_the_demos_checkpointer(tmp_path: Path) -> None
     run = report["backends"]["sqlite"]
     assert run["max_assembled_tokens"] <= report["meta"]["budget"]
     assert run["turn_time"]["alternated"]["long_over_new_user"] > 0
+    assert run["checkpoints_mib"] > 0  # the SqliteSaver's file
