@@ -204,17 +204,15 @@ def checkpoints_mib(saver: Any) -> float:
 
 
 def play(store: Any, turns: int, budget: int, seed: int, clock: Clock,
-         report_at: Sequence[int], *, trim_absorbed: bool = True, saver: Any = None,
+         report_at: Sequence[int], *, saver: Any, trim_absorbed: bool = True,
          ) -> tuple[list[TurnReport], list[int], list[float], list[float], Alternated,
                     Alternated]:
     """Play the thread; return the reports, every turn's prompt tokens, wall and CPU time (ms),
     and the wall and CPU times of the `TIME_WINDOW` rounds played after it, each the long
     thread's next turn, the same user's turn on a fresh thread and a new user's turn."""
-    from langgraph.checkpoint.memory import InMemorySaver
-
     from langgraph_typed_memory.graph import create_memory_chat_graph
 
-    graph = create_memory_chat_graph(store=store, checkpointer=saver or InMemorySaver(),
+    graph = create_memory_chat_graph(store=store, checkpointer=saver,
                                      assembly={"budget_tokens": budget},
                                      trim_absorbed=trim_absorbed)
     config: RunnableConfig = {

@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
-__all__ = ["MemoryItem", "SearchResults"]
+__all__ = ["MemoryItem", "SearchResults", "iso_text"]
 
 
 class MemoryItem(SearchItem):
@@ -60,17 +60,28 @@ class MemoryItem(SearchItem):
         """JSON-ready form (LangGraph's `SearchItem.dict()`), with the memory metadata under
         `memory`."""
         return {"namespace": list(self.namespace), "key": self.key, "value": self.value,
-                "created_at": _isoformat(self.created_at, self.created_at.tzinfo),
-                "updated_at": _isoformat(self.updated_at, self.updated_at.tzinfo),
+                "created_at": iso_text(self.created_at),
+                "updated_at": iso_text(self.updated_at),
                 "score": self.score,
                 "memory": dict(self.memory)}
 
 
+def iso_text(moment: datetime) -> str:
+    """`moment.isoformat()`, remembered: the records a user's searches return come back turn
+    after turn, with the same times.
+
+    Example:
+        >>> from datetime import UTC
+        >>> iso_text(datetime(2026, 1, 1, tzinfo=UTC))
+        '2026-01-01T00:00:00+00:00'
+    """
+    return _isoformat(moment, moment.tzinfo)
+
+
 @lru_cache(maxsize=16384)
 def _isoformat(moment: datetime, zone: Any) -> str:
-    """`moment.isoformat()`, remembered: the records a user's searches return come back turn
-    after turn, with the same times. `zone` is its `tzinfo`: one instant in two zones is one
-    key to a datetime, two texts."""
+    """`zone` is `moment`'s `tzinfo`: one instant in two zones is one key to a datetime, and
+    two texts."""
     return moment.isoformat()
 
 

@@ -53,6 +53,8 @@ SLOT_KINDS = {
     "facts": "fact",
     "episodes": "episode",
 }
+_AT = {slot: at for at, slot in enumerate(SLOT_KINDS)}
+"""Where each slot's results are in a fan-out's answers."""
 _TRACE_FIELDS = {
     "policies": "policies_applied",
     "procedures": "procedures_applied",
@@ -87,7 +89,7 @@ def _spanned(results: list[Any], window: TimeWindow | None, episodes: int, query
     if window is None:
         return results
     *slots, spanned = results
-    at = list(SLOT_KINDS).index("episodes")
+    at = _AT["episodes"]
     slots[at] = _span_first(slots[at], spanned, episodes, only_time(query, window))
     return slots
 
@@ -224,7 +226,7 @@ def _cut(results: list[Any], limits: Mapping[str, int]) -> list[Any]:
     """The results of `_deepened` searches, each `POOLED` slot cut to its limit."""
     out = list(results)
     for slot in POOLED:
-        at = list(SLOT_KINDS).index(slot)
+        at = _AT[slot]
         out[at] = SearchResults(results[at][:limits[slot]],
                                 retrieval_mode=getattr(results[at], "retrieval_mode", None)
                                 or "list", degraded=list(getattr(results[at], "degraded", [])))
@@ -237,7 +239,7 @@ def _about(results: list[Any], pools: list[Any], found: EntityFocus,
     its deeper search found (`POOLED` slots), and those among its own results."""
     pooled = dict(zip(POOLED, pools, strict=False))
     for slot in _RANKED:
-        at, pool = list(SLOT_KINDS).index(slot), pooled.get(slot, [])
+        at, pool = _AT[slot], pooled.get(slot, [])
         fused = fuse_about(results[at], pool, found.targets, limits[slot])
         results[at] = SearchResults(
             fused, retrieval_mode=getattr(results[at], "retrieval_mode", None) or "list",
@@ -277,7 +279,7 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
             if entities.query != searched:
                 pools = yield _entity_ops(scope, entities.query, limits)
             elif shared:
-                pools = [found[list(SLOT_KINDS).index(slot)] for slot in POOLED]
+                pools = [found[_AT[slot]] for slot in POOLED]
             else:
                 pools = found[len(ops) + 1:]
             _about(results, pools, entities, limits)

@@ -34,7 +34,7 @@ from langgraph_typed_memory.namespaces import (
     encode_namespace,
     parse_namespace,
 )
-from langgraph_typed_memory.results import MemoryItem
+from langgraph_typed_memory.results import MemoryItem, iso_text
 from langgraph_typed_memory.schemas import ValidatedRecord
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.access import AccessBuffer
@@ -111,11 +111,6 @@ def dt(seconds: float) -> datetime:
     user's searches return come back turn after turn)."""
     return datetime.fromtimestamp(seconds, tz=UTC)
 
-
-@lru_cache(maxsize=16384)
-def _iso(seconds: float) -> str:
-    """A stored time as ISO 8601 text, remembered as `dt` is."""
-    return dt(seconds).isoformat()
 
 
 
@@ -202,7 +197,7 @@ class Records:
                 "status": status,
                 "confidence": confidence,
                 "superseded_by": superseded_by,
-                "occurred_at": _iso(occurred_at) if occurred_at is not None else None,
+                "occurred_at": iso_text(dt(occurred_at)) if occurred_at is not None else None,
                 "provenance": {
                     "source_run_id": row[16],
                     "source_turn": row[17],

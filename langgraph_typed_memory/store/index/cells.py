@@ -244,10 +244,7 @@ class CellFamily(Generic[E]):
 
     def cold_loads(self, scope: ScopeRead, select: Callable[[str, list[Any]], Sql]
                    ) -> list[tuple[Cell, Sql]]:
-        """The full reads of the cells `scope` sees that this family does not hold, for the
-        caller to send with the cells' counters (after them, in the same round trip): a
-        user's first search then reads its cells without a round trip of their own. What
-        they return goes to `views` as `loaded`.
+        """The full reads of the cells `scope` sees that this family does not hold.
 
         Example:
             >>> family = CellFamily(CellCache(), "vectors", "appends")
@@ -262,11 +259,22 @@ class CellFamily(Generic[E]):
                     out.append((cell, _ordered(select(*scope.in_cell(cell)))))
         return out
 
-    @staticmethod
-    def loaded(cold: Sequence[tuple[Cell, Sql]], answers: Sequence[list[tuple[Any, ...]]]
-               ) -> dict[Cell, list[tuple[Any, ...]]]:
-        """The rows `cold_loads`' statements returned, by cell (what `views` takes)."""
-        return {cell: rows for (cell, _), rows in zip(cold, answers, strict=True)}
+    def counted_with_cold(
+        self, scope: ScopeRead, select: Callable[[str, list[Any]], Sql], *before: Sql,
+    ) -> Plan[tuple[list[list[tuple[Any, ...]]], dict[Cell, Counted],
+                    dict[Cell, list[tuple[Any, ...]]]]]:
+        """The cells' counters (`counters_sql`), and after them, in the same round trip, the
+        full reads of the cells this family does not hold (`cold_loads`): a user's first
+        search reads its cells without a round trip of their own. `before` are the caller's
+        own statements, sent first. Returns their answers, the counters by cell, and the rows
+        loaded by cell: what `views` takes as `counted` and `loaded`."""
+        cold = self.cold_loads(scope, select)
+        answers = answers_of((yield Reads((*before, counters_sql(scope),
+                                           *(sql for _, sql in cold)))))
+        at = len(before)
+        own, counters, loads = answers[:at], answers[at], answers[at + 1:]
+        return own, counted_cells(scope, counters), {
+            cell: rows for (cell, _), rows in zip(cold, loads, strict=True)}
 
     def views(
         self, scope: ScopeRead, counted: dict[Cell, Counted],
@@ -281,7 +289,8 @@ class CellFamily(Generic[E]):
         ordered by seq once the family adds its ORDER BY), `new(changes, added, logged)` an empty
         entry read at those counters,
         `prepare(rows)`, if given, a plan turning fetched rows into what `append` takes
-        (SQLite tokenizes texts), `loaded` the rows of `cold_loads` read after `counted`.
+        (SQLite tokenizes texts), `loaded` the rows of cells read after `counted`
+        (`counted_with_cold`).
         Everything else the cells need goes out in one round trip: the full loads of cells
         not held (and not `loaded`), and for stale entries the rows after the newest held,
         the records logged as changed and their rows now, then the counters again. A patch

@@ -33,14 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.core.queries import ScopeRead
 from langgraph_typed_memory.store.index.cells import (
     CellCache,
     CellFamily,
-    answers_of,
-    counted_cells,
-    counters_sql,
 )
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
@@ -194,13 +191,11 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         def select(where: str, params: list[Any]) -> Sql:
             return Sql(columns + where, params)
 
-        cold = self.cold_loads(scope, select)
-        counters, *loads = answers_of((yield Reads((counters_sql(scope),
-                                                     *(sql for _, sql in cold)))))
+        _, counted, loaded = yield from self.counted_with_cold(scope, select)
         cells = tuple((yield from self.views(
-            scope, counted_cells(scope, counters), select,
+            scope, counted, select,
             lambda changes, added, logged: _ScopeMatrix(changes, added, logged, decode),
-            loaded=self.loaded(cold, loads))))
+            loaded=loaded)))
         vector = (yield from query()) if callable(query) else query
         if vector is None:
             return None

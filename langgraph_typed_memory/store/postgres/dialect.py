@@ -16,7 +16,7 @@ import numpy as np
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store.core import queries as q
-from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
@@ -33,11 +33,8 @@ from langgraph_typed_memory.store.index import (
     ScopeVectorCache,
     VectorQuery,
     VectorRanking,
-    answers_of,
     bump_cell,
     changes_table,
-    counted_cells,
-    counters_sql,
     log_change,
     row_changed,
 )
@@ -403,13 +400,11 @@ class PostgresDialect:
             >>> next(PostgresDialect().lexical(scope, ["lyon", "gare", "lyon"], 10)).steps[0].params
             [['lyon', 'gare']]
         """
-        cold = self.postings.cold_loads(scope, self.postings.select)
-        parsed, counters, *loads = answers_of((yield Reads((
-            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True),
-            counters_sql(scope), *(sql for _, sql in cold)))))
+        (parsed,), counted, loaded = yield from self.postings.counted_with_cold(
+            scope, self.postings.select,
+            Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True))
         return (yield from self.postings.ranked(
-            scope, parsed[0][0] or [], depth, counted_cells(scope, counters),
-            self.postings.loaded(cold, loads)))
+            scope, parsed[0][0] or [], depth, counted, loaded))
 
     def after_erasure(self) -> list[Sql]:
         """Nothing: deleted tuples are invisible to SQL; VACUUM reclaims them."""

@@ -20,7 +20,7 @@ import orjson
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store.core import queries as q
-from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
@@ -38,11 +38,8 @@ from langgraph_typed_memory.store.index import (
     ScopeVectorCache,
     VectorQuery,
     VectorRanking,
-    answers_of,
     bump_cell,
     changes_table,
-    counted_cells,
-    counters_sql,
     log_change,
     row_changed,
 )
@@ -359,14 +356,11 @@ class SqliteDialect:
                              f"ranks the kinds {sorted(FTS_TABLES)}")
         # the cells' counters first: the vector search of the same scope, run beside this
         # one, asks for them in the same turn, and they go out once
-        cold = self.postings.cold_loads(scope, self.postings.select)
-        counters, *loads = answers_of((yield Reads((counters_sql(scope),
-                                                     *(sql for _, sql in cold)))))
+        _, counted, loaded = yield from self.postings.counted_with_cold(
+            scope, self.postings.select)
         tokens = yield from self.postings.tokenizer.tokens(list(dict.fromkeys(terms)))
         return (yield from self.postings.ranked(
-            scope, [token for term in tokens for token in term], depth,
-            counted_cells(scope, counters),
-            self.postings.loaded(cold, loads)))
+            scope, [token for term in tokens for token in term], depth, counted, loaded))
 
     def after_erasure(self) -> list[Sql]:
         """Leave no trace of erased text in the file: merge the full-text segments (dropping
