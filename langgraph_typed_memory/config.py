@@ -374,6 +374,10 @@ class LifecycleConfig(TypedDict, total=False):
     access_flush_seconds: float
     """...or once this much of the process's own time (not the store's clock) has passed
     since the last flush. Default 60."""
+    access_log_rows: int
+    """Counts are appended to an access log, folded into each record's uses by the sweeps,
+    an export and `flush_access`, and in the background once this process has logged this
+    many entries since the last fold. Default 8,192."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,6 +393,7 @@ class LifecycleSettings:
     retention_default: float | None = None
     access_flush_every: int = 256
     access_flush_seconds: float = 60.0
+    access_log_rows: int = 8192
 
 
 def _days(what: str, value: Any) -> float | None:
@@ -406,6 +411,7 @@ _LIFECYCLE_RANGES: dict[str, tuple[float, float, str, bool]] = {
     "gc_after_days": (0, 1e6, "use a number of days >= 0", False),
     "access_flush_every": (1, 1_000_000, "use an int in [1, 1000000]", True),
     "access_flush_seconds": (0, 86_400, "use a number of seconds in [0, 86400]", False),
+    "access_log_rows": (1, 100_000_000, "use an int in [1, 100000000]", True),
 }
 
 

@@ -21,6 +21,7 @@ from langgraph_typed_memory.lifecycle import (
     retention_of,
     split_history,
 )
+from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from tests.conftest import hash_index
 
@@ -42,6 +43,27 @@ def query(store: Any, sql: str, params: list[Any] | None = None) -> list[tuple[A
         return (yield Sql(sql, params or []))
 
     return list(store._run(plan()))
+
+
+USES = (f"SELECT m.key, {q.ACCESS_COUNT}, {q.LAST_ACCESS} FROM memories m {q.ACCESS_JOIN} "
+        "WHERE m.key IN ({keys}) ORDER BY m.key")
+"""The retrievals of records by key, as the sweeps and an export read them."""
+
+
+def uses(store: Any, *keys: str) -> list[tuple[Any, ...]]:
+    """(key, retrievals, last use) of each record, in key order."""
+    return query(store, USES.format(keys=", ".join("?" for _ in keys)), list(keys))
+
+
+def count_of(store: Any, key: str) -> int:
+    return int(uses(store, key)[0][1])
+
+
+def logged(store: Any, key: str) -> int:
+    """Uses of the record `key` in the access log, not yet folded into its row."""
+    rows = query(store, "SELECT sum(a.n) FROM memory_access_log a JOIN memories m "
+                        "ON m.id = a.memory_id WHERE m.key = ?", [key])
+    return int(rows[0][0] or 0)
 
 
 def status_of(store: Any, ns: tuple[str, ...], key: str) -> str | None:
@@ -173,14 +195,17 @@ def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
     clock.advance(seconds=5)
     store.get(FACTS, "city")
     store.search(FACTS, query="Lyon")
-    counts = "SELECT access_count, last_accessed_at FROM memories WHERE key = 'city'"
-    assert query(store, counts) == [(0, None)]  # nothing written on the read path
+    assert uses(store, "city") == [("city", 0, None)] and logged(store, "city") == 0  # no write
     store.put(FACTS, "other", fact("Alice owns a bike"))  # not due: the write leaves them
-    assert query(store, counts) == [(0, None)]
+    assert logged(store, "city") == 0
     timer[0] += 61
-    store.put(FACTS, "more", fact("Alice owns a kayak"))  # due: they ride along
-    [(count, at)] = query(store, counts)
-    assert count == 2 and at == pytest.approx(clock().timestamp())
+    store.put(FACTS, "more", fact("Alice owns a kayak"))  # due: they ride along, to the log
+    assert logged(store, "city") == 2 and uses(store, "city") == [("city", 0, None)]
+    assert store.flush_access() == 0  # nothing buffered; the log is folded
+    [(_, count, at)] = uses(store, "city")
+    assert count == 2 and at == pytest.approx(clock().timestamp()) and logged(store, "city") == 0
+    rows = "SELECT access_count, last_accessed_at FROM memories WHERE key = 'city'"
+    assert query(store, rows) == [(0, None)]  # the record's own row was never rewritten
 
     eager = make(access_flush_every=1)
     eager.put(FACTS, "city", fact("Alice lives in Lyon"))
@@ -188,28 +213,27 @@ def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
     eager.search(FACTS, query="Lyon")  # due: returns while its flush waits in the background
     held.started()
     eager.search(FACTS, query="Lyon")  # due again while one runs: no second thread
-    assert query(eager, counts)[0][0] == 0  # neither read wrote
+    assert count_of(eager, "city") == 0 and logged(eager, "city") == 0  # neither read wrote
     assert held.threads[0] is not threading.current_thread() and len(held.threads) == 1
     held.released.set()
     assert eager.flush_access() == 0  # waits for the background flush, which took both
-    assert query(eager, counts)[0][0] == 2
+    assert count_of(eager, "city") == 2
 
 
 def test_access_flush_after_the_configured_time(make, clock):
     store = make(access_flush_seconds=30)
     store.records.access.use_timer(lambda: clock.now.timestamp())
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
-    counts = "SELECT access_count FROM memories WHERE key = 'city'"
     store.get(FACTS, "city")
-    assert query(store, counts) == [(0,)]
+    assert logged(store, "city") == 0
     clock.advance(seconds=31)
     held = HeldFlushes(store)
     store.get(FACTS, "city")
     held.started()
-    assert query(store, counts) == [(0,)]  # the read returned before anything was written
+    assert logged(store, "city") == 0  # the read returned before anything was written
     held.released.set()
     store.flush_access()
-    assert query(store, counts) == [(2,)]
+    assert count_of(store, "city") == 2
 
 
 def test_flush_access_writes_the_pending_counts_and_says_how_many(make):
@@ -219,13 +243,10 @@ def test_flush_access_writes_the_pending_counts_and_says_how_many(make):
     for key in ("city", "pet", "city"):
         store.get(FACTS, key)
     assert store.flush_access() == 2 and store.flush_access() == 0
-    written = query(store, "SELECT key, access_count FROM memories WHERE key IN ('city', 'pet')")
-    assert dict(written) == {"city": 2, "pet": 1}  # each count on its own record
-    counts = "SELECT key, access_count FROM memories ORDER BY key"
-    assert query(store, counts) == [("city", 2), ("pet", 1)]
+    assert [u[:2] for u in uses(store, "city", "pet")] == [("city", 2), ("pet", 1)]
     store.get(FACTS, "pet")
     assert _await(store, store.aflush_access()) == 1
-    assert query(store, counts) == [("city", 2), ("pet", 2)]
+    assert [u[:2] for u in uses(store, "city", "pet")] == [("city", 2), ("pet", 2)]
 
 
 def test_a_failed_background_flush_keeps_the_counts_for_the_next(
@@ -248,8 +269,9 @@ def test_a_failed_background_flush_keeps_the_counts_for_the_next(
     store.get(FACTS, "city")
     with store._flushing:
         assert len(held.threads) == 2
-    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(3,)]
+    assert logged(store, "city") == 3
     assert store.flush_access() == 0
+    assert count_of(store, "city") == 3
 
 
 def test_a_store_opened_from_a_path_writes_pending_counts_when_closed(tmp_path):
@@ -261,7 +283,7 @@ def test_a_store_opened_from_a_path_writes_pending_counts_when_closed(tmp_path):
         store.put(FACTS, "city", fact("Alice lives in Lyon"))
         store.get(FACTS, "city")  # buffered: no write, no flush due
     with SqliteMemoryStore.from_conn_string(path) as store:
-        assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+        assert count_of(store, "city") == 1
 
 
 def test_a_store_on_a_plain_sqlite3_connection_flushes_inline():
@@ -277,7 +299,7 @@ def test_a_store_on_a_plain_sqlite3_connection_flushes_inline():
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
     assert store._background_runner() is None
     store.get(FACTS, "city")
-    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+    assert logged(store, "city") == 1
     conn.close()
 
 
@@ -286,7 +308,7 @@ def test_without_a_store_hook_the_engine_flushes_inline(make):
     store.records.access.on_due = None  # the engine alone: a due flush runs in the read
     store.put(FACTS, "city", fact("Alice lives in Lyon"))
     store.get(FACTS, "city")
-    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+    assert logged(store, "city") == 1
 
 
 # ------------------------------------------------------------------ garbage collection
@@ -546,7 +568,86 @@ def test_a_background_flush_writes_in_chunks_so_reads_wait_for_one_at_most(make,
     held.started()
     with store._flushing:  # the flush thread is done
         assert len(held.threads) == 3  # chunks of 2, 2 and 1, each its own runner call
-    assert query(store, "SELECT sum(access_count) FROM memories") == [(5,)]
+    assert query(store, "SELECT sum(n) FROM memory_access_log") == [(5,)]
+
+
+def test_reads_append_to_the_access_log_and_a_fold_updates_each_record_once(make, clock):
+    store = make(access_flush_every=1)
+    store.records.access.on_due = None  # flushes run in the read that makes them due
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.put(FACTS, "pet", fact("Alice has a cat named Tom"))
+    for key in ("city", "pet", "city", "city"):
+        clock.advance(seconds=60)
+        store.get(FACTS, key)
+    entries = query(store, "SELECT count(*) FROM memory_access_log")
+    assert entries == [(4,)] and logged(store, "city") == 3 and logged(store, "pet") == 1
+    assert [u[1:] for u in uses(store, "city", "pet")] == [(0, None), (0, None)]  # not folded
+    store.flush_access()
+    (_, n_city, at_city), (_, n_pet, at_pet) = uses(store, "city", "pet")
+    assert (n_city, n_pet) == (3, 1) and at_city == pytest.approx(clock().timestamp())
+    assert at_pet == pytest.approx(clock().timestamp() - 120)  # the newest use of each
+    assert query(store, "SELECT count(*) FROM memory_access_log") == [(0,)]
+    assert query(store, "SELECT count(*) FROM memory_access") == [(2,)]  # a row per record
+    store.get(FACTS, "pet")
+    store.flush_access()  # a record's later uses add to its row
+    assert uses(store, "pet")[0][1:] == (2, pytest.approx(clock().timestamp()))
+
+
+def test_a_records_own_counts_and_its_logged_uses_add_up(make, clock):
+    """An import (or a record written before the access log) holds counts in its own row:
+    the logged uses add to them, and the later time of the two is its last use."""
+    store = make(access_flush_every=1)
+    store.records.access.on_due = None
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    before = clock().timestamp()
+    query(store, "UPDATE memories SET access_count = 5, last_accessed_at = ? WHERE key = 'city'",
+          [before])
+    store.flush_access()
+    assert uses(store, "city") == [("city", 5, pytest.approx(before))]
+    clock.advance(days=1)
+    store.get(FACTS, "city")
+    store.flush_access()
+    assert uses(store, "city") == [("city", 6, pytest.approx(clock().timestamp()))]
+
+
+def test_the_log_is_folded_in_the_background_once_enough_is_logged(make, monkeypatch):
+    from langgraph_typed_memory.store.core import access
+
+    monkeypatch.setattr(access, "FLUSH_CHUNK", 2)
+    monkeypatch.setattr(access, "FOLD_CHUNK", 2)
+    store = make(access_flush_every=3, access_log_rows=6)
+    for i in range(3):
+        store.put(FACTS, f"k{i}", fact(f"Alice owns bike number {i}"))
+    held = HeldFlushes(store)
+    held.released.set()
+    for _ in range(2):  # 3 uses make a flush due: 3 logged, then 6 (a fold is due)
+        for i in range(3):
+            store.get(FACTS, f"k{i}")
+        held.started()
+        with store._flushing:  # that flush is over
+            held.entered.clear()
+    with store._flushing:
+        assert query(store, "SELECT count(*) FROM memory_access_log") == [(0,)]
+    assert [u[1] for u in uses(store, "k0", "k1", "k2")] == [2, 2, 2]
+    assert store.records.access.logged == 0
+    # flushes of 2, 1 (3 logged); 2, 1 (6 logged), then folds of 2, 2, 2 and an empty one
+    assert len(held.threads) == 8
+
+
+def test_erasure_drops_the_erased_records_uses(make):
+    store = make(access_flush_every=1)
+    store.records.access.on_due = None
+    bob = ("tenant:acme", "user:bob", "fact")
+    store.put(FACTS, "city", fact("Alice lives in Lyon"))
+    store.put(bob, "city", fact("Bob lives in Oslo"))
+    store.get(FACTS, "city")
+    store.flush_access()  # Alice's use folded; then one of each, logged
+    store.get(FACTS, "city")
+    store.get(bob, "city")
+    store.erase("acme", "alice")
+    assert query(store, "SELECT count(*) FROM memory_access_log") == [(1,)]  # Bob's use
+    assert query(store, "SELECT count(*) FROM memory_access") == [(0,)]
+    assert logged(store, "city") == 1
 
 
 def test_the_maintenance_sweeps_wait_for_a_background_flush(make):
@@ -564,7 +665,7 @@ def test_the_maintenance_sweeps_wait_for_a_background_flush(make):
     held.released.set()
     sweeper.join(30)
     assert done.is_set()
-    assert query(store, "SELECT access_count FROM memories WHERE key = 'city'") == [(1,)]
+    assert count_of(store, "city") == 1
 
 
 def test_access_flushes_are_timed_by_this_process_not_the_store_clock(make, clock):
@@ -579,5 +680,4 @@ def test_access_flushes_are_timed_by_this_process_not_the_store_clock(make, cloc
     assert held.threads == [] and len(store.records.access) == 1
     held.released.set()
     assert store.flush_access() == 1
-    stamped = query(store, "SELECT last_accessed_at FROM memories WHERE key = 'city'")
-    assert stamped == [(clock.now.timestamp(),)]
+    assert uses(store, "city")[0][2] == clock.now.timestamp()

@@ -1,10 +1,19 @@
-"""Access tracking: retrievals counted in memory, written in one batched update.
+"""Access tracking: retrievals counted in memory, appended to a log, folded into per-record uses.
 
 A read notes the typed records it used; the counts wait in the buffer until enough are
-pending or enough time has passed, then the store writes them: in a background thread (the
-store's `on_due` hook) or with a write transaction that comes first; also before a sweep and
-when asked (`flush_access`). A flush that fails puts its counts back, and reads wait a period before
-they try again (a read-only replica would otherwise fail a flush on every read).
+pending or enough time has passed, then the store appends them to the access log: in a
+background thread (the store's `on_due` hook) or with a write transaction that comes first;
+also before a sweep and when asked (`flush_access`). A flush that fails puts its counts back,
+and reads wait a period before they try again (a read-only replica would otherwise fail a
+flush on every read).
+
+The log is folded, many entries at a time, into `memory_access`: one narrow row per record
+holding its uses (count and last time) beyond those of its own row (`queries.ACCESS_COUNT`,
+`queries.LAST_ACCESS` read both). An append writes the end of a small table, and a fold of a
+chunk in record order shares the pages of the narrow table, where updating the records'
+wide rows rewrote a page of the database per record. What reads the counts folds first (the
+sweeps, an export, `flush_access`); the background thread folds once this process has logged
+`access_log_rows` entries since the last fold.
 
 When a flush is due is a matter of this process's own pace, so it is timed by a monotonic
 timer (`time.monotonic`), not by the store's clock: the clock stamps the records (the time
@@ -25,14 +34,16 @@ from typing import Any
 
 from langgraph_typed_memory.config import LifecycleSettings
 from langgraph_typed_memory.store.core import queries as q
-from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 
 __all__ = ["AccessBuffer", "BackgroundFlush", "FLUSH_CHUNK"]
 
 logger = logging.getLogger(__name__)
 
-FLUSH_CHUNK = 64
-"""Access counts written per transaction by the background flush."""
+FLUSH_CHUNK = 256
+"""Access counts logged per transaction by the background thread."""
+FOLD_CHUNK = 1024
+"""Log entries folded per transaction by the background thread."""
 
 
 class AccessBuffer:
@@ -49,6 +60,7 @@ class AccessBuffer:
     def __init__(
         self, lifecycle: LifecycleSettings, clock: Callable[[], datetime],
         bulk: Callable[[q.Bulk, list[list[Any]]], Sql] | None = None,
+        lazy_commit: Sequence[Sql] = (),
     ) -> None:
         self.lifecycle = lifecycle
         self.clock = clock
@@ -57,9 +69,15 @@ class AccessBuffer:
         """Times the flushes: when one is due, and the pause after a failed one."""
         self.bulk = bulk or (lambda statement, rows: Sql(statement.value, many=rows))
         """Turns the update and its rows into one request (the dialect's `bulk`)."""
+        self.lazy_commit = tuple(lazy_commit)
+        """Opens the transactions of the background thread (the dialect's `lazy_commit`):
+        uses noted in the last moments before a crash may be lost, a commit need not wait
+        for the disk."""
         self.on_due: Callable[[], bool] | None = None
         """Called when a read makes a flush due; True: the store writes in the background."""
         self._pending: dict[str, tuple[int, float]] = {}
+        self.logged = 0
+        """Entries this buffer appended to the log since it last folded it whole."""
         self._lock = threading.Lock()
         self._flushed = self.timer()
         self._retry_at = 0.0
@@ -101,10 +119,10 @@ class AccessBuffer:
             except Exception:  # a busy database must not fail a read: keep them for later
                 pass
 
-    def flush(self, limit: int | None = None) -> Plan[int]:
-        """Write the buffered counts and times (one batched update), the oldest `limit` if
-        given; returns how many records were updated. Runs in the caller's transaction, or
-        alone."""
+    def flush(self, limit: int | None = None, *, alone: bool = False) -> Plan[int]:
+        """Append the buffered counts and times to the access log (one batched insert), the
+        oldest `limit` if given; returns how many records they are for. Runs in the
+        caller's transaction, or `alone` in one of its own (`lazy_commit`)."""
         with self._lock:
             if limit is None or len(self._pending) <= limit:
                 pending, self._pending = self._pending, {}
@@ -114,9 +132,15 @@ class AccessBuffer:
         if not pending:
             return 0
         try:
+            if alone:
+                yield Begin()
+                for statement in self.lazy_commit:  # noqa: UP028 - a tuple cannot take send()
+                    yield statement
             yield self.bulk(q.Bulk.NOTE_ACCESS, [
-                [count, at, at, ident] for ident, (count, at) in pending.items()
+                [ident, count, at] for ident, (count, at) in pending.items()
             ])
+            if alone:
+                yield Commit()
         except BaseException:
             with self._lock:  # put them back, merged with newer ones
                 self._retry_at = self._flushed + self.lifecycle.access_flush_seconds
@@ -124,7 +148,50 @@ class AccessBuffer:
                     newer, last = self._pending.get(ident, (0, at))
                     self._pending[ident] = (count + newer, max(at, last))
             raise
+        with self._lock:
+            self.logged += len(pending)
         return len(pending)
+
+    def fold_due(self) -> bool:
+        """Whether this buffer logged `access_log_rows` entries since the log was last
+        folded whole."""
+        return self.logged >= self.lifecycle.access_log_rows
+
+    def fold(self, limit: int | None = None) -> Plan[int]:
+        """Add the access log's entries to their records' uses and drop them: all of them,
+        or the oldest `limit`; returns how many entries were folded (entry numbers: a
+        rolled-back append leaves a gap). Runs in the caller's transaction (two statements
+        that belong together)."""
+        first, last = (yield Sql(q.SQL_ACCESS_LOG_SPAN))[0]
+        if first is None:
+            with self._lock:
+                self.logged = 0
+            return 0
+        upto = last if limit is None else min(last, first + limit - 1)
+        yield Sql(q.SQL_FOLD_ACCESS, [upto])
+        yield Sql(q.SQL_DROP_FOLDED, [upto])
+        if upto == last:
+            with self._lock:
+                self.logged = 0
+        return int(upto - first + 1)
+
+    def flushed_and_folded(self) -> Plan[int]:
+        """Log what is buffered and fold the whole log, in one transaction; returns how many
+        records the buffered counts were for."""
+        yield Begin()
+        written = yield from self.flush()
+        yield from self.fold()
+        yield Commit()
+        return written
+
+    def fold_chunk(self) -> Plan[int]:
+        """Fold the log's oldest `FOLD_CHUNK` entries in a transaction of their own."""
+        yield Begin()
+        for statement in self.lazy_commit:  # noqa: UP028 - a tuple cannot take send()
+            yield statement
+        folded = yield from self.fold(FOLD_CHUNK)
+        yield Commit()
+        return folded
 
 
 Runner = Callable[[Callable[[], Plan[int]]], Any]
@@ -164,11 +231,16 @@ class BackgroundFlush:
     def _write(self, runner: Runner) -> None:
         """Chunks of `FLUSH_CHUNK`, each its own transaction, with a pause between them: a
         read waiting for the connection goes in after one chunk, not the whole buffer (256
-        rows held a SQLite connection 10-40 ms)."""
-        chunk = partial(self.buffer.flush, limit=FLUSH_CHUNK)
+        rows held a SQLite connection 10-40 ms when they updated the records directly). Then,
+        when the buffer logged enough since the last fold, the log is folded the same way,
+        `FOLD_CHUNK` entries at a time."""
+        chunk = partial(self.buffer.flush, limit=FLUSH_CHUNK, alone=True)
         try:
             while runner(chunk) == FLUSH_CHUNK:  # a factory: the store's retry policy applies
                 time.sleep(0.001)
+            if self.buffer.fold_due():
+                while runner(self.buffer.fold_chunk) == FOLD_CHUNK:
+                    time.sleep(0.001)
         except Exception as exc:  # nobody to raise to; `AccessBuffer.flush` kept the counts
             logger.warning("Access counts not written, kept for the next flush: %r", exc)
         finally:

@@ -221,12 +221,13 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
                 logger.warning("Access counts not written at close: %r", exc)
 
     def flush_access(self) -> int:
-        """Write the buffered access counts now; returns how many records were updated.
+        """Write the buffered access counts now and fold the access log into the records'
+        counts; returns how many records the buffered counts were for.
 
-        Reads count their uses in memory and write them in one batched update once enough
-        are pending or enough time has passed, and before a sweep, so a process that exits
-        may leave some unwritten: call this before it exits (after the last read, before the
-        connection closes). A background flush under way is waited for first.
+        Reads count their uses in memory and append them to the access log in one batch once
+        enough are pending or enough time has passed, and before a sweep, so a process that
+        exits may leave some unwritten: call this before it exits (after the last read,
+        before the connection closes). A background flush under way is waited for first.
 
         Example:
             >>> from langgraph_typed_memory import SqliteMemoryStore
@@ -238,11 +239,13 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
             ...     print(store.flush_access(), store.flush_access())
             1 0
         """
-        return int(self.run_plan(self._engine.access.flush, after_access_flush=True))
+        return int(self.run_plan(self._engine.access.flushed_and_folded,
+                                 after_access_flush=True))
 
     async def aflush_access(self) -> int:
         """Async `flush_access`."""
-        return int(await self.arun_plan(self._engine.access.flush, after_access_flush=True))
+        return int(await self.arun_plan(self._engine.access.flushed_and_folded,
+                                        after_access_flush=True))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations (reads first, then writes in one transaction).

@@ -132,12 +132,30 @@ SQL_INSERT_VECTOR_FOR_ID = (
     "INSERT INTO memory_vectors (seq, field, embedding) "
     "VALUES ((SELECT seq FROM memories WHERE id = ?), ?, ?)"
 )
-SQL_NOTE_ACCESS = (
-    "UPDATE memories SET access_count = access_count + ?, last_accessed_at = CASE WHEN "
-    "last_accessed_at IS NULL OR last_accessed_at < ? THEN ? ELSE last_accessed_at END "
-    "WHERE id = ?"
+SQL_NOTE_ACCESS = "INSERT INTO memory_access_log (memory_id, n, at) VALUES (?, ?, ?)"
+"""Log buffered retrievals (access tracking): (record id, count, last time) per record. An
+append: it writes the end of a narrow table, not the records' wide rows all over the file."""
+SQL_ACCESS_LOG_SPAN = "SELECT min(entry), max(entry) FROM memory_access_log"
+"""The access log's first and last entries (NULLs when it is empty)."""
+SQL_FOLD_ACCESS = (
+    "INSERT INTO memory_access (memory_id, n, at) "
+    "SELECT memory_id, sum(n), max(at) FROM memory_access_log WHERE entry <= ? "
+    "GROUP BY memory_id ON CONFLICT (memory_id) DO UPDATE SET n = memory_access.n + excluded.n, "
+    "at = CASE WHEN excluded.at > memory_access.at THEN excluded.at ELSE memory_access.at END"
 )
-"""Write buffered retrievals (access tracking): (count, time, time, id) per record."""
+"""Add the access log's entries up to one (its number) to the uses of their records
+(`memory_access`: one narrow row per record, in id order, so the entries of a chunk share
+its pages), each record once however many entries it has."""
+SQL_DROP_FOLDED = "DELETE FROM memory_access_log WHERE entry <= ?"
+"""Drop the entries `SQL_FOLD_ACCESS` counted."""
+ACCESS_JOIN = "LEFT JOIN memory_access a ON a.memory_id = m.id"
+"""A record's (`m`) uses folded from the access log (`a`), if any."""
+ACCESS_COUNT = "(m.access_count + coalesce(a.n, 0))"
+"""A record's retrievals: those its row holds (an import's) and those folded from the log."""
+LAST_ACCESS = ("(CASE WHEN a.at IS NOT NULL AND (m.last_accessed_at IS NULL "
+               "OR a.at > m.last_accessed_at) THEN a.at ELSE m.last_accessed_at END)")
+"""A record's last use: its row's (a write that restated it, a reactivation, an import) or
+the newest folded from the log."""
 SQL_REACTIVATE = (
     "UPDATE memories SET status = 'active', updated_at = ?, last_accessed_at = ? "
     "WHERE id = ? AND status = 'expired' RETURNING seq"

@@ -95,6 +95,11 @@ class Dialect(Protocol):
         """Statements that purge erased content from files and index structures."""
         ...
 
+    def lazy_commit(self) -> list[Sql]:
+        """Statements opening a transaction whose last moments may be lost in a crash (the
+        access log's): its commit need not wait for the disk."""
+        ...
+
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...
@@ -140,7 +145,7 @@ class Records:
     ) -> None:
         self.gate = gate or GateSettings()
         self.lifecycle = lifecycle or LifecycleSettings()
-        self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk)
+        self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk, dialect.lazy_commit())
         """Retrievals not yet written (access counts)."""
         self.dialect = dialect
         self.index = index

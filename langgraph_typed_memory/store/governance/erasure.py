@@ -86,6 +86,9 @@ def erase_plan(
     )):
         report.records[kind] = int(count)
     doomed = f"SELECT seq FROM memories WHERE kind IS NOT NULL AND {where}"
+    for uses in ("memory_access_log", "memory_access"):
+        yield Sql(f"DELETE FROM {uses} WHERE memory_id IN "
+                  f"(SELECT id FROM memories WHERE kind IS NOT NULL AND {where})", params)
     if records.has_vector_table:
         yield Sql(f"DELETE FROM memory_vectors WHERE seq IN ({doomed})", params)
     yield Sql(f"DELETE FROM memories WHERE kind IS NOT NULL AND {where}", params)

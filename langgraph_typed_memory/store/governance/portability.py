@@ -82,6 +82,9 @@ MEMORY_COLUMNS = (
     "contradicts", "needs_review",
 )
 """Every column of `memories` except `seq` (backend-internal) and Postgres' derived tsvector."""
+_EXPORTED = {"access_count": q.ACCESS_COUNT, "last_accessed_at": q.LAST_ACCESS}
+"""What an export reads for the columns that count a record's uses: with those folded from
+the access log."""
 AUDIT_COLUMNS = (
     "memory_id", "ns", "key", "kind", "tenant_id", "user_id", "agent_id", "at", "actor",
     "from_status", "to_status", "reason", "run_id",
@@ -215,6 +218,7 @@ def export_plan(
     yield Begin()
     if records.dialect.name == "postgres":  # one snapshot for every statement below
         yield Sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    yield from records.access.fold()  # the logged uses count in the exported records
     total = int((yield Sql(f"SELECT count(*) FROM memories m WHERE {where}", params))[0][0])
     memories: list[dict[str, Any]] = []
     ids: dict[int, str] = {}
@@ -223,8 +227,8 @@ def export_plan(
     while True:
         after = "" if last is None else " AND m.seq > ?"
         rows = yield Sql(
-            f"SELECT m.seq, {', '.join('m.' + c for c in MEMORY_COLUMNS)} FROM memories m "
-            f"WHERE {where}{after} ORDER BY m.seq LIMIT ?",
+            f"SELECT m.seq, {', '.join(_EXPORTED.get(c, 'm.' + c) for c in MEMORY_COLUMNS)} "
+            f"FROM memories m {q.ACCESS_JOIN} WHERE {where}{after} ORDER BY m.seq LIMIT ?",
             [*params, *([] if last is None else [last]), CHUNK],
         )
         for seq, *values in rows:

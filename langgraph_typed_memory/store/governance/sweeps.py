@@ -25,6 +25,7 @@ from langgraph_typed_memory.lifecycle import (
     retention_of,
 )
 from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
+from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.index import TRIM_CHANGES
 
@@ -48,9 +49,9 @@ ACTOR = "maintenance"
 DAY = 86_400.0
 
 SQL_EXPIRY_CANDIDATES = (
-    "SELECT m.seq, m.id, m.ns, m.key, m.updated_at, m.last_accessed_at, m.access_count "
-    "FROM memories m WHERE m.kind = ? AND m.status = 'active' AND m.updated_at <= ? "
-    "AND (m.last_accessed_at IS NULL OR m.last_accessed_at <= ?)"
+    f"SELECT m.seq, m.id, m.ns, m.key, m.updated_at, {q.LAST_ACCESS}, {q.ACCESS_COUNT} "
+    f"FROM memories m {q.ACCESS_JOIN} WHERE m.kind = ? AND m.status = 'active' "
+    f"AND m.updated_at <= ? AND ({q.LAST_ACCESS} IS NULL OR {q.LAST_ACCESS} <= ?)"
 )
 SQL_EXPIRE = (
     "UPDATE memories SET status = 'expired', updated_at = ? WHERE seq = ? AND status = 'active' "
@@ -172,12 +173,14 @@ def freshness_plan(records: Records) -> Plan[FreshnessReport]:
     """Expire active facts and observations whose freshness fell below the floor.
 
     Freshness is `decay_freshness` over the days since the record's last use (its last
-    write or retrieval); pending access counts are written first so they count.
+    write or retrieval); pending access counts are written, and the access log folded,
+    first so they count.
     """
     settings, report = records.lifecycle, FreshnessReport()
     now = records.clock().timestamp()
     yield Begin()
     yield from records.access.flush()
+    yield from records.access.fold()
     for kind in sorted(EXPIRING_KINDS):
         half_life = records.retrieval.half_lives_days.get(kind)
         if half_life is None:

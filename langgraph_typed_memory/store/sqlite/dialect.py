@@ -274,6 +274,23 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "CREATE INDEX memories_active_occurred ON memories (ns, occurred_at, seq) "
         "WHERE status = 'active'",
     )),
+    # Reads append their uses to a log, folded in chunks into a narrow table of each
+    # record's uses: updating the records' own wide rows rewrote a page of the file per
+    # record (64 records held the connection ~0.6 ms; appended, ~0.05 ms; folded 4,096 at a
+    # time into the narrow table, ~4 us a record against ~26 us into the rows).
+    ("0021_access_log", (
+        """CREATE TABLE memory_access_log (
+            entry INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            at REAL NOT NULL
+        )""",
+        """CREATE TABLE memory_access (
+            memory_id TEXT PRIMARY KEY,
+            n INTEGER NOT NULL,
+            at REAL NOT NULL
+        ) WITHOUT ROWID""",
+    )),
 )
 
 
@@ -361,6 +378,11 @@ class SqliteDialect:
         tokens = yield from self.postings.tokenizer.tokens(list(dict.fromkeys(terms)))
         return (yield from self.postings.ranked(
             scope, [token for term in tokens for token in term], depth, counted, loaded))
+
+    def lazy_commit(self) -> list[Sql]:
+        """Nothing: in WAL mode with `synchronous=NORMAL` (`connect_sqlite`) no commit waits
+        for the disk."""
+        return []
 
     def after_erasure(self) -> list[Sql]:
         """Leave no trace of erased text in the file: merge the full-text segments (dropping
