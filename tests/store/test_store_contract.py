@@ -677,67 +677,6 @@ def test_cached_priors_follow_real_changes_only(store, clock):
     assert (cache.full_loads, cache.patched_loads) == (loads, 1)
 
 
-def test_a_worker_thread_ranks_large_scopes_as_the_caller_would(store, clock, monkeypatch):
-    import threading
-
-    from langgraph_typed_memory.store.index import vectors as vector_cache
-
-    threads = []
-    rank = vector_cache._rank
-
-    def spy(*args):
-        threads.append(threading.current_thread().name)
-        return rank(*args)
-
-    monkeypatch.setattr(vector_cache, "_rank", spy)
-    cache = store.records.dialect.vectors
-    words = ["red", "tulips", "garden", "spring", "whales", "songs", "blue", "office"]
-    store.batch([PutOp(ALICE_FACTS, f"k{i}", fact(" ".join(words[i % 8:] + words[:i % 5])),
-                       ttl=60 if i % 3 == 0 else None) for i in range(24)])
-    clock.advance(minutes=61)  # a third of the scope has expired: masked in the ranking
-
-    def ranked():
-        return [[(h.key, h.score) for h in store.search(ALICE_FACTS, query=text, limit=10)]
-                for text in ("red tulips", "whales singing songs", "blue office garden")]
-
-    inline = ranked()
-    assert threads and not any(t.startswith("typed-memory-vectors") for t in threads)
-    threads.clear()
-    monkeypatch.setattr(cache, "parallel_from", 1)
-    monkeypatch.setattr(cache, "chunks", 5)  # five chunks, merged
-    assert ranked() == inline
-    assert threads and all(t.startswith("typed-memory-vectors") for t in threads)
-    assert all(int(key[1:]) % 3 for found in inline for key, _ in found)
-
-
-def _search_in_child(path: str, out) -> None:
-    from langgraph_typed_memory import SqliteMemoryStore
-
-    with SqliteMemoryStore.from_conn_string(path, index=hash_index()) as store:
-        store.records.dialect.vectors.parallel_from = 1
-        out.put([h.key for h in store.search(ALICE_FACTS, query="whales sing")])
-
-
-def test_a_forked_process_ranks_in_its_own_worker_threads(tmp_path):
-    import multiprocessing
-
-    from langgraph_typed_memory import SqliteMemoryStore
-
-    path = str(tmp_path / "fork.db")
-    with SqliteMemoryStore.from_conn_string(path, index=hash_index()) as store:
-        store.setup()
-        store.records.dialect.vectors.parallel_from = 1
-        store.put(ALICE_FACTS, "a", fact("blue whales sing"))
-        assert [h.key for h in store.search(ALICE_FACTS, query="whales sing")] == ["a"]
-    fork = multiprocessing.get_context("fork")
-    out = fork.Queue()
-    child = fork.Process(target=_search_in_child, args=(path, out))
-    child.start()
-    child.join(60)
-    assert child.exitcode == 0, "the child hung or failed ranking in the inherited pool"
-    assert out.get(timeout=5) == ["a"]
-
-
 def test_sqlite_vector_cache_sees_other_connections_writes(tmp_path):
     from langgraph_typed_memory import SqliteMemoryStore
 

@@ -269,7 +269,7 @@ def test_a_plans_own_reads_join_the_turns_round_trip():
 
 
 def test_waits_are_answered_after_every_plan_has_had_its_turn():
-    """Plans that wait on background work (`Wait`: a vector ranking in a worker thread) let
+    """Plans that wait on background work (`Wait`: the query's embedding under way) let
     the other plans take their turn first: the turn's reads go out together, then the waits
     are answered in the plans' order, a failed future's error thrown into its plan. The sync
     driver blocks on the future; the async one awaits it (here set from another thread)."""

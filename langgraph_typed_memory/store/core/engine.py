@@ -166,8 +166,8 @@ class Engine(Records):
                 self, queries, (yield Embed(queries, query=True, wait=False)),
                 self.index.embed_timeout)
 
-        # The reads run together, ranked searches first: their vector rankings, started in
-        # worker threads, overlap the other reads' statements.
+        # The reads run together, ranked searches first: their statements share the first
+        # round trips while the query is embedded.
         order = sorted(range(len(ops)), key=lambda i: not (
             isinstance(ops[i], SearchOp) and ops[i].query))  # type: ignore[union-attr]
         results: list[Result] = [None] * len(ops)

@@ -329,7 +329,7 @@ async def _aembed_started(
 def interleave(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     """Run plans together, one step of each in turn; their values in order.
 
-    Work a plan starts in the background (a vector ranking in a worker thread) then runs
+    Work a plan starts in the background (the query's embedding) then runs
     while the other plans' statements do, instead of after them. The plain statements of one
     turn, and the statements of a plan's own `Reads`, go out together as one `Reads` (one
     round trip where the driver can), in the plans' order, a `shared` statement asked twice

@@ -336,8 +336,7 @@ def _hybrid(
     if lexical_beside:  # a broken full-text index degrades, never fails
         rankings.append(_caught(records.dialect.lexical(scope, terms, depth), failed))
     # Together: their first statements (and those of caches catching up) share round
-    # trips, the embedder works meanwhile, and the vector ranking, started first, runs in
-    # worker threads while the lexical one runs here.
+    # trips, and the embedder works meanwhile.
     ranked = yield from interleave(rankings)
     ranking: VectorRanking | None = ranked[0] if query_vectors is not None else None
     vector_ran = ranking is not None
@@ -354,7 +353,7 @@ def _hybrid(
     elif failed:
         degraded.append(f"lexical failed: {failed[0]!r:.200}")
     if ranking is not None:
-        vector = yield Wait(ranking.hits)  # the batch's other searches start theirs first
+        vector = ranking.hits
     if lexical_ran and vector_ran:
         mode = "hybrid"
     elif vector_ran:

@@ -166,8 +166,8 @@ class ScopeRows:
 
     Searches read a `view()`: a copy of the entry cut to its rows at the time. Appends write
     past a view's rows (or into new buffers), and masking copies the expiry times before it
-    changes them, so a view stays as it was while the entry moves on: a search ranking in a
-    worker thread never sees a half-made change.
+    changes them, so a view stays as it was while the entry moves on: a search ranking in one
+    thread never sees a change another makes half made.
     """
 
     __slots__ = ("changes", "added", "logged", "size", "soonest", "dead", "_newest",

@@ -8,26 +8,20 @@ shared by a store's caches), so a query is one matrix-vector product per cell th
 Entries are kept valid by the cells' counters (`index/scopes`: added vectors are fetched
 alone, a changed record's rows masked and fetched again).
 
-A large scope is ranked in worker threads (`top_k` returns a future), so the caller can go
-on with its batch meanwhile: numpy and the database drivers release the GIL. The matrix is cut
-into `CHUNKS` equal chunks (one per thread), each ranked by `einsum`'s single-threaded loop in
-the shared pool of two threads, and the chunks' best are merged: the product is memory-bound,
-and one BLAS call on two threads reads it no faster than one thread (75k x 384: ~5 ms either
-way), while two threads on two halves do (100k x 384: 4.9 against 7.6 ms, measured once);
-chunks also let the facts and episodes searches of one fan-out share both threads.
+A query's product with a cell's matrix is one call to the BLAS numpy links (`matrix @ q`, on
+the BLAS's own threads), in the searching thread: the calling thread waits for it either way.
+Worker threads ranking halves with `np.einsum` while the calling thread ranked the words were
+slower at every size measured: a worker's result waits for the GIL, and einsum's single
+loop reads the matrix half as fast (docs/backends.md).
 
-No float16 copy is kept: `torch.mv` on float16 (rescored exactly near the cut) had been ~0.7
-ms faster per fan-out at 100k on a quiet machine, but with other work on the cores it was
-slower than einsum on float32 (75k x 384: 14.5 against 9.2 ms, one thread) and cost half
-again the cache's memory (docs/backends.md).
+No float16 copy is kept: float16 products (`torch.mv`, rescored exactly near the cut) were
+slower than float32 ones with other work on the cores, and cost half again the cache's
+memory (docs/backends.md).
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +29,7 @@ import numpy as np
 
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.core.queries import ScopeRead
-from langgraph_typed_memory.store.index.cells import (
-    CellCache,
-    CellFamily,
-)
+from langgraph_typed_memory.store.index.cells import CellCache, CellFamily
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
 __all__ = ["ScopeVectorCache", "VectorRanking", "Query", "SQLITE_JOIN", "POSTGRES_JOIN"]
@@ -56,31 +47,22 @@ POSTGRES_JOIN = ("CROSS JOIN LATERAL (SELECT v.seq, v.embedding FROM memory_vect
 """The same on Postgres: `OFFSET 0` keeps the planner from turning the lookup into a hash
 join, which read every vector of the table (a sequential scan) to keep a cell's."""
 
-PARALLEL_FROM = 16_384
-"""Scopes with this many vectors or more are ranked in worker threads; a smaller product is
-short, with little to hide behind the SQL (a judgment, not a measured optimum)."""
-CHUNKS = 2
-"""Chunks of a ranking in worker threads: one per thread, so that the scopes one fan-out
-ranks at once (facts and episodes) split evenly over both threads; fixed-size chunks (32k
-rows) left four uneven parts two threads could not share, and were slower (the figures are
-in docs/backends.md)."""
+ROW_BLOCK = 8
+"""A matrix goes to BLAS with a multiple of this many rows (its rows padded with spare rows
+of its buffer, whose scores are dropped): then a row's score is the same bits whatever the
+matrix's number of rows and the row's place in it (OpenBLAS' product takes rows in fours,
+two threads take halves; a remainder is summed in another order), so an entry's history
+(its rows masked and appended again, its buffer grown) never changes a ranking."""
 
 
-def _new_workers() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="typed-memory-vectors")
+def _padded(rows: int) -> int:
+    """`rows` rounded up to a multiple of `ROW_BLOCK`.
 
-
-_WORKERS = _new_workers()
-"""Shared by every cache in the process; threads start on first use. A forked child gets
-its own (it inherits the parent's pool without its threads, and would wait forever)."""
-
-
-def _after_fork() -> None:
-    global _WORKERS
-    _WORKERS = _new_workers()
-
-
-os.register_at_fork(after_in_child=_after_fork)
+    Example:
+        >>> _padded(0), _padded(1), _padded(8), _padded(9)
+        (0, 8, 8, 16)
+    """
+    return -(-rows // ROW_BLOCK) * ROW_BLOCK
 
 
 class _ScopeMatrix(ScopeRows):
@@ -98,10 +80,13 @@ class _ScopeMatrix(ScopeRows):
         compaction tier."""
 
     @property
-    def matrix(self) -> np.ndarray:
-        return self._matrix[: self.size]
+    def padded(self) -> np.ndarray:
+        """The rows, and spare rows up to a multiple of `ROW_BLOCK` (their scores are to
+        be dropped)."""
+        return self._matrix[: _padded(self.size)]
 
     def _grow(self, room: int) -> None:
+        room = _padded(room)
         super()._grow(room)
         matrix = np.zeros((room, self._matrix.shape[1]), np.float32)
         matrix[: self.size] = self._matrix[: self.size]
@@ -110,7 +95,8 @@ class _ScopeMatrix(ScopeRows):
 
     def _trim(self) -> None:
         super()._trim()
-        self._matrix, self._priors = self._matrix[: self.size], self._priors[: self.size]
+        self._matrix = self._matrix[: _padded(self.size)]  # spare rows: see `padded`
+        self._priors = self._priors[: self.size]
 
     def nbytes(self) -> int:
         return super().nbytes() + int(self._matrix.nbytes + self._priors.nbytes)
@@ -138,10 +124,10 @@ class _ScopeMatrix(ScopeRows):
 
 @dataclass(frozen=True)
 class VectorRanking:
-    """A vector search under way: `hits`, the future of its best-first (seq, cosine); and
-    the cells' views it ranks, which answer `priors`."""
+    """A vector search's best-first (seq, cosine) `hits`, and the cells' views it ranked,
+    which answer `priors`."""
 
-    hits: Future[list[tuple[int, float]]]
+    hits: list[tuple[int, float]]
     cells: tuple[_ScopeMatrix, ...]
 
     def priors(self, seqs: Sequence[int]) -> dict[int, tuple[float, float, int]]:
@@ -163,12 +149,8 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         (0, 0)
     """
 
-    def __init__(
-        self, cache: CellCache, *, parallel_from: int = PARALLEL_FROM, chunks: int = CHUNKS,
-    ) -> None:
+    def __init__(self, cache: CellCache) -> None:
         super().__init__(cache, "vectors", "appends")
-        self.parallel_from = parallel_from
-        self.chunks = chunks
 
     def top_k(
         self, scope: ScopeRead, query: Query, depth: int | None, *,
@@ -183,8 +165,7 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         `query` is the query's vector, or a plan of it asked once the cells are up to date
         (the embedder may still be at work meanwhile; None: there is none, and no ranking).
         The plan reads the cells' counters and brings their entries up to date; its value
-        holds the ranking's future, already done for scopes under `parallel_from` vectors,
-        else running in worker threads, in `chunks` equal chunks."""
+        holds the ranking."""
         columns = (f"SELECT v.seq, {embedding}, m.expires_at, m.confidence, "
                    f"coalesce(m.occurred_at, m.created_at), {tier} "
                    f"FROM memories m {join} WHERE ")
@@ -201,72 +182,37 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
             return None
         return VectorRanking(self._ranked(cells, scope.now, vector, depth), cells)
 
-    def _ranked(
-        self, cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
-        depth: int | None,
-    ) -> Future[list[tuple[int, float]]]:
-        """The future ranking of the cells' rows: inline under `parallel_from` rows in all,
-        else in `chunks` equal chunks over the cells, in worker threads."""
-        total = sum(cell.size for cell in cells)
-        parts: list[Future[list[tuple[int, float]]]] = []
-        step = total if total < self.parallel_from else -(-total // self.chunks)
-        # The query normalized here, once: a worker starts on its product at once, and this
-        # thread does not hand the GIL over (as numpy does in a norm) while workers start,
-        # which on two busy cores could leave it waiting for a worker's time slice.
+    @staticmethod
+    def _ranked(cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
+                depth: int | None) -> list[tuple[int, float]]:
+        """The ranking of the cells' rows: each cell's, merged."""
         unit = _unit(query)
-        for cell in cells:
-            expires = cell.expires if cell.soonest <= now else None
-            for i in range(0, cell.size, max(step, 1)):
-                args = (cell.matrix[i : i + step], cell.seqs[i : i + step],
-                        None if expires is None else expires[i : i + step], now, unit, depth)
-                if total < self.parallel_from:
-                    part: Future[list[tuple[int, float]]] = Future()
-                    part.set_result(_rank(*args))
-                    parts.append(part)
-                else:
-                    parts.append(_WORKERS.submit(_rank, *args))
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            done: Future[list[tuple[int, float]]] = Future()
-            done.set_result([])
-            return done
-        return _merged(parts, depth)
+        return _merged([
+            _rank(cell.padded, cell.seqs, cell.expires if cell.soonest <= now else None, now,
+                  unit, depth)
+            for cell in cells], depth)
 
 
-def _merged(
-    parts: list[Future[list[tuple[int, float]]]], depth: int | None
-) -> Future[list[tuple[int, float]]]:
-    """A future of the best-first merge of the chunks' rankings, set by the last to finish.
+def _merged(parts: list[list[tuple[int, float]]], depth: int | None
+            ) -> list[tuple[int, float]]:
+    """The best-first merge of the cells' rankings, one per record (the cells hold
+    different records; a record held by two entries keeps its best): a record in the best
+    `depth` overall is in the best `depth` of the cell holding it.
 
-    A record in the best `depth` overall is in the best `depth` of the chunk holding its best
-    vector, so the merge of the chunks' lists is the ranking of the whole matrix.
+    Example:
+        >>> _merged([[(4, 0.9), (2, 0.5)], [(7, 0.9), (3, 0.6)]], 3)
+        [(4, 0.9), (7, 0.9), (3, 0.6)]
     """
-    merged: Future[list[tuple[int, float]]] = Future()
-    left = [len(parts)]
-    lock = threading.Lock()
-
-    def finished(_: Future[list[tuple[int, float]]]) -> None:
-        with lock:
-            left[0] -= 1
-            if left[0]:
-                return
-        try:
-            found = sorted((hit for part in parts for hit in part.result()),
-                           key=lambda hit: (-hit[1], hit[0]))
-            best: dict[int, float] = {}
-            for seq, score in found:
-                if seq not in best:
-                    best[seq] = score
-                    if len(best) == depth:
-                        break
-            merged.set_result(list(best.items()))
-        except BaseException as exc:
-            merged.set_exception(exc)
-
-    for part in parts:
-        part.add_done_callback(finished)
-    return merged
+    if len(parts) == 1:
+        return parts[0]
+    best: dict[int, float] = {}
+    for seq, score in sorted((hit for part in parts for hit in part),
+                             key=lambda hit: (-hit[1], hit[0])):
+        if seq not in best:
+            best[seq] = score
+            if len(best) == depth:
+                break
+    return list(best.items())
 
 
 def _unit(query: Sequence[float]) -> np.ndarray | None:
@@ -282,13 +228,11 @@ def _rank(
 ) -> list[tuple[int, float]]:
     """Best-first (seq, cosine) of normalized `matrix` rows against the query's `unit` vector
     (None: a zero query, every row 0), leaving out rows whose expiry (`expires`, None: none
-    due) has passed at `now`."""
+    due) has passed at `now`. `matrix` may hold spare rows after those of `seqs`."""
     if not len(seqs):
         return []
-    if unit is None:
-        scores = np.zeros(len(seqs), np.float32)
-    else:
-        scores = np.einsum("ij,j->i", matrix, unit)  # one thread (see the module doc)
+    scores = (np.zeros(len(seqs), np.float32) if unit is None
+              else (matrix @ unit)[: len(seqs)])
     if expires is not None:
         live = expires > now
         seqs, scores = seqs[live], scores[live]
