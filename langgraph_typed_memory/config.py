@@ -368,8 +368,8 @@ class LifecycleConfig(TypedDict, total=False):
     retention: RetentionConfig
     """Retention classes and the default maximum age (see `RetentionConfig`)."""
     access_flush_every: int
-    """Access counts are buffered in memory and written in one batched update once this
-    many records are pending (in the background, or with a write transaction that comes
+    """Access counts are buffered in memory and appended to the access log in one batch once
+    this many records are pending (in the background, or with a write transaction that comes
     first; always before a sweep). Default 256; 1 writes on every read."""
     access_flush_seconds: float
     """...or once this much of the process's own time (not the store's clock) has passed
