@@ -52,7 +52,10 @@ ROW_BLOCK = 8
 of its buffer, whose scores are dropped): then a row's score is the same bits whatever the
 matrix's number of rows and the row's place in it (OpenBLAS' product takes rows in fours,
 two threads take halves; a remainder is summed in another order), so an entry's history
-(its rows masked and appended again, its buffer grown) never changes a ranking."""
+(its rows masked and appended again, its buffer grown) never changes a ranking. This holds
+with BLAS on one or two threads; where it runs more (`OPENBLAS_NUM_THREADS`), a thread's
+share of rows may end in a remainder and a score's last bits may again depend on the
+cell's history (docs/backends.md)."""
 
 
 def _padded(rows: int) -> int:
