@@ -133,9 +133,7 @@ class AccessBuffer:
             return 0
         try:
             if alone:
-                yield Begin()
-                for statement in self.lazy_commit:  # noqa: UP028 - a tuple cannot take send()
-                    yield statement
+                yield from self._begin()
             yield self.bulk(q.Bulk.NOTE_ACCESS, [
                 [ident, count, at] for ident, (count, at) in pending.items()
             ])
@@ -151,6 +149,12 @@ class AccessBuffer:
         with self._lock:
             self.logged += len(pending)
         return len(pending)
+
+    def _begin(self) -> Plan[None]:
+        """Open a transaction of the background thread's (`lazy_commit`)."""
+        yield Begin()
+        for statement in self.lazy_commit:  # noqa: UP028 - a tuple cannot take send()
+            yield statement
 
     def fold_due(self) -> bool:
         """Whether this buffer logged `access_log_rows` entries since the log was last
@@ -186,9 +190,7 @@ class AccessBuffer:
 
     def fold_chunk(self) -> Plan[int]:
         """Fold the log's oldest `FOLD_CHUNK` entries in a transaction of their own."""
-        yield Begin()
-        for statement in self.lazy_commit:  # noqa: UP028 - a tuple cannot take send()
-            yield statement
+        yield from self._begin()
         folded = yield from self.fold(FOLD_CHUNK)
         yield Commit()
         return folded

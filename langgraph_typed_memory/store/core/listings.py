@@ -24,8 +24,7 @@ from langgraph_typed_memory.store.index import answers_of
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records
 
-__all__ = ["newest_listing", "during_listing", "listing_version", "listing_holds",
-           "NEWEST_PAGE"]
+__all__ = ["newest_listing", "during_listing", "listing_version", "NEWEST_PAGE"]
 
 
 def newest_listing(records: Records, op: SearchOp, typed: TypedNamespace, since: str | None = None,
@@ -87,7 +86,18 @@ class _Version:
     newest: int
 
     def holds(self, cell: tuple[int, int], now: float) -> bool:
-        """Whether the namespace is as it was listed (see `listing_holds`)."""
+        """Whether a listing is still what the namespace holds: its cell has not changed
+        since (the counters count every write, status change and deletion), and at `now` no
+        record it listed has expired (nor is `now` before it was listed: an unlisted record
+        may not have expired then).
+
+        Example:
+            >>> held = _parse("7:3:100.0:inf:42")
+            >>> held.holds((7, 3), 150.0), held.holds((8, 3), 150.0)
+            (True, False)
+            >>> _parse("7:3:100.0:120.0:42").holds((7, 3), 150.0)
+            False
+        """
         return self.cell == cell and self.listed <= now < self.soonest
 
     def added(self, cell: tuple[int, int], now: float) -> int:
@@ -114,25 +124,6 @@ def _parse(version: str) -> _Version:
             f"filter {IF_CHANGED_KEY}={version!r:.80} is not the version of a {NEWEST_KEY} "
             "listing: pass the `version` attribute of an earlier listing's results."
         ) from None
-
-
-def listing_holds(version: str, cell: tuple[int, int], now: float) -> bool:
-    """Whether a listing at `version` is still what the namespace holds: its cell has not
-    changed since (the counters count every write, status change and deletion), and at `now`
-    no record it listed has expired (nor is `now` before it was listed: an unlisted record
-    may not have expired then).
-
-    Raises:
-        InvalidQuery: `version` is not a listing's version.
-
-    Example:
-        >>> held = "7:3:100.0:inf:42"
-        >>> listing_holds(held, (7, 3), 150.0), listing_holds(held, (8, 3), 150.0)
-        (True, False)
-        >>> listing_holds("7:3:100.0:120.0:42", (7, 3), 150.0)
-        False
-    """
-    return _parse(version).holds(cell, now)
 
 
 def _soonest(rows: list[tuple[Any, ...]]) -> float:

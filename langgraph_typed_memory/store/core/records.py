@@ -117,8 +117,6 @@ def dt(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
-
-
 Deferred = dict[q.Bulk, list[list[Any]]]
 """Rows of insert statements a batch sends in bulk (executemany) before its commit."""
 def emit(statement: q.Bulk, row: list[Any], deferred: Deferred | None) -> Plan[None]:
