@@ -370,7 +370,7 @@ class LifecycleConfig(TypedDict, total=False):
     access_flush_every: int
     """Access counts are buffered in memory and appended to the access log in one batch once
     this many records are pending (in the background, or with a write transaction that comes
-    first; always before a sweep). Default 256; 1 writes on every read."""
+    first; always before a sweep). Default 2,048; 1 writes on every read."""
     access_flush_seconds: float
     """...or once this much of the process's own time (not the store's clock) has passed
     since the last flush. Default 60."""
@@ -391,7 +391,7 @@ class LifecycleSettings:
     gc_below_confidence: float = 0.5
     retention_classes: Mapping[str, float | None] = field(default_factory=dict)
     retention_default: float | None = None
-    access_flush_every: int = 256
+    access_flush_every: int = 2048
     access_flush_seconds: float = 60.0
     access_log_rows: int = 8192
 

@@ -188,7 +188,7 @@ class HeldFlushes:
 
 
 def test_access_counts_are_buffered_then_written_in_one_batch(make, clock):
-    store = make()  # default: flush after 256 pending records or 60 s, or when asked
+    store = make()  # default: flush after 2,048 pending records or 60 s, or when asked
     timer = [0.0]
     store.records.access.use_timer(lambda: timer[0])
     store.put(FACTS, "city", fact("Alice lives in Lyon"))

@@ -227,3 +227,23 @@ def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) ->
     for name, verdict in report["acceptance"].items():
         assert name in expected and verdict["uniform_p95_ms"] > 0
         assert (backend == "postgres") == ("no_slower_than_langgraph" in verdict)
+
+
+def test_access_batches_quick_run_compares_the_batchings(tmp_path: Path) -> None:
+    """Every batching answers its rounds; the store's defaults come back after each."""
+    from langgraph_typed_memory.config import LifecycleSettings
+    from langgraph_typed_memory.store.core import access
+
+    access_batches = load_benchmark("access_batches")
+    chunks = access.FLUSH_CHUNK, access.FOLD_CHUNK
+    out = tmp_path / "access_batches.json"
+    assert access_batches.main(["--quick", "--json", str(out)]) == 0
+    assert (access.FLUSH_CHUNK, access.FOLD_CHUNK) == chunks
+    report = json.loads(out.read_text())
+    assert report["meta"]["command"].endswith(str(out)) and report["meta"]["rounds"] == 1
+    assert set(report["configs"]) == set(access_batches.CONFIGS)
+    assert access_batches.CONFIGS["2,048 / 8,192 (defaults)"] == (
+        LifecycleSettings().access_flush_every, *chunks)
+    for name, row in report["configs"].items():
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["max_ms"], name
+        assert len(row["rounds"]) == 1, name

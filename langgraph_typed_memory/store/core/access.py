@@ -40,9 +40,9 @@ __all__ = ["AccessBuffer", "BackgroundFlush", "FLUSH_CHUNK"]
 
 logger = logging.getLogger(__name__)
 
-FLUSH_CHUNK = 256
+FLUSH_CHUNK = 2048
 """Access counts logged per transaction by the background thread."""
-FOLD_CHUNK = 1024
+FOLD_CHUNK = 8192
 """Log entries folded per transaction by the background thread."""
 
 
@@ -232,10 +232,14 @@ class BackgroundFlush:
 
     def _write(self, runner: Runner) -> None:
         """Chunks of `FLUSH_CHUNK`, each its own transaction, with a pause between them: a
-        read waiting for the connection goes in after one chunk, not the whole buffer (256
-        rows held a SQLite connection 10-40 ms when they updated the records directly). Then,
+        read waiting for the connection goes in after one chunk, not a whole backlog. Then,
         when the buffer logged enough since the last fold, the log is folded the same way,
-        `FOLD_CHUNK` entries at a time."""
+        `FOLD_CHUNK` entries at a time.
+
+        The chunks are large because what a read pays for a background write is mostly per
+        transaction, not per row: the read waits for the connection, or for the interpreter
+        while this thread takes its turn, once per transaction (measured in
+        docs/lifecycle.md)."""
         chunk = partial(self.buffer.flush, limit=FLUSH_CHUNK, alone=True)
         try:
             while runner(chunk) == FLUSH_CHUNK:  # a factory: the store's retry policy applies
