@@ -41,7 +41,9 @@ from two sources, and are active when the traffic starts. Each system writes its
 access counts and is closed before the next one starts. torch is imported (one thread) as in
 latency.py: a service embedding with the bundled MiniLM has it loaded.
 
-Reported per system and pattern: p50 / p95 / max ms, requests, distinct users touched, mean
+Reported per system and pattern: p50 / p95 / max ms, requests, distinct users touched, the
+same split between each user's first request to the system (warm-up and earlier patterns
+count: the product loads the user's cells then) and the later ones, mean
 facts and episodes returned, the product's search-cache full loads of scope cells during
 the timed requests (vectors / postings) and the cells its byte bound evicted then, the MiB
 its caches hold at the end beside their bound, the database size, the ingest rate, and the
@@ -311,6 +313,8 @@ class System:
         self.node = create_retrieve_node(store)
         self.size_mb = size_mb
         self._after_load = after_load
+        self.answered: set[int] = set()
+        """Users this system has answered a request of (warm-up included)."""
 
     def op(self, memory: Memory) -> PutOp:
         if self.typed or memory.embed is None:
@@ -407,8 +411,10 @@ class System:
             f"{len(users) - plan.warmup} timed")
         self.requests(users[: plan.warmup], queries[: plan.warmup],
                       f"{name} {plan.pattern} warm-up")
+        self.answered.update(users[: plan.warmup])
         before = cache_state(self.store)
         users, queries = users[plan.warmup :], queries[plan.warmup :]
+        first = firsts(users, self.answered)
         times, facts, episodes = self.requests(users, queries, f"{name} {plan.pattern}")
         row: dict[str, Any] = {
             "p50_ms": round(float(np.percentile(times, 50)), 3),
@@ -423,6 +429,9 @@ class System:
             "anon_mb": {"before_load": rss_before["anon"], "after_load": rss_loaded["anon"],
                         "after_traffic": 0.0},
             "db_mb": self.size_mb(),
+            "first_requests": percentiles([t for t, f in zip(times, first, strict=True) if f]),
+            "later_requests": percentiles([t for t, f in zip(times, first, strict=True)
+                                           if not f]),
         }
         gc.collect()
         after = rss_mb()
@@ -436,6 +445,30 @@ class System:
         log(f"  {self.name} {plan.pattern}: p50 {row['p50_ms']:.2f} ms, p95 "
             f"{row['p95_ms']:.2f} ms, max {row['max_ms']:.2f} ms, RSS {after['rss']:,.0f} MiB")
         return row
+
+
+def firsts(users: list[int], answered: set[int]) -> list[bool]:
+    """Which requests are their user's first (not in `answered`, nor earlier in `users`);
+    adds the users to `answered`.
+
+    Example:
+        >>> seen = {1}
+        >>> firsts([1, 2, 2, 3], seen), sorted(seen)
+        ([False, True, False, True], [1, 2, 3])
+    """
+    out = []
+    for user in users:
+        out.append(user not in answered)
+        answered.add(user)
+    return out
+
+
+def percentiles(times: list[float]) -> dict[str, Any]:
+    """The requests, p50 and p95 ms of `times` (None for none)."""
+    if not times:
+        return {"requests": 0, "p50_ms": None, "p95_ms": None}
+    return {"requests": len(times), "p50_ms": round(float(np.percentile(times, 50)), 3),
+            "p95_ms": round(float(np.percentile(times, 95)), 3)}
 
 
 def open_system(name: str, own: ExitStack, data: Dataset, clock: Clock,
@@ -539,8 +572,16 @@ def acceptance(systems: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 HEAD = ("| system | pattern | requests | users touched | p50 ms | p95 ms | max ms "
+        "| a user's first requests: n, p50 / p95 ms | later requests: p50 / p95 ms "
         "| facts / episodes returned | cache full loads (vectors / postings) "
         "| RSS MiB before load / after load / after traffic | db MiB | ingest items/s |")
+
+
+def split(part: dict[str, Any], counted: bool) -> str:
+    if not part["requests"]:
+        return "0" if counted else ""
+    figures = f"{part['p50_ms']:.2f} / {part['p95_ms']:.2f}"
+    return f"{part['requests']:,}: {figures}" if counted else figures
 
 
 def table(systems: dict[str, dict[str, Any]]) -> str:
@@ -554,6 +595,7 @@ def table(systems: dict[str, dict[str, Any]]) -> str:
             lines.append(
                 f"| {name} | {pattern} | {r['requests']:,} | {r['distinct_users']:,} "
                 f"| {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | {r['max_ms']:.2f} "
+                f"| {split(r['first_requests'], True)} | {split(r['later_requests'], False)} "
                 f"| {r['mean_facts']:.1f} / {r['mean_episodes']:.1f} | {loads} "
                 f"| {rss['before_load']:,.0f} / {rss['after_load']:,.0f} / "
                 f"{rss['after_traffic']:,.0f} | {r['db_mb']:,.1f} "

@@ -215,6 +215,9 @@ def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) ->
             assert 0 < r["distinct_users"] <= 100 and r["db_mb"] > 0, (name, pattern)
             assert r["ingest_items_per_s"] > 0
             assert all(v > 0 for v in r["rss_mb"].values()), (name, pattern)
+            first, later = r["first_requests"], r["later_requests"]
+            assert first["requests"] + later["requests"] == 100, (name, pattern)
+            assert first["requests"] <= r["distinct_users"], (name, pattern)
             typed = name != many_users.LANGGRAPH
             # the product: 6 own facts + 500 tenant-wide ones, top 16; LangGraph: its own 6
             assert (r["mean_facts"], r["mean_episodes"]) == ((16.0 if typed else 6.0), 3.0)
@@ -224,6 +227,8 @@ def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) ->
                 assert r["cache"]["vector_entries"] > 1
         # Zipf's law puts most requests on a few users
         assert rows["zipf"]["distinct_users"] < rows["uniform"]["distinct_users"], name
+        # 100 uniform requests over 200 users: most are their user's first
+        assert rows["uniform"]["first_requests"]["requests"] > 50, name
     for name, verdict in report["acceptance"].items():
         assert name in expected and verdict["uniform_p95_ms"] > 0
         assert (backend == "postgres") == ("no_slower_than_langgraph" in verdict)
