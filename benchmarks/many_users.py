@@ -578,6 +578,7 @@ HEAD = ("| system | pattern | requests | users touched | p50 ms | p95 ms | max m
 
 
 def split(part: dict[str, Any], counted: bool) -> str:
+    """A `percentiles` part as a table cell: "n: p50 / p95", or without n."""
     if not part["requests"]:
         return "0" if counted else ""
     figures = f"{part['p50_ms']:.2f} / {part['p95_ms']:.2f}"
