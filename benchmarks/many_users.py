@@ -39,7 +39,9 @@ package's server (pgvector); each Postgres database gets `VACUUM ANALYZE` and a
 (docs/kinds.md), so they go through the gate (`store.promote`, 2,000 proposals a call) twice,
 from two sources, and are active when the traffic starts. Each system writes its pending
 access counts and is closed before the next one starts. torch is imported (one thread) as in
-latency.py: a service embedding with the bundled MiniLM has it loaded.
+latency.py: a service embedding with the bundled MiniLM has it loaded. `--gc-freeze` calls
+`gc.freeze()` after each system's load, as a service may once it has started: the full
+collections during the traffic then skip the objects alive at that point (docs/operations.md).
 
 Reported per system and pattern: p50 / p95 / max ms, requests, distinct users touched, the
 same split between each user's first request to the system (warm-up and earlier patterns
@@ -529,6 +531,8 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, dict[str, A
                 system = open_system(name, own, data, clock, create, meta)
                 rate = system.load()
                 gc.collect()
+                if args.gc_freeze:  # what a service does once it has started (operations.md)
+                    gc.freeze()
                 loaded = rss_mb()
                 log(f"{name}: RSS {before['rss']:,.0f} MiB before the load, "
                     f"{loaded['rss']:,.0f} after")
@@ -538,6 +542,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, dict[str, A
                     rows[plan.pattern]["ingest_items_per_s"] = rate
                 systems[name] = rows
                 del system
+                gc.unfreeze()
     return systems
 
 
@@ -620,6 +625,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-langgraph-postgres", dest="langgraph_postgres",
                         action="store_false", help="skip LangGraph's PostgresStore")
     parser.add_argument("--seed", type=int, default=20260601)
+    parser.add_argument("--gc-freeze", action="store_true",
+                        help="gc.freeze() after each system's load: later full collections "
+                             "skip the objects alive then")
     parser.add_argument("--quick", action="store_true",
                         help="200 users x 10 memories, 500 tenant facts, 100 requests after "
                              "20 (seconds)")
@@ -646,6 +654,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dims": SYNTHETIC_DIMS,
         "rss": rss_source(),
         "load1": os.getloadavg()[0],
+        "gc_freeze": args.gc_freeze,
     }
     log(f"machine: {meta['machine']}")
     systems = run(args, meta)
