@@ -84,8 +84,8 @@ def one_round(system: System, users: list[int], queries: list[int], warmup: int,
             began = time.perf_counter()
             system.fan_out(user, query)
             times.append((time.perf_counter() - began) * 1000)
-    with store._flushing:  # type: ignore[attr-defined]  # the round's last flush is over
-        pass
+        with store._flushing:  # type: ignore[attr-defined]  # the round's last flush is over
+            pass
     return {"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95)),
             "p99_ms": float(np.percentile(times, 99)), "max_ms": max(times)}
 
