@@ -29,7 +29,6 @@ import dataclasses
 import json
 import os
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
@@ -38,7 +37,16 @@ from typing import Any
 
 import numpy as np
 from _common import Clock, log, machine, postgres_backend, torch_threads
-from many_users import POSTGRES, SQLITE, Dataset, System, open_system, traffic
+from many_users import (
+    POSTGRES,
+    SQLITE,
+    Dataset,
+    System,
+    check_sizes,
+    data_arguments,
+    open_system,
+    traffic,
+)
 
 from langgraph_typed_memory.store.core import access
 
@@ -77,13 +85,8 @@ def one_round(system: System, users: list[int], queries: list[int], warmup: int,
     store.flush_access()  # type: ignore[attr-defined]
     store.records.dialect.cache.forget()  # type: ignore[attr-defined]
     with batching(system, config):
-        for user, query in zip(users[:warmup], queries[:warmup], strict=True):
-            system.fan_out(user, query)
-        times = []
-        for user, query in zip(users[warmup:], queries[warmup:], strict=True):
-            began = time.perf_counter()
-            system.fan_out(user, query)
-            times.append((time.perf_counter() - began) * 1000)
+        system.requests(users[:warmup], queries[:warmup], "warm-up")
+        times, _, _ = system.requests(users[warmup:], queries[warmup:], "timed")
         with store._flushing:  # type: ignore[attr-defined]  # the round's last flush is over
             pass
     return {"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95)),
@@ -127,13 +130,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
-    parser.add_argument("--users", type=int, default=1000)
-    parser.add_argument("--memories-per-user", type=int, default=50)
-    parser.add_argument("--tenant-facts", type=int, default=20_000)
-    parser.add_argument("--requests", type=int, default=800, help="timed fan-outs a round")
-    parser.add_argument("--warmup", type=int, default=200, help="untimed fan-outs a round")
+    data_arguments(parser, users=1000, requests=800, per="a round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each configuration")
-    parser.add_argument("--seed", type=int, default=20260601)
     parser.add_argument("--quick", action="store_true",
                         help="100 users x 10 memories, 500 tenant facts, one round of 60 "
                              "fan-outs after 10 (seconds)")
@@ -143,9 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.users, args.memories_per_user, args.tenant_facts = 100, 10, 500
         args.requests, args.warmup, args.rounds = 60, 10, 1
-    if min(args.users, args.memories_per_user, args.requests, args.rounds) < 1 or min(
-            args.tenant_facts, args.warmup) < 0:
-        parser.error("sizes must be positive (tenant facts and warm-up may be 0)")
+    check_sizes(parser, args, args.rounds)
     meta: dict[str, Any] = {
         "command": " ".join(["python", "benchmarks/access_batches.py", *arguments]),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

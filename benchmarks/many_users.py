@@ -609,22 +609,36 @@ def table(systems: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def data_arguments(parser: argparse.ArgumentParser, *, users: int, requests: int,
+                   per: str) -> None:
+    """The dataset's and the traffic's options (benchmarks/access_batches.py takes them too)."""
+    parser.add_argument("--users", type=int, default=users)
+    parser.add_argument("--memories-per-user", type=int, default=50,
+                        help="a tenth preferences, three tenths episodes, the rest facts")
+    parser.add_argument("--tenant-facts", type=int, default=20_000,
+                        help="tenant-wide facts, seen by every user's reads")
+    parser.add_argument("--requests", type=int, default=requests, help=f"timed requests {per}")
+    parser.add_argument("--warmup", type=int, default=200,
+                        help=f"untimed requests {per} before the timed ones")
+    parser.add_argument("--seed", type=int, default=20260601)
+
+
+def check_sizes(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                *counts: int) -> None:
+    """Stop on a size below 1 (`counts` too), or on negative tenant facts or warm-up."""
+    if min(args.users, args.memories_per_user, args.requests, *counts) < 1 or min(
+            args.tenant_facts, args.warmup) < 0:
+        parser.error("sizes must be positive (tenant facts and warm-up may be 0)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--pattern", choices=("uniform", "zipf", "both"), default="both",
                         help="how requests pick users (default both)")
-    parser.add_argument("--users", type=int, default=10_000)
-    parser.add_argument("--memories-per-user", type=int, default=50,
-                        help="a tenth preferences, three tenths episodes, the rest facts")
-    parser.add_argument("--tenant-facts", type=int, default=20_000,
-                        help="tenant-wide facts, seen by every user's reads")
-    parser.add_argument("--requests", type=int, default=2000, help="timed requests per pattern")
-    parser.add_argument("--warmup", type=int, default=200,
-                        help="untimed requests per pattern before the timed ones")
+    data_arguments(parser, users=10_000, requests=2000, per="per pattern")
     parser.add_argument("--no-langgraph-postgres", dest="langgraph_postgres",
                         action="store_false", help="skip LangGraph's PostgresStore")
-    parser.add_argument("--seed", type=int, default=20260601)
     parser.add_argument("--gc-freeze", action="store_true",
                         help="gc.freeze() after each system's load: later full collections "
                              "skip the objects alive then")
@@ -637,9 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.users, args.memories_per_user, args.tenant_facts = 200, 10, 500
         args.requests, args.warmup = 100, 20
-    if min(args.users, args.memories_per_user, args.requests) < 1 or min(
-            args.tenant_facts, args.warmup) < 0:
-        parser.error("sizes must be positive (tenant facts and warm-up may be 0)")
+    check_sizes(parser, args)
     meta: dict[str, Any] = {
         "command": " ".join(["python", "benchmarks/many_users.py", *arguments]),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
