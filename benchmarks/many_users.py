@@ -610,8 +610,9 @@ def table(systems: dict[str, dict[str, Any]]) -> str:
 
 
 def data_arguments(parser: argparse.ArgumentParser, *, users: int, requests: int,
-                   per: str) -> None:
-    """The dataset's and the traffic's options (benchmarks/access_batches.py takes them too)."""
+                   per: str, warmup: str | None = None) -> None:
+    """The dataset's and the traffic's options (benchmarks/access_batches.py and
+    first_search.py take them too); `warmup`, the help of `--warmup` where it differs."""
     parser.add_argument("--users", type=int, default=users)
     parser.add_argument("--memories-per-user", type=int, default=50,
                         help="a tenth preferences, three tenths episodes, the rest facts")
@@ -619,7 +620,7 @@ def data_arguments(parser: argparse.ArgumentParser, *, users: int, requests: int
                         help="tenant-wide facts, seen by every user's reads")
     parser.add_argument("--requests", type=int, default=requests, help=f"timed requests {per}")
     parser.add_argument("--warmup", type=int, default=200,
-                        help=f"untimed requests {per} before the timed ones")
+                        help=warmup or f"untimed requests {per} before the timed ones")
     parser.add_argument("--seed", type=int, default=20260601)
 
 

@@ -123,7 +123,8 @@ class EmbeddingFailed(TypedMemoryError, RuntimeError):
 
 
 class StoreNotSetUp(TypedMemoryError, RuntimeError):
-    """The store's tables do not exist: `store.setup()` was never called on this database.
+    """The store's tables do not exist (`store.setup()` was never called on this database),
+    or are older than this version of the package (not migrated since an upgrade).
 
     Raised at the first read or write, by the store and by the prebuilt nodes (a missing
     set-up is a misconfiguration, not a degradation a turn can go on without).

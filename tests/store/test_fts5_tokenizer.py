@@ -144,6 +144,18 @@ def test_random_unicode_texts_as_fts5(conn: sqlite3.Connection) -> None:
                 if token in tokens]
         rows, counts = segment.postings(token)
         assert list(zip(rows.tolist(), counts.tolist(), strict=True)) == held
+    # the tokens a record keeps (`joined`, made as it is written) split back to FTS5's, and
+    # postings made from them, from some or from none, are the same
+    joined = [tokenizer.joined(text) for text in texts]
+    assert [[] if j is None else j.split(" ") for j in joined] == reference
+    some = [j if i % 2 else None for i, j in enumerate(joined)]
+    for kept in (joined, some):
+        again, other = _run(conn, tokenizer.postings([*texts, None], [*kept, None]))
+        assert again.tolist() == lengths.tolist()
+        assert other.terms == segment.terms
+        for mine, theirs in ((other.starts, segment.starts), (other.rows, segment.rows),
+                             (other.counts, segment.counts)):
+            assert mine.tolist() == theirs.tolist()
 
 
 def test_query_terms_as_fts5(conn: sqlite3.Connection) -> None:

@@ -55,7 +55,7 @@ def columns(store: Any, table: str) -> list[str]:
         names = [r[0] for r in sql(
             store, "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
             "ORDER BY ordinal_position", [table])]
-    return [c for c in names if c not in ("seq", "search_tsv")]
+    return [c for c in names if c not in ("seq", "search_tsv", "search_tokens")]
 
 
 def _norm(store: Any, row: dict[str, Any]) -> dict[str, Any]:

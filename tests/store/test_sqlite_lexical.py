@@ -17,16 +17,20 @@ import dataclasses
 import random
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from langgraph.store.base import PutOp
 
 from langgraph_typed_memory import SqliteMemoryStore
+from langgraph_typed_memory.errors import StoreNotSetUp
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql, interleave
 from langgraph_typed_memory.store.core.search import scope_read
 from langgraph_typed_memory.store.index.bm25 import bm25_ranked
+from langgraph_typed_memory.store.index.fts5 import Tokenizer
 from langgraph_typed_memory.store.index.postings import ScopePostings
 from langgraph_typed_memory.store.index.scopes import TRIM_CHANGES
 from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
@@ -64,20 +68,23 @@ def _fill(conn: sqlite3.Connection, rng: random.Random, rows: int) -> None:
         status = rng.choices(["active", "superseded", "expired"], [0.85, 0.1, 0.05])[0]
         expires = rng.choice([None, None, None, NOW - 10.0, NOW + 10.0])
         _insert(conn, i, rng.choice(["fact", "episode"]), rng.choice(TENANTS),
-                rng.choice(USERS), text, expires, agent=rng.choice(AGENTS), status=status)
+                rng.choice(USERS), text, expires, agent=rng.choice(AGENTS), status=status,
+                tokens=rng.random() < 0.5)
     conn.commit()
 
 
 def _insert(conn: sqlite3.Connection, i: int, kind: str, tenant: str, user: str | None,
             text: str | None, expires: float | None = None, *, agent: str | None = None,
-            status: str = "active") -> int:
-    """One row straight into `memories` (its triggers index the text); its seq."""
+            status: str = "active", tokens: bool = False) -> int:
+    """One row straight into `memories` (its triggers index the text), with its text's
+    tokens kept (as the store writes it) or not (as a row written before the tokens were
+    kept, or imported); its seq."""
     return int(conn.execute(
         "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, agent_id, "
-        "status, search_text, created_at, updated_at, expires_at) "
-        "VALUES (?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        "status, search_text, created_at, updated_at, expires_at, search_tokens) "
+        "VALUES (?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         [f"id{i}", f"ns{i}", f"k{i}", kind, tenant, user, agent, status, text, NOW, NOW,
-         expires],
+         expires, Tokenizer().joined(text) if tokens else None],
     ).fetchone()[0])
 
 
@@ -186,8 +193,8 @@ def test_cached_postings_follow_every_change() -> None:
     check()
     loads = cache.full_loads  # the cells of the scope: tenant-wide and the user's
     assert (loads, cache.appended_loads) == (2, 0)
-    seqs = [_insert(conn, 10_000 + i, "fact", "t1", "u1", "w0 w1 run " * (i + 1))
-            for i in range(3)]
+    seqs = [_insert(conn, 10_000 + i, "fact", "t1", "u1", "w0 w1 run " * (i + 1),
+                    tokens=True) for i in range(3)]
     check()
     assert (cache.full_loads, cache.appended_loads) == (loads, 1)
     for i, text in enumerate((None, "_ -")):  # rows without a token
@@ -229,6 +236,71 @@ def test_cached_postings_follow_every_change() -> None:
     conn.execute(TRIM_CHANGES, [0])
     check()
     assert (cache.full_loads, cache.patched_loads) == (loads + 1, patched)
+    conn.close()
+
+
+def test_records_keep_their_texts_tokens_until_the_text_changes() -> None:
+    """The store writes a record's tokens beside its text, in a `put` and in a batch; a
+    text with a character no search has learned yet, and any change of the text that does
+    not write its tokens too, leave none (the text is tokenized when a search reads it); a
+    migrated database of records without tokens searches as one with them."""
+    conn = connect_sqlite(":memory:")
+    store = SqliteMemoryStore(conn)
+    store.setup()
+    facts = ("tenant:t1", "user:u1", "fact")
+
+    def kept() -> dict[str, tuple[str, str | None]]:
+        return {key: (text, tokens) for key, text, tokens in conn.execute(
+            "SELECT key, search_text, search_tokens FROM memories ORDER BY seq")}
+
+    store.put(facts, "a", {"subject": "user", "predicate": "pet", "content": "Runs with cats"})
+    store.batch([PutOp(facts, "b", {"subject": "user", "predicate": "home",
+                                    "content": "Lives in Ätna's shadow"}),
+                 PutOp(facts, "c", {"subject": "user", "predicate": "job",
+                                    "content": "Teaches running"})])
+    rows = kept()
+    tokenizer = Tokenizer()
+    assert rows["a"][1] == tokenizer.joined(rows["a"][0]) and "cat" in rows["a"][1].split()
+    assert rows["c"][1] == tokenizer.joined(rows["c"][0]) is not None
+    assert rows["b"][1] is None  # "Ä": not learned from FTS5 yet
+    ranked = [h.key for h in store.search(facts, query="cats running atna")]
+    assert set(ranked) == {"a", "b", "c"}
+    store.put(facts, "d", {"subject": "user", "predicate": "trip", "content": "Saw Ätna"})
+    assert kept()["d"][1] == "user trip saw atna"  # learned by the search
+    conn.execute("UPDATE memories SET search_text = 'w1 w2' WHERE key = 'a'")
+    conn.execute("UPDATE memories SET search_text = search_text WHERE key = 'c'")
+    rows = kept()
+    assert rows["a"] == ("w1 w2", None) and rows["c"][1] is not None
+    def ranked_by_a_new_store() -> list[tuple[str, float]]:
+        return [(h.key, h.score) for h in SqliteMemoryStore(conn, clock=lambda: moment).search(
+            facts, query="cats running atna teaches")]
+
+    moment = datetime.now(UTC)  # scores decay with time: both rankings at one moment
+    with_tokens = ranked_by_a_new_store()
+    conn.execute("UPDATE memories SET search_tokens = NULL")
+    assert ranked_by_a_new_store() == with_tokens and len(with_tokens) == 3
+    conn.close()
+
+
+def test_a_database_not_migrated_since_an_upgrade_says_to_call_setup(monkeypatch) -> None:
+    """A database set up by an older version (no kept tokens yet) refuses a write with
+    `StoreNotSetUp` naming the fix, writes nothing, and takes the write once migrated."""
+    conn = connect_sqlite(":memory:")
+    monkeypatch.setattr(SqliteDialect, "migrations", lambda self, dims, every=(
+        SqliteDialect.migrations): tuple(m for m in every(self, dims) if m[0] < "0022"))
+    SqliteMemoryStore(conn).setup()
+    monkeypatch.undo()
+    store = SqliteMemoryStore(conn)
+    facts = ("tenant:t1", "user:u1", "fact")
+    value = {"subject": "user", "predicate": "pet", "content": "Runs with cats"}
+    with pytest.raises(StoreNotSetUp, match="older than this version.*store.setup()"):
+        store.put(facts, "a", value)
+    with pytest.raises(StoreNotSetUp, match="older than this version"):
+        store.search(facts, query="cats")
+    assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+    store.setup()
+    store.put(facts, "a", value)
+    assert [h.key for h in store.search(facts, query="cats")] == ["a"]
     conn.close()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from langgraph_typed_memory.store.core.protocol import Sql
 from tests.benchmark_scripts import REPO, load_benchmark
 
 LOCOMO_DEV = REPO.parent / "shared" / "datasets" / "locomo" / "dev"
@@ -192,8 +194,6 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
 def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) -> None:
     """Every system answers both traffic patterns; the product's fan-outs see the tenant-wide
     facts (LangGraph's PostgresStore, matching namespace prefixes, the user's own only)."""
-    import os
-
     if backend == "postgres" and os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"):
         pytest.skip("TYPED_MEMORY_SKIP_POSTGRES is set")
     many_users = load_benchmark("many_users")
@@ -251,4 +251,32 @@ def test_access_batches_quick_run_compares_the_batchings(tmp_path: Path) -> None
         LifecycleSettings().access_flush_every, *chunks)
     for name, row in report["configs"].items():
         assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["max_ms"], name
+        assert len(row["rounds"]) == 1, name
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_first_search_quick_run_compares_the_ways_of_reading_a_cell(
+        tmp_path: Path, backend: str) -> None:
+    """Each way answers its first and later requests, the store's way first, and the code
+    is as it was after each (the compared way only while it runs)."""
+    if backend == "postgres" and os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"):
+        pytest.skip("TYPED_MEMORY_SKIP_POSTGRES is set")
+    from langgraph_typed_memory.store.index import cells, fts5
+
+    first_search = load_benchmark("first_search")
+    kept = fts5._SELECT, cells._ordered
+    with first_search._no_kept_tokens(), first_search._text_loads():
+        assert "search_tokens" not in fts5._SELECT
+        assert not cells._ordered(Sql("SELECT 1", [])).binary
+    assert (fts5._SELECT, cells._ordered) == kept and "m.search_tokens" in fts5._SELECT
+    out = tmp_path / "first_search.json"
+    assert first_search.main(["--backend", backend, "--quick", "--json", str(out)]) == 0
+    assert (fts5._SELECT, cells._ordered) == kept
+    report = json.loads(out.read_text())
+    ways = list(report["ways"])
+    assert ways == list(first_search.WAYS[backend]) and len(ways) == 2
+    for name, row in report["ways"].items():
+        assert 0 < row["first_p50_ms"] <= row["first_p95_ms"], name
+        assert 0 < row["later_p50_ms"] <= row["later_p95_ms"], name
+        assert row["first_adds_ms"] == round(row["first_p50_ms"] - row["later_p50_ms"], 3)
         assert len(row["rounds"]) == 1, name

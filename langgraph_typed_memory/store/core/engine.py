@@ -418,8 +418,8 @@ class Engine(Records):
         if not w.texts or not w.vectors:
             return
         for (field, _), vec in zip(w.texts, w.vectors, strict=True):
-            yield from emit(q.Bulk.VECTOR, [seq, field, self.dialect.encode_vector(vec)],
-                             deferred)
+            yield from emit(self.dialect, q.Bulk.VECTOR,
+                            [seq, field, self.dialect.encode_vector(vec)], deferred)
 
 
 _BULK_ORDER = list(q.Bulk)

@@ -40,6 +40,10 @@ class Sql:
     prepare: bool | None = None
     """For drivers that prepare statements (psycopg): False has the server plan each call with
     its parameters, for statements whose best plan depends on them; None: the driver decides."""
+    binary: bool = False
+    """For drivers that can return rows in the database's binary format (psycopg): set on
+    reads of many rows of wide values (vectors, arrays), which then decode in about four
+    fifths of the time (a user's first search on Postgres, docs/backends.md)."""
     shared: bool = False
     """A read without side effects whose answer any plan may use: asked more than once in one
     turn of `interleave` (same text and parameters, which must then be hashable or lists of
@@ -481,18 +485,34 @@ async def _reads_async(
     return out
 
 
-_UNDEFINED_TABLE = "42P01"  # Postgres' SQLSTATE for a missing table
+_UNDEFINED = {"42P01": "table", "42703": "column"}
+"""Postgres' SQLSTATEs for a missing table and a missing column."""
 
 
 def not_set_up(exc: Exception) -> Exception:
-    """`exc`, or a `StoreNotSetUp` that says how to fix it when a table is missing."""
-    missing = getattr(exc, "sqlstate", None) == _UNDEFINED_TABLE or (
-        type(exc).__name__ == "OperationalError" and "no such table" in str(exc))
-    if not missing:
+    """`exc`, or a `StoreNotSetUp` that says how to fix it when a table is missing (never
+    set up) or a column (set up by an older version, not migrated since).
+
+    Example:
+        >>> import sqlite3
+        >>> error = not_set_up(sqlite3.OperationalError("no such column: m.search_tokens"))
+        >>> str(error).split(":")[0]
+        "The store's schema in this database is older than this version of the package"
+    """
+    missing = _UNDEFINED.get(getattr(exc, "sqlstate", None) or "")
+    if type(exc).__name__ == "OperationalError":
+        text = str(exc)
+        missing = "table" if "no such table" in text else "column" if (
+            "no such column" in text or "has no column named" in text) else None
+    if missing is None:
         return exc
     error = StoreNotSetUp(
         "The store's tables do not exist in this database: call store.setup() once (await "
-        f"store.setup() on an async store) before the first read or write. ({exc})")
+        f"store.setup() on an async store) before the first read or write. ({exc})"
+        if missing == "table" else
+        "The store's schema in this database is older than this version of the package: "
+        "call store.setup() once (await store.setup() on an async store) to migrate it "
+        f"before the first read or write. ({exc})")
     error.__cause__ = exc
     return error
 

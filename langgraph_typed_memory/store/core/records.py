@@ -74,6 +74,9 @@ class Dialect(Protocol):
     def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
         """The request running `statement` for many rows."""
         ...
+    def one(self, statement: q.Bulk, row: list[Any]) -> Sql:
+        """The request running `statement` for one row."""
+        ...
     def json_field(self, column: str, field: str) -> str:
         """SQL for a top-level field of a JSON column, as text (`field` is a constant)."""
         ...
@@ -119,10 +122,11 @@ def dt(seconds: float) -> datetime:
 
 Deferred = dict[q.Bulk, list[list[Any]]]
 """Rows of insert statements a batch sends in bulk (executemany) before its commit."""
-def emit(statement: q.Bulk, row: list[Any], deferred: Deferred | None) -> Plan[None]:
+def emit(dialect: Dialect, statement: q.Bulk, row: list[Any], deferred: Deferred | None
+         ) -> Plan[None]:
     """Run one insert now, or add its row to `deferred`."""
     if deferred is None:
-        yield Sql(statement.value, row)
+        yield dialect.one(statement, row)
     else:
         deferred.setdefault(statement, []).append(row)
 
@@ -258,7 +262,7 @@ class Records:
         """Append one lifecycle transition to the audit log, in the caller's transaction
         (with `deferred`, the row joins the bulk statements sent before the commit)."""
         scope = typed.scope
-        yield from emit(q.Bulk.AUDIT, [
+        yield from emit(self.dialect, q.Bulk.AUDIT, [
             memory_id, encode_namespace(typed.namespace()), key, typed.kind, scope.tenant_id,
             scope.user_id, scope.agent_id, ts(self.clock()), actor, before, after, reason,
             run_id,
@@ -286,7 +290,7 @@ class Records:
         now = ts(self.clock())
         scope, value, d = typed.scope, record.value, self.dialect
         occurred = ts(record.occurred_at) if record.occurred_at else None
-        yield from emit(q.Bulk.ROW, [
+        yield from emit(d, q.Bulk.ROW, [
             new_id, encode_namespace(typed.namespace()), key, d.dump_json(value), typed.kind,
             scope.tenant_id, scope.user_id, scope.agent_id, status, record.confidence,
             record.content_hash, record.search_text, occurred, now, now, expires, ttl,
@@ -295,8 +299,8 @@ class Records:
             d.dump_json(contradicts) if contradicts is not None else None, needs_review,
         ], deferred)
         for (field, _), vec in vectors:
-            yield from emit(q.Bulk.VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
-                             deferred)
+            yield from emit(d, q.Bulk.VECTOR_FOR_ID, [new_id, field, d.encode_vector(vec)],
+                            deferred)
 
     def drop_vectors(self, seq: int) -> Plan[None]:
         """Delete a record's vectors (it left the search indexes)."""

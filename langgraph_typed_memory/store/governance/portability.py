@@ -81,7 +81,9 @@ MEMORY_COLUMNS = (
     "policy_version", "last_accessed_at", "access_count", "repetitions", "evidence",
     "contradicts", "needs_review",
 )
-"""Every column of `memories` except `seq` (backend-internal) and Postgres' derived tsvector."""
+"""Every column of `memories` except `seq` (backend-internal) and the text's derived tokens
+(Postgres' tsvector; SQLite's `search_tokens`, left empty by an import: an imported record is
+tokenized when a search first reads it)."""
 _EXPORTED = {"access_count": q.ACCESS_COUNT, "last_accessed_at": q.LAST_ACCESS}
 """What an export reads for the columns that count a record's uses: with those folded from
 the access log."""

@@ -436,7 +436,8 @@ class CellFamily(Generic[E]):
 
 
 def _ordered(sql: Sql) -> Sql:
-    return Sql(f"{sql.text} ORDER BY m.seq", sql.params)
+    """A cell's rows in seq order, fetched in binary where the driver can."""
+    return Sql(f"{sql.text} ORDER BY m.seq", sql.params, binary=True)
 
 
 def _logged(cell: Cell, since: int) -> tuple[str, list[Any]]:

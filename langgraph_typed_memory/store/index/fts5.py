@@ -122,21 +122,44 @@ class Tokenizer:
         """The tokens of `text`, in order; its characters must be known (`_learn`)."""
         return [_token(word) for word in self.chars.words(text)]
 
-    def postings(self, texts: Sequence[str | None]) -> Plan[tuple[np.ndarray, Segment]]:
+    def joined(self, text: str | None) -> str | None:
+        """The tokens of `text` as a record keeps them beside it (`search_tokens`), in
+        order, joined by spaces (no token holds one: unicode61 separates tokens at it); None
+        for no text, no token, or a character not learned yet (`_learn`: the record is
+        tokenized when a search reads it).
+
+        Example:
+            >>> Tokenizer().joined("The runners' ponies"), Tokenizer().joined("Ätna")
+            ('the runner poni', None)
+        """
+        if not text or self.chars.unknown(text):
+            return None
+        return " ".join(self.split(text)) or None
+
+    def postings(
+        self, texts: Sequence[str | None], joined: Sequence[str | None] | None = None,
+    ) -> Plan[tuple[np.ndarray, Segment]]:
         """The texts' token counts, and for each token the texts holding it (indexes,
         ascending) with its occurrences in each (None holds none), as a `Segment`.
+        `joined[i]`, where not None, is text i's tokens as `joined` made them when it was
+        written: split, not tokenized again.
 
         Each (token, text) pair is one number, token id x texts + text index, so that
         numpy's sort-and-count (`unique`) gives the pairs in the segment's order with their
         occurrences: 20,000 texts of 8-16 words in ~0.2 s, about what FTS5 took to make them
-        (45 texts: 0.2 ms, where FTS5 took 0.9 ms and three statements)."""
-        yield from self._learn(t for t in texts if t)
+        (45 texts: 0.2 ms, where FTS5 took 0.9 ms and three statements). Split from their
+        kept tokens, a user's first search tokenizes its 45 texts in a third of the time
+        it took to tokenize them (docs/backends.md)."""
+        stored = joined or [None] * len(texts)
+        yield from self._learn(t for t, j in zip(texts, stored, strict=True) if t and j is None)
         terms: dict[str, int] = {}
         ids: list[int] = []
         owners: list[int] = []
-        for i, text in enumerate(texts):
-            if text:
-                found = [terms.setdefault(token, len(terms)) for token in self.split(text)]
+        for i, (text, tokens) in enumerate(zip(texts, stored, strict=True)):
+            split = (tokens.split(" ") if tokens is not None
+                     else self.split(text) if text else None)
+            if split:
+                found = [terms.setdefault(token, len(terms)) for token in split]
                 ids.extend(found)
                 owners.extend([i] * len(found))
         size = max(len(texts), 1)
@@ -161,9 +184,11 @@ class Tokenizer:
         return [self._terms[t] for t in terms]
 
 
-_SELECT = "SELECT m.seq, m.search_text, m.expires_at FROM memories m WHERE {where}"
-"""A cell's rows for the postings, tokenized by `Tokenizer.postings`: by the scope index,
-whose equal cell columns leave its entries in seq order (also for the rows after a seq)."""
+_SELECT = ("SELECT m.seq, m.search_text, m.expires_at, m.search_tokens FROM memories m "
+           "WHERE {where}")
+"""A cell's rows for the postings, tokenized by `Tokenizer.postings` (from the tokens kept
+beside a text where there are): by the scope index, whose equal cell columns leave its
+entries in seq order (also for the rows after a seq)."""
 
 
 class _Tokenized(ScopePostings):
@@ -191,9 +216,10 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         self.tokenizer = Tokenizer()
 
     def _tokenized(self, rows: list[tuple[Any, ...]]) -> Plan[tuple[Any, ...]]:
-        """(seqs, expiry times, lengths, postings) of (seq, text, expires_at) rows, tokenized;
-        a row's length is its token count (FTS5's document size)."""
-        lengths, postings = yield from self.tokenizer.postings([r[1] for r in rows])
+        """(seqs, expiry times, lengths, postings) of (seq, text, expires_at, tokens) rows,
+        tokenized; a row's length is its token count (FTS5's document size)."""
+        lengths, postings = yield from self.tokenizer.postings([r[1] for r in rows],
+                                                               [r[3] for r in rows])
         return [r[0] for r in rows], [r[2] for r in rows], lengths, postings
 
     @staticmethod

@@ -396,6 +396,10 @@ class PostgresDialect:
             return Sql(SQL_NOTE_ACCESS_ROWS, columns)
         return Sql(statement.value, many=rows)
 
+    def one(self, statement: q.Bulk, row: list[Any]) -> Sql:
+        """One row of a statement, as it is written."""
+        return Sql(statement.value, row)
+
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
     ) -> Plan[list[tuple[int, float]]]:

@@ -242,7 +242,8 @@ class PostgresMemoryStore(SyncMemoryStore):
                         cur.executemany(_statement(req), req.many)
                         return []
                     cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
-                                prepare=req.prepare if isinstance(req, Sql) else None)
+                                prepare=req.prepare if isinstance(req, Sql) else None,
+                                binary=isinstance(req, Sql) and req.binary)
                     return cur.fetchall() if _has_rows(cur) else []
 
             def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
@@ -251,7 +252,8 @@ class PostgresMemoryStore(SyncMemoryStore):
                 with conn.pipeline():
                     cursors = [conn.cursor(row_factory=tuple_row) for _ in steps]
                     for cur, req in zip(cursors, steps, strict=True):
-                        cur.execute(_statement(req), req.params, prepare=req.prepare)
+                        cur.execute(_statement(req), req.params, prepare=req.prepare,
+                                    binary=req.binary)
                 return [_rows(cur) for cur in cursors]
 
             def rollback() -> None:
@@ -362,7 +364,8 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
                     await cur.executemany(_statement(req), req.many)
                     return []
                 await cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
-                                  prepare=req.prepare if isinstance(req, Sql) else None)
+                                  prepare=req.prepare if isinstance(req, Sql) else None,
+                                  binary=isinstance(req, Sql) and req.binary)
                 return await cur.fetchall() if _has_rows(cur) else []
 
         async def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
@@ -371,7 +374,8 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
             async with conn.pipeline():
                 cursors = [conn.cursor(row_factory=tuple_row) for _ in steps]
                 for cur, req in zip(cursors, steps, strict=True):
-                    await cur.execute(_statement(req), req.params, prepare=req.prepare)
+                    await cur.execute(_statement(req), req.params, prepare=req.prepare,
+                                      binary=req.binary)
             return [await _arows(cur) for cur in cursors]
 
         async def rollback() -> None:

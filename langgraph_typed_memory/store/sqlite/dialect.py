@@ -291,7 +291,24 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             at REAL NOT NULL
         ) WITHOUT ROWID""",
     )),
+    # A record keeps its text's tokens (`Tokenizer.joined`) beside it, made when it is
+    # written: a search that reads a cell first splits them where it tokenized every text.
+    # A change of the text that does not write its tokens too clears them (the text is then
+    # tokenized when read, as are the records written before this migration).
+    ("0022_search_tokens", (
+        "ALTER TABLE memories ADD COLUMN search_tokens TEXT",
+        """CREATE TRIGGER memories_tokens_stale AFTER UPDATE OF search_text ON memories
+            WHEN new.search_tokens IS NOT NULL AND new.search_tokens IS old.search_tokens
+                AND new.search_text IS NOT old.search_text BEGIN
+            UPDATE memories SET search_tokens = NULL WHERE seq = new.seq;
+        END""",
+    )),
 )
+
+_TEXT_AT = q.INSERT_COLUMNS.index("search_text")
+_INSERT_ROW = (f"INSERT INTO memories ({', '.join(q.INSERT_COLUMNS)}, search_tokens) "
+               f"VALUES ({', '.join('?' * (len(q.INSERT_COLUMNS) + 1))})")
+"""`q.SQL_INSERT_ROW` with the text's tokens (`Tokenizer.joined`) after its columns."""
 
 
 class SqliteDialect:
@@ -335,13 +352,30 @@ class SqliteDialect:
         return np.asarray(vector, dtype=np.float32).tobytes()
 
     def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
-        """Many rows of one statement: executemany.
+        """Many rows of one statement: executemany (a record with its text's tokens, as
+        `one` writes it).
 
         Example:
             >>> len(SqliteDialect().bulk(q.Bulk.AUDIT, [[1], [2]]).many)
             2
         """
+        if statement is q.Bulk.ROW:
+            joined = self.postings.tokenizer.joined
+            return Sql(_INSERT_ROW, many=[[*row, joined(row[_TEXT_AT])] for row in rows])
         return Sql(statement.value, many=rows)
+
+    def one(self, statement: q.Bulk, row: list[Any]) -> Sql:
+        """One row of a statement; a record with its text's tokens (`Tokenizer.joined`:
+        None where the text holds a character no search has learned yet).
+
+        Example:
+            >>> sql = SqliteDialect().one(q.Bulk.ROW, [None] * len(q.INSERT_COLUMNS))
+            >>> sql.text.split(") VALUES")[0][-15:], len(sql.params)
+            (', search_tokens', 24)
+        """
+        if statement is q.Bulk.ROW:
+            return Sql(_INSERT_ROW, [*row, self.postings.tokenizer.joined(row[_TEXT_AT])])
+        return Sql(statement.value, row)
 
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
