@@ -33,7 +33,6 @@ import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
-from langgraph_typed_memory.store.sqlite.dialect import FTS_TABLES
 from langgraph_typed_memory.store.sqlite.store import connect_sqlite
 from tests.conftest import FakeClock, fresh_database, hash_index
 
@@ -248,8 +247,6 @@ def sqlite_integrity(path: str) -> None:
     conn = connect_sqlite(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        for table in FTS_TABLES.values():
-            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
     finally:
         conn.close()
 

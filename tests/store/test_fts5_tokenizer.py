@@ -173,8 +173,15 @@ def test_query_terms_as_fts5(conn: sqlite3.Connection) -> None:
 
 def test_long_tokens_are_cut_as_fts5_cuts_them(conn: sqlite3.Connection) -> None:
     texts = ["a" * (MAX_TOKEN_BYTES + 10) + " b", "é" * (MAX_TOKEN_BYTES // 2 + 3),
-             "running" * 9, "x" * 64 + "ing", "x" * 61 + "ing"]
-    assert _split(conn, Tokenizer(), texts) == _fts5(conn, texts)
+             "running" * 9, "x" * 64 + "ing", "x" * 61 + "ing",
+             "中" * (MAX_TOKEN_BYTES // 3 + 5) + " c"]
+    tokenizer = Tokenizer()
+    assert _split(conn, tokenizer, texts) == _fts5(conn, texts)
+    # the tokens a record keeps: the same, but none where the cut split a character (the
+    # token's bytes are no UTF-8 text a database takes): that record is tokenized when read
+    kept = [tokenizer.joined(text) for text in texts]
+    assert kept[-1] is None and [k.split(" ") for k in kept[:-1]] == [
+        tokenizer.split(t) for t in texts[:-1]]
 
 
 def test_statements_only_for_new_characters(conn: sqlite3.Connection) -> None:

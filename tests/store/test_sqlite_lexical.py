@@ -3,12 +3,13 @@
 Seeded random corpora (several tenants, users and agents, two ranked kinds, some superseded
 and expired rows, some rows without text, a Zipf-like vocabulary with porter-stem siblings
 so common terms match many rows and scores tie) are queried with 1-6 terms at several
-depths. The reference reads the postings of the scope's live rows straight from the kind's
-FTS5 index (an `fts5vocab` instance table; the scope and expiry filtered in SQL) and ranks
-them with `bm25_ranked` as one cell: `SqliteDialect.lexical`, which ranks per-cell postings
-cached in this process and tokenized apart, must return exactly that list (same seqs,
-bit-identical scores, same order), with or without a depth, and so must the cached postings
-after every kind of change to the scope or to the rest of the table.
+depths. The reference indexes the texts of the scope's live rows (the scope and expiry
+filtered in SQL) in an FTS5 table of the store's tokenizer, reads their postings back (an
+`fts5vocab` instance table) and ranks them with `bm25_ranked` as one cell:
+`SqliteDialect.lexical`, which ranks per-cell postings cached in this process, from kept
+tokens or tokenized apart, must return exactly that list (same seqs, bit-identical scores,
+same order), with or without a depth, and so must the cached postings after every kind of
+change to the scope or to the rest of the table.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql, interleave
 from langgraph_typed_memory.store.core.search import scope_read
 from langgraph_typed_memory.store.index.bm25 import bm25_ranked
-from langgraph_typed_memory.store.index.fts5 import Tokenizer
+from langgraph_typed_memory.store.index.fts5 import TOKENIZE, Tokenizer
 from langgraph_typed_memory.store.index.postings import ScopePostings
 from langgraph_typed_memory.store.index.scopes import TRIM_CHANGES
 from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
@@ -106,17 +107,21 @@ def _where(rng: random.Random) -> q.ScopeRead:
 def _reference(
     conn: sqlite3.Connection, read: q.ScopeRead, terms: list[str], depth: int | None
 ) -> list[tuple[int, float]]:
-    """`bm25_ranked` on the postings FTS5 holds for the scope's live rows, read in SQL."""
+    """`bm25_ranked` on the postings FTS5 makes of the scope's live rows: their texts
+    indexed by a full-text table of the store's tokenizer, read back through `fts5vocab`."""
     where, params = read.live()
-    table = f"memory_fts_{read.kind}"
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances "
-                 f"USING fts5vocab(main, {table}, instance)")
-    rows: dict[int, dict[str, int]] = {seq: {} for seq, in conn.execute(
-        f"SELECT m.seq FROM memories m WHERE {where} ORDER BY m.seq", params)}
+    conn.execute("DROP TABLE IF EXISTS temp.reference_instances")
+    conn.execute("DROP TABLE IF EXISTS temp.reference")
+    conn.execute(f"CREATE VIRTUAL TABLE temp.reference USING fts5(x, tokenize='{TOKENIZE}')")
+    conn.execute("CREATE VIRTUAL TABLE temp.reference_instances "
+                 "USING fts5vocab(temp, reference, instance)")
+    rows: dict[int, dict[str, int]] = {}
+    for seq, text in conn.execute(
+            f"SELECT m.seq, m.search_text FROM memories m WHERE {where} ORDER BY m.seq", params):
+        rows[seq] = {}
+        conn.execute("INSERT INTO temp.reference (rowid, x) VALUES (?, ?)", [seq, text])
     for seq, token, count in conn.execute(
-            f"SELECT doc, term, count(*) FROM temp.{table}_instances "
-            f"WHERE doc IN (SELECT m.seq FROM memories m WHERE {where}) GROUP BY doc, term",
-            params):
+            "SELECT doc, term, count(*) FROM temp.reference_instances GROUP BY doc, term"):
         rows[seq][token] = count
     entry = ScopePostings(0, 0)
     entry.append([(seq, list(held), list(held.values()), None) for seq, held in rows.items()])
@@ -141,33 +146,34 @@ def test_lexical_equals_reference(corpus: tuple[sqlite3.Connection, int]) -> Non
     assert tied > 0  # the corpora exercise the tie order
 
 
-def test_each_kind_has_its_own_full_text_table(corpus: tuple[sqlite3.Connection, int]) -> None:
-    """Migration 0012: a kind's table holds exactly the kind's rows that have text, and the
-    triggers keep it so through an update of the text and a delete."""
-    conn, _ = corpus
+def test_no_full_text_table_is_kept(monkeypatch) -> None:
+    """The store keeps no full-text table nor trigger feeding one: a database set up while
+    it kept them (before migration 0023) loses them at its next set-up and ranks as before."""
+    conn = connect_sqlite(":memory:")
+    monkeypatch.setattr(SqliteDialect, "migrations", lambda self, dims, every=(
+        SqliteDialect.migrations): tuple(m for m in every(self, dims) if m[0] < "0023"))
+    SqliteMemoryStore(conn).setup()
+    _fill(conn, random.Random(3), 300)
+    monkeypatch.undo()
 
-    def indexed(kind: str, word: str) -> set[int]:
-        table = f"memory_fts_{kind}"
-        return {r[0] for r in conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ?", [f'"{word}"'])}
+    def full_text() -> set[str]:
+        return {name for name, in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'memory_fts%'")}
 
-    for kind in ("fact", "episode"):
-        with_text = {r[0] for r in conn.execute(
-            "SELECT seq FROM memories WHERE kind = ? AND instr(' ' || search_text || ' ', "
-            "' w0 ') > 0", [kind])}
-        assert with_text and indexed(kind, "w0") == with_text
-    assert not {r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE name = 'memory_fts'")}
-    seq = conn.execute("SELECT seq FROM memories WHERE kind = 'fact' AND search_text "
-                       "IS NOT NULL LIMIT 1").fetchone()[0]
-    conn.execute("BEGIN")  # undone below: the corpus is shared by the module's tests
-    conn.execute("UPDATE memories SET search_text = 'zebraword' WHERE seq = ?", [seq])
-    assert indexed("fact", "zebraword") == {seq} and not indexed("episode", "zebraword")
-    conn.execute("DELETE FROM memories WHERE seq = ?", [seq])
-    assert not indexed("fact", "zebraword")
-    for table in ("memory_fts_fact", "memory_fts_episode", "memory_fts_observation"):
-        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
-    conn.execute("ROLLBACK")
+    assert {"memory_fts_fact", "memory_fts_episode_vocab", "memory_fts_observation_insert",
+            "memory_fts_fact_data"} <= full_text()  # tables, shadow tables, triggers
+    read = scope_read(Scope("t1", user_id="u1"), "fact", "m.status = 'active'", NOW)
+    before = _run(conn, SqliteDialect().lexical(read, ["w1", "run"], 20))
+    SqliteMemoryStore(conn).setup()
+    assert not full_text() and before
+    assert _run(conn, SqliteDialect().lexical(read, ["w1", "run"], 20)) == before == \
+        _reference(conn, read, ["w1", "run"], 20)
+    fresh = connect_sqlite(":memory:")
+    SqliteMemoryStore(fresh).setup()
+    assert not {name for name, in fresh.execute(
+        "SELECT name FROM sqlite_master WHERE name LIKE 'memory_fts%'")}
+    conn.close()
+    fresh.close()
 
 
 def test_cached_postings_follow_every_change() -> None:
@@ -267,6 +273,9 @@ def test_records_keep_their_texts_tokens_until_the_text_changes() -> None:
     assert set(ranked) == {"a", "b", "c"}
     store.put(facts, "d", {"subject": "user", "predicate": "trip", "content": "Saw Ätna"})
     assert kept()["d"][1] == "user trip saw atna"  # learned by the search
+    store.search(facts, query="中")  # learned: a token of 10,930 of them is cut mid-character
+    store.put(facts, "e", {"subject": "user", "predicate": "long", "content": "中" * 10_930})
+    assert kept()["e"][1] is None
     conn.execute("UPDATE memories SET search_text = 'w1 w2' WHERE key = 'a'")
     conn.execute("UPDATE memories SET search_text = search_text WHERE key = 'c'")
     rows = kept()

@@ -42,8 +42,8 @@ class Sql:
     its parameters, for statements whose best plan depends on them; None: the driver decides."""
     binary: bool = False
     """For drivers that can return rows in the database's binary format (psycopg): set on
-    reads of many rows of wide values (vectors, arrays), which then decode in about four
-    fifths of the time (a user's first search on Postgres, docs/backends.md)."""
+    reads of many rows of wide values (a cell's vectors and lexemes), which then arrive and
+    decode faster (docs/backends.md)."""
     shared: bool = False
     """A read without side effects whose answer any plan may use: asked more than once in one
     turn of `interleave` (same text and parameters, which must then be hashable or lists of

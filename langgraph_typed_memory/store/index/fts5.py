@@ -4,14 +4,15 @@ Each scope cell's rows are read once into postings (token -> row numbers and occ
 `ScopePostings`) kept in this process and brought up to date from the cell's counters
 (`index/scopes`: new records fetched alone, changed ones masked and fetched again). A search
 ranks the cells the scope sees together with `bm25_ranked`, the ranking Postgres' postings
-(`index/tsvector`) go through too, instead of FTS5's `bm25()`, whose statistics are the whole
-full-text table's (every tenant's rows) and which read every row of the table holding a query
-term to join it to `memories` and test the scope.
+(`index/tsvector`) go through too. (FTS5's `bm25()` counted its statistics over a whole
+full-text table, every tenant's rows, and read every row of the table holding a query term to
+join it to `memories` and test the scope; the store keeps no full-text table now.)
 
 Texts and query terms are tokenized in this process (`Tokenizer`), exactly as FTS5's
-`porter unicode61` tokenizer makes the tokens of the full-text tables: unicode61 with what it
-does to each character outside ASCII learned from FTS5 itself (`index/unicode61`), then FTS5's
-porter stemmer (`index/porter`). A search or a cell load sends no statement to tokenize,
+`porter unicode61` tokenizer makes its tokens: unicode61 with what it does to each character
+outside ASCII learned from FTS5 itself (`index/unicode61`), then FTS5's porter stemmer
+(`index/porter`). A record keeps its text's tokens (`Tokenizer.joined`, made when it is
+written), which a cell load splits; a search or a cell load sends no statement to tokenize,
 except the first time a character outside ASCII is met.
 """
 
@@ -36,7 +37,8 @@ from langgraph_typed_memory.store.index.unicode61 import Unicode61, probe
 __all__ = ["TOKENIZE", "MAX_TOKEN_BYTES", "Tokenizer", "ScopeFts5Cache"]
 
 TOKENIZE = "porter unicode61"
-"""The tokenizer of every full-text table (migration 0012), which `Tokenizer` reproduces."""
+"""FTS5's tokenizer that `Tokenizer` reproduces (the probe table's, and the full-text tables'
+while the store kept them)."""
 
 MAX_TOKEN_BYTES = 32768
 """FTS5 keeps a token's first 32,768 bytes (a longer one is indexed cut)."""
@@ -73,7 +75,7 @@ class Tokenizer:
 
     What unicode61 does with a character outside ASCII is learned from the connection's
     FTS5 the first time a text holds it: the characters' probe texts (`unicode61.probe`) are
-    written to `temp.memory_tokenizer`, a contentless FTS5 table with the full-text tables'
+    written to `temp.memory_tokenizer`, a contentless FTS5 table with the `TOKENIZE`
     tokenizer (it keeps tokens, never texts), under rowids of their own (the reads of one
     batch run interleaved, so probes may overlap), their tokens read back from an
     `fts5vocab` table, and the last probe out empties the table (a contentless table can only
@@ -134,7 +136,13 @@ class Tokenizer:
         """
         if not text or self.chars.unknown(text):
             return None
-        return " ".join(self.split(text)) or None
+        joined = " ".join(self.split(text))
+        if len(joined) * 4 > MAX_TOKEN_BYTES:  # a token cut inside a character: not UTF-8
+            try:
+                joined.encode()
+            except UnicodeEncodeError:
+                return None
+        return joined or None
 
     def postings(
         self, texts: Sequence[str | None], joined: Sequence[str | None] | None = None,
@@ -147,19 +155,18 @@ class Tokenizer:
         Each (token, text) pair is one number, token id x texts + text index, so that
         numpy's sort-and-count (`unique`) gives the pairs in the segment's order with their
         occurrences: 20,000 texts of 8-16 words in ~0.2 s, about what FTS5 took to make them
-        (45 texts: 0.2 ms, where FTS5 took 0.9 ms and three statements). Split from their
-        kept tokens, a user's first search tokenizes its 45 texts in a third of the time
-        it took to tokenize them (docs/backends.md)."""
+        (45 texts: 0.2 ms, where FTS5 took 0.9 ms and three statements). Kept tokens are
+        split in a third of the time their texts took to tokenize (docs/backends.md)."""
         stored = joined or [None] * len(texts)
         yield from self._learn(t for t, j in zip(texts, stored, strict=True) if t and j is None)
         terms: dict[str, int] = {}
         ids: list[int] = []
         owners: list[int] = []
-        for i, (text, tokens) in enumerate(zip(texts, stored, strict=True)):
-            split = (tokens.split(" ") if tokens is not None
-                     else self.split(text) if text else None)
-            if split:
-                found = [terms.setdefault(token, len(terms)) for token in split]
+        for i, (text, kept) in enumerate(zip(texts, stored, strict=True)):
+            tokens = (kept.split(" ") if kept is not None
+                      else self.split(text) if text else None)
+            if tokens:
+                found = [terms.setdefault(token, len(terms)) for token in tokens]
                 ids.extend(found)
                 owners.extend([i] * len(found))
         size = max(len(texts), 1)

@@ -1,8 +1,8 @@
 """SQLite dialect: schema migrations and the statements that differ from Postgres.
 
-Lexical search tokenizes as FTS5's `porter unicode61` tokenizer does into postings cached per
-scope cell and ranks them by BM25 (`bm25`), as Postgres does; one full-text table per ranked
-kind (`memory_fts_fact`, `memory_fts_episode`, `memory_fts_observation`) is kept by triggers.
+Lexical search ranks postings cached per scope cell by BM25 (`bm25`), as Postgres does, made
+from the tokens each record keeps (`search_tokens`: FTS5's `porter unicode61` tokens, made in
+this process as FTS5 makes them, when the record is written). No full-text table is kept.
 Vectors are float32 BLOBs ranked with numpy after the SQL scope filter: the stdlib `sqlite3`
 of many Pythons cannot load extensions such as sqlite-vec, and an exact scan keeps results
 exact (docs/backends.md has the figures).
@@ -45,7 +45,7 @@ from langgraph_typed_memory.store.index import (
 )
 
 FTS_TABLES = {kind: f"memory_fts_{kind}" for kind in sorted(RANKED_KINDS)}
-"""The full-text table of each ranked kind (migration 0012): the only kinds searched by text."""
+"""The full-text table of each ranked kind, from migration 0012 until 0023 dropped them."""
 
 
 def _full_text_per_kind() -> tuple[str, ...]:
@@ -303,6 +303,15 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             UPDATE memories SET search_tokens = NULL WHERE seq = new.seq;
         END""",
     )),
+    # With the tokens kept beside each record, the full-text tables are read by nothing:
+    # searches rank the cached postings. Their triggers indexed every insert, update and
+    # delete (an eighth of a bulk load's time). The space they held is reused by later
+    # writes, or returned by a VACUUM.
+    ("0023_no_full_text_tables", tuple(
+        statement for table in FTS_TABLES.values() for statement in (
+            f"DROP TRIGGER {table}_insert", f"DROP TRIGGER {table}_delete",
+            f"DROP TRIGGER {table}_update", f"DROP TABLE {table}_vocab", f"DROP TABLE {table}",
+        ))),
 )
 
 _TEXT_AT = q.INSERT_COLUMNS.index("search_text")
@@ -402,9 +411,9 @@ class SqliteDialect:
             >>> first.steps[0].params, len(first.steps)
             (['episode', 'fact', 'observation', 'acme', '', '', '', ''], 2)
         """
-        if scope.kind not in FTS_TABLES:
-            raise ValueError(f"no full-text table for kind {scope.kind!r}: lexical search "
-                             f"ranks the kinds {sorted(FTS_TABLES)}")
+        if scope.kind not in RANKED_KINDS:
+            raise ValueError(f"no lexical search of kind {scope.kind!r}: lexical search "
+                             f"ranks the kinds {sorted(RANKED_KINDS)}")
         # the cells' counters first: the vector search of the same scope, run beside this
         # one, asks for them in the same turn, and they go out once
         _, counted, loaded = yield from self.postings.counted_with_cold(
@@ -419,15 +428,10 @@ class SqliteDialect:
         return []
 
     def after_erasure(self) -> list[Sql]:
-        """Leave no trace of erased text in the file: merge the full-text segments (dropping
-        deleted postings), rewrite the file without free pages (other connections, such as a
-        checkpointer's, may have freed pages without zeroing them) and empty the WAL."""
-        return [
-            *(Sql(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-              for table in FTS_TABLES.values()),
-            Sql("VACUUM"),
-            Sql("PRAGMA wal_checkpoint(TRUNCATE)"),
-        ]
+        """Leave no trace of erased text in the file: rewrite it without free pages (other
+        connections, such as a checkpointer's, may have freed pages without zeroing them)
+        and empty the WAL."""
+        return [Sql("VACUUM"), Sql("PRAGMA wal_checkpoint(TRUNCATE)")]
 
     def vector_top_k(
         self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
