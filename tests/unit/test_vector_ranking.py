@@ -1,6 +1,6 @@
 """Exact vector ranking over the cells a scope sees against a brute-force ranking.
 
-The cells are ranked one by one and merged (`ScopeVectorCache._ranked`); the reference scores
+The cells are ranked one by one and merged (`vectors._ranked`); the reference scores
 every live record once, over all cells together: its best cosine over its vectors (a record
 may have several), expired rows left out, a changed record's old rows masked.
 """
@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from langgraph_typed_memory.store.index.vectors import ScopeVectorCache, _ScopeMatrix
+from langgraph_typed_memory.store.index.vectors import _ranked, _ScopeMatrix
 
 NOW = 100.0
 DIMS = 16
@@ -72,7 +72,7 @@ def test_the_cells_ranked_one_by_one_and_merged_rank_as_one_scope(seed):
     cells = _cells(records, rng, rng.randint(1, 4))
     query = [rng.gauss(0, 1) for _ in range(DIMS)]
     depth = rng.choice([1, 5, 10, 200])
-    found = ScopeVectorCache._ranked(cells, NOW, query, depth)
+    found = _ranked(cells, NOW, query, depth)
     expected = _reference(records, query, depth)
     assert [seq for seq, _ in found] == [seq for seq, _ in expected]
     assert [score for _, score in found] == pytest.approx([s for _, s in expected], abs=1e-5)
@@ -82,7 +82,7 @@ def test_a_zero_query_scores_every_live_record_zero_older_first():
     rng = random.Random(7)
     records = _records(rng, 20)
     cells = _cells(records, rng, 3)
-    found = ScopeVectorCache._ranked(cells, NOW, [0.0] * DIMS, 5)
+    found = _ranked(cells, NOW, [0.0] * DIMS, 5)
     live = sorted(r["seq"] for r in records if r["expires"] is None or r["expires"] > NOW)
     assert found == [(seq, 0.0) for seq in live[:5]]
 
@@ -107,5 +107,5 @@ def test_a_ranking_is_the_same_bits_whatever_the_entrys_history(seed):
     again = rng.sample(records, min(5, len(records)))
     pieces.mask([r["seq"] for r in again])
     pieces.append([(r["seq"], v, None, 0.5, NOW, None) for r in again for v in r["vectors"]])
-    assert (ScopeVectorCache._ranked([pieces.view()], NOW, query, None)
-            == ScopeVectorCache._ranked([whole.view()], NOW, query, None))
+    assert (_ranked([pieces.view()], NOW, query, None)
+            == _ranked([whole.view()], NOW, query, None))

@@ -167,7 +167,9 @@ class Engine(Records):
                 self.index.embed_timeout)
 
         # The reads run together, ranked searches first: their statements share the first
-        # round trips while the query is embedded.
+        # round trips while the query is embedded, and on SQLite, which runs a round trip's
+        # statements in order, the cells' counters are read before the listings
+        # (tests/store/test_fanout_statements.py holds the order).
         order = sorted(range(len(ops)), key=lambda i: not (
             isinstance(ops[i], SearchOp) and ops[i].query))  # type: ignore[union-attr]
         results: list[Result] = [None] * len(ops)

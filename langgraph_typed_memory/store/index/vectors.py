@@ -183,17 +183,17 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         vector = (yield from query()) if callable(query) else query
         if vector is None:
             return None
-        return VectorRanking(self._ranked(cells, scope.now, vector, depth), cells)
+        return VectorRanking(_ranked(cells, scope.now, vector, depth), cells)
 
-    @staticmethod
-    def _ranked(cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
-                depth: int | None) -> list[tuple[int, float]]:
-        """The ranking of the cells' rows: each cell's, merged."""
-        unit = _unit(query)
-        return _merged([
-            _rank(cell.padded, cell.seqs, cell.expires if cell.soonest <= now else None, now,
-                  unit, depth)
-            for cell in cells], depth)
+
+def _ranked(cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
+            depth: int | None) -> list[tuple[int, float]]:
+    """The ranking of the cells' rows: each cell's, merged."""
+    unit = _unit(query)
+    return _merged([
+        _rank(cell.padded, cell.seqs, cell.expires if cell.soonest <= now else None, now,
+              unit, depth)
+        for cell in cells], depth)
 
 
 def _merged(parts: list[list[tuple[int, float]]], depth: int | None
