@@ -90,7 +90,7 @@ def _reads(trip: list[str]) -> list[str]:
     for text in trip:
         if "FROM memory_scope_versions" in text:
             out.append("counters")
-        elif "m.kind IN" in text:
+        elif "ORDER BY (m.user_id IS NOT NULL)" in text:  # wider scopes first, by key
             out.append("listing")
         elif "m.seq IN" in text or "m.seq = ANY" in text:
             out.append("page")
@@ -154,3 +154,64 @@ def test_postgres_fan_out_round_trips(pg_server: Any, monkeypatch: pytest.Monkey
         assert first.count("load") == 8  # vectors and postings of 2 cells (user's, tenant's) x 2
         warm = [_reads(t) for t in trips.fan_out(node, "blue whales singing in the office")]
         assert warm == [["counters", "lexemes", "listing"], ["page", "page"]]
+
+
+# ------------------------------------------------------------------ the listing's plan
+
+LISTING_ROWS = (
+    "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, status, created_at, "
+    "updated_at) VALUES (?, ?, ?, '{}', ?, 'acme', ?, 'active', 1, 1)")
+
+
+def _listing_rows(users: int) -> list[list[Any]]:
+    """Five preferences for each of `users` users, a policy and a procedure of the tenant."""
+    rows: list[list[Any]] = [[f"t{k}", f"tenant:acme.{k}", k, k, None]
+                             for k in ("policy", "procedure")]
+    rows += [[f"u{u}p{j}", f"tenant:acme.user:u{u}.preference", f"k{j}", "preference", f"u{u}"]
+             for u in range(users) for j in range(5)]
+    return rows
+
+
+@pytest.mark.parametrize("statistics", [False, True])
+def test_sqlite_listing_reads_each_cell_by_the_scope_index(statistics: bool) -> None:
+    """The policies, procedures and preferences a fan-out lists are read cell by cell
+    through the scope index, on every column of it, with or without the database's
+    statistics: never every user's rows of the tenant."""
+    from langgraph_typed_memory.namespaces import Scope
+    from langgraph_typed_memory.store.core.search import _exact_listing
+
+    with SqliteMemoryStore.from_conn_string(":memory:") as store:
+        store.setup()
+        conn = store.conn
+        conn.executemany(LISTING_ROWS, _listing_rows(2000))
+        if statistics:
+            conn.execute("ANALYZE")
+        sql = _exact_listing(Scope("acme", "u7"), "m.status = 'active'", 5.0, False)
+        plan = [r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql.text, sql.params)]
+        searches = [step for step in plan if step.startswith("SEARCH m")]
+        assert "MULTI-INDEX OR" in plan and len(searches) == 6, plan  # 3 kinds x 2 cells
+        assert all("memories_scope (tenant_id=? AND kind=? AND status=? AND user_id=? AND "
+                   "agent_id=?)" in step for step in searches), plan
+        rows = conn.execute(sql.text, sql.params).fetchall()
+        assert [(r[5], r[7]) for r in rows] == [("policy", None), ("procedure", None)] + [
+            ("preference", "u7")] * 5
+
+
+def test_postgres_listing_reads_each_cell_by_the_scope_index(pg_server: Any) -> None:
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+    from langgraph_typed_memory.namespaces import Scope
+    from langgraph_typed_memory.store.core.search import _exact_listing
+    from langgraph_typed_memory.store.postgres.store import to_psycopg
+
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        PostgresMemoryStore(conn).setup()
+        with conn.cursor() as cur:
+            cur.executemany(to_psycopg(LISTING_ROWS), _listing_rows(2000))
+        conn.execute("ANALYZE")
+        sql = _exact_listing(Scope("acme", "u7"), "m.status = 'active'", 5.0, False)
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN " + to_psycopg(sql.text), sql.params, prepare=False))
+        assert "memories_scope" in plan and "Seq Scan on memories" not in plan, plan
+        assert len(conn.execute(to_psycopg(sql.text), sql.params).fetchall()) == 7

@@ -65,9 +65,13 @@ def test_untyped_is_not_typed():
 
 
 def test_visibility_sql_widens_only_upwards():
-    sql, params = visible_scope_sql(Scope("a", "u"), "fact")
-    assert "(m.user_id IS NULL OR m.user_id = ?)" in sql and "m.agent_id IS NULL" in sql
-    assert params == ["fact", "a", "u"]
+    sql, params = visible_scope_sql(Scope("a", "u"), "fact", "m.status = 'active'")
+    assert sql.count(" OR ") == 1 and sql.count("m.agent_id IS NULL") == 2
+    assert "m.user_id IS NULL" in sql and "m.user_id = ?" in sql
+    assert params == ["fact", "a", "fact", "a", "u"]
+    sql, params = visible_scope_sql(Scope("a", "u", "bot"), "fact", "m.status = 'active'")
+    assert sql.count(" OR ") == 3 and params.count("u") == 2 and params.count("bot") == 2
+    assert params[-4:] == ["fact", "a", "u", "bot"]  # the own cell's term comes last
 
 
 def test_initial_status_rules():

@@ -231,30 +231,44 @@ unit `memory_scope_versions` counts changes of, and the unit the search caches h
 
 
 def visible_filter(
-    kind: str | tuple[str, ...], tenant_id: str, user_id: str | None, agent_id: str | None
+    kind: str | tuple[str, ...], tenant_id: str, user_id: str | None, agent_id: str | None,
+    status: str | None = None,
 ) -> tuple[str, list[Any]]:
     """The scope filter of a typed read (alias `m`): its own cell and the wider shared ones,
-    of one kind or of several (a tuple).
+    of one kind or of several (a tuple), with `status` (an SQL constant on `m`) if given.
+
+    One term per cell of each kind, OR-ed, each holding every condition with the cell's
+    columns by equality: the form the scope index serves term by term on both backends,
+    whether or not the database has statistics. Written once for all cells
+    (`m.user_id IS NULL OR m.user_id = ?`), SQLite without statistics used the index only
+    down to the status and read every user's rows of the tenant's kinds: a fan-out's listing
+    of policies, procedures and preferences took 0.6-0.8 ms at 2,000 users and grew with
+    them; with `m.kind IN (...)` in each term it read the whole tenant (tests check the
+    plans).
 
     Example:
-        >>> where, params = visible_filter("fact", "acme", "alice", None)
-        >>> where.split(" AND ")[2:], params
-        (['(m.user_id IS NULL OR m.user_id = ?)', 'm.agent_id IS NULL'], ['fact', 'acme', 'alice'])
+        >>> where, params = visible_filter("fact", "acme", "alice", None, "m.status = 'a'")
+        >>> for term in where.split(" OR "):
+        ...     print(term.replace("m.kind = ? AND m.tenant_id = ? AND ", ""))
+        ((m.user_id IS NULL AND m.agent_id IS NULL AND m.status = 'a')
+        (m.user_id = ? AND m.agent_id IS NULL AND m.status = 'a'))
+        >>> params
+        ['fact', 'acme', 'fact', 'acme', 'alice']
         >>> where, params = visible_filter(("fact", "episode"), "acme", None, None)
-        >>> where.split(" AND ")[0], params
-        ('m.kind IN (?, ?)', ['fact', 'episode', 'acme'])
+        >>> where.count(" OR "), params
+        (1, ['fact', 'acme', 'episode', 'acme'])
     """
     kinds = (kind,) if isinstance(kind, str) else kind
-    parts = ["m.kind = ?" if isinstance(kind, str)
-             else f"m.kind IN ({', '.join('?' * len(kinds))})", "m.tenant_id = ?"]
-    params: list[Any] = [*kinds, tenant_id]
-    for column, value in (("user_id", user_id), ("agent_id", agent_id)):
-        if value is None:
-            parts.append(f"m.{column} IS NULL")
-        else:
-            parts.append(f"(m.{column} IS NULL OR m.{column} = ?)")
-            params.append(value)
-    return " AND ".join(parts), params
+    rest = "" if status is None else f" AND {status}"
+    terms: list[str] = []
+    params: list[Any] = []
+    for one in kinds:
+        for user in (None,) if user_id is None else (None, user_id):
+            for agent in (None,) if agent_id is None else (None, agent_id):
+                where, values = cell_filter((one, tenant_id, user, agent))
+                terms.append(f"({where}{rest})")
+                params += values
+    return (terms[0] if len(terms) == 1 else f"({' OR '.join(terms)})"), params
 
 
 def cell_filter(cell: Cell, alias: str = "m") -> tuple[str, list[Any]]:
@@ -287,7 +301,7 @@ class ScopeRead:
     Example:
         >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
         >>> read.live()[1]
-        ['fact', 'acme', 'alice', 5.0]
+        ['fact', 'acme', 'fact', 'acme', 'alice', 5.0]
         >>> read.cells()
         [('fact', 'acme', None, None), ('fact', 'acme', 'alice', None)]
     """
@@ -302,14 +316,15 @@ class ScopeRead:
     @property
     def where(self) -> str:
         """The filter of the visible rows (alias `m`) without the expiry test."""
-        return f"{self.visible()[0]} AND {self.status}"
+        return self.visible()[0]
 
     @property
     def params(self) -> list[Any]:
         return self.visible()[1]
 
     def visible(self) -> tuple[str, list[Any]]:
-        return visible_filter(self.kind, self.tenant_id, self.user_id, self.agent_id)
+        return visible_filter(self.kind, self.tenant_id, self.user_id, self.agent_id,
+                              self.status)
 
     def live(self) -> tuple[str, list[Any]]:
         """The filter with the expiry test, for a statement."""

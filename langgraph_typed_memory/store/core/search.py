@@ -72,14 +72,15 @@ _HISTORY_SQL = "m.status IN (" + ", ".join(f"'{s}'" for s in HISTORY_STATUSES) +
 """What history-mode search may return (a constant list, never caller input)."""
 
 
-def visible_scope_sql(scope: Scope, kind: str) -> tuple[str, list[Any]]:
-    """The scope filter of a typed read: own scope plus the wider shared scopes.
+def visible_scope_sql(scope: Scope, kind: str, status: str) -> tuple[str, list[Any]]:
+    """The scope filter of a typed read: own scope plus the wider shared scopes, of the
+    records whose status passes `status` (an SQL constant).
 
     Example:
-        >>> visible_scope_sql(Scope("acme", user_id="alice"), "fact")[1]
-        ['fact', 'acme', 'alice']
+        >>> visible_scope_sql(Scope("acme", user_id="alice"), "fact", "m.status = 'active'")[1]
+        ['fact', 'acme', 'fact', 'acme', 'alice']
     """
-    return q.visible_filter(kind, scope.tenant_id, scope.user_id, scope.agent_id)
+    return q.visible_filter(kind, scope.tenant_id, scope.user_id, scope.agent_id, status)
 
 
 def scope_read(scope: Scope, kind: str, status: str, now: float) -> q.ScopeRead:
@@ -175,10 +176,10 @@ def _typed_find(
     query_vectors: QueryVectors | None,
     history: bool,
 ) -> Plan[SearchResults]:
-    scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind)
     visible = _HISTORY_SQL if history else "m.status = 'active'"
+    scope_where, scope_params = visible_scope_sql(typed.scope, typed.kind, visible)
     now = records.clock().timestamp()
-    where, params = f"{scope_where} AND {visible} AND {q.LIVE}", [*scope_params, now]
+    where, params = f"{scope_where} AND {q.LIVE}", [*scope_params, now]
     if typed.kind in EXACT_KINDS:
         # Exhaustive known-scope lookup. No ranking, no top-k: every active record.
         kinds = _FAN_OUT_KINDS if typed.kind in _FAN_OUT_KINDS else (typed.kind,)
@@ -208,9 +209,9 @@ def _typed_find(
     indexed = scope_read(typed.scope, typed.kind, "m.status IN ('active', 'expired')", now)
     window = op._replace(offset=0, limit=op.offset + op.limit)
     found = yield from _hybrid(records, window, typed, indexed, query_vectors)
-    older = yield from _superseded_matches(records, 
-        window, typed, f"{scope_where} AND m.status = 'superseded' AND {q.LIVE}", params
-    )
+    superseded, args = visible_scope_sql(typed.scope, typed.kind, "m.status = 'superseded'")
+    older = yield from _superseded_matches(
+        records, window, typed, f"{superseded} AND {q.LIVE}", [*args, now])
     # One common measure for indexed and unindexed versions: the share of the query's
     # terms a record's text holds scales every score by (1 + share) / 2.
     terms = set(query_terms(op.query or ""))
@@ -235,12 +236,13 @@ def _exact_listing(scope: Scope, visible: str, now: float, history: bool,
 
     Example:
         >>> sql = _exact_listing(Scope("acme", "alice"), "m.status = 'active'", 5.0, False)
-        >>> sql.params, sql.shared
-        (['policy', 'preference', 'procedure', 'acme', 'alice', 5.0], True)
+        >>> sql.params[:5], len(sql.params), sql.shared  # per kind: the tenant's, the user's
+        (['policy', 'acme', 'policy', 'acme', 'alice'], 16, True)
     """
-    where, params = q.visible_filter(kinds, scope.tenant_id, scope.user_id, scope.agent_id)
+    where, params = q.visible_filter(kinds, scope.tenant_id, scope.user_id, scope.agent_id,
+                                     visible)
     return Sql(
-        f"SELECT {q.COLUMNS} FROM memories m WHERE {where} AND {visible} AND {q.LIVE} "
+        f"SELECT {q.COLUMNS} FROM memories m WHERE {where} AND {q.LIVE} "
         "ORDER BY (m.user_id IS NOT NULL), (m.agent_id IS NOT NULL), m.key, "
         + ("m.seq DESC" if history else "m.seq"),
         [*params, now], shared=True)
