@@ -369,8 +369,7 @@ class SqliteDialect:
             2
         """
         if statement is q.Bulk.ROW:
-            joined = self.postings.tokenizer.joined
-            return Sql(_INSERT_ROW, many=[[*row, joined(row[_TEXT_AT])] for row in rows])
+            return Sql(_INSERT_ROW, many=[self._with_tokens(row) for row in rows])
         return Sql(statement.value, many=rows)
 
     def one(self, statement: q.Bulk, row: list[Any]) -> Sql:
@@ -383,8 +382,11 @@ class SqliteDialect:
             (', search_tokens', 24)
         """
         if statement is q.Bulk.ROW:
-            return Sql(_INSERT_ROW, [*row, self.postings.tokenizer.joined(row[_TEXT_AT])])
+            return Sql(_INSERT_ROW, self._with_tokens(row))
         return Sql(statement.value, row)
+
+    def _with_tokens(self, row: list[Any]) -> list[Any]:
+        return [*row, self.postings.tokenizer.joined(row[_TEXT_AT])]
 
     def lexical(
         self, scope: q.ScopeRead, terms: list[str], depth: int | None
