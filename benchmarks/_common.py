@@ -6,6 +6,7 @@ Imported by the scripts beside it (`python benchmarks/<script>.py` puts this fol
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
@@ -36,6 +37,19 @@ def machine() -> str:
     return (f"{platform.machine()}, {os.cpu_count()} cores ({platform.processor() or 'cpu'}), "
             f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
             f"SQLite {sqlite3.sqlite_version}")
+
+
+def report(title: str, meta: dict[str, Any], table: str, out: Path | None,
+           figures: dict[str, Any]) -> None:
+    """Print a run's title, machine, command and table; with `out`, also write the
+    metadata and `figures` there as JSON."""
+    print(title)
+    print(f"machine: {meta['machine']}")
+    print(f"command: {meta['command']}")
+    print()
+    print(table)
+    if out:
+        out.write_text(json.dumps({"meta": meta, **figures}, indent=2) + "\n", encoding="utf-8")
 
 
 @contextmanager

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -36,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import Clock, log, machine, postgres_backend, torch_threads
+from _common import Clock, log, postgres_backend, report, torch_threads
 from many_users import (
     POSTGRES,
     SQLITE,
@@ -45,6 +43,7 @@ from many_users import (
     check_sizes,
     data_arguments,
     open_system,
+    rounds_meta,
     traffic,
 )
 
@@ -142,27 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.users, args.memories_per_user, args.tenant_facts = 100, 10, 500
         args.requests, args.warmup, args.rounds = 60, 10, 1
     check_sizes(parser, args, args.rounds)
-    meta: dict[str, Any] = {
-        "command": " ".join(["python", "benchmarks/access_batches.py", *arguments]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "load1": os.getloadavg()[0],
-        **{k: getattr(args, k) for k in ("backend", "users", "memories_per_user",
-                                         "tenant_facts", "requests", "warmup", "rounds")},
-    }
+    meta = rounds_meta("access_batches.py", arguments, args)
     log(f"machine: {meta['machine']}")
     results = run(args, meta)
-    print(f"Access tracking's batches: {args.backend}, {args.users:,} users x "
-          f"{args.memories_per_user} memories + {args.tenant_facts:,} tenant-wide facts, users "
-          f"picked uniformly, {args.requests:,} timed fan-outs a round after {args.warmup:,}, "
-          f"medians of {args.rounds} alternated rounds, excluding query embedding")
-    print(f"machine: {meta['machine']}")
-    print(f"command: {meta['command']}")
-    print()
-    print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "configs": results}, indent=2) + "\n",
-                             encoding="utf-8")
+    report(f"Access tracking's batches: {args.backend}, {args.users:,} users x "
+           f"{args.memories_per_user} memories + {args.tenant_facts:,} tenant-wide facts, users "
+           f"picked uniformly, {args.requests:,} timed fan-outs a round after {args.warmup:,}, "
+           f"medians of {args.rounds} alternated rounds, excluding query embedding",
+           meta, table(results), args.json, {"configs": results})
     return 0
 
 

@@ -32,8 +32,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -42,8 +40,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import Clock, log, machine, postgres_backend, torch_threads
-from many_users import POSTGRES, SQLITE, Dataset, System, check_sizes, data_arguments, open_system
+from _common import Clock, log, postgres_backend, report, torch_threads
+from many_users import (
+    POSTGRES,
+    SQLITE,
+    Dataset,
+    System,
+    check_sizes,
+    data_arguments,
+    open_system,
+    rounds_meta,
+)
 
 from langgraph_typed_memory.store.core.protocol import Sql
 from langgraph_typed_memory.store.index import cells, fts5
@@ -167,27 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if needed > args.users:
         parser.error(f"{needed:,} users are needed (warm-up, then a new user per first "
                      f"request), not {args.users:,}: raise --users")
-    meta: dict[str, Any] = {
-        "command": " ".join(["python", "benchmarks/first_search.py", *arguments]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "load1": os.getloadavg()[0],
-        **{k: getattr(args, k) for k in ("backend", "users", "memories_per_user",
-                                         "tenant_facts", "requests", "warmup", "rounds")},
-    }
+    meta = rounds_meta("first_search.py", arguments, args)
     log(f"machine: {meta['machine']}")
     results = run(args, meta)
-    print(f"A user's first search: {args.backend}, {args.users:,} users x "
-          f"{args.memories_per_user} memories + {args.tenant_facts:,} tenant-wide facts, "
-          f"{args.requests} first and {args.requests} later fan-outs a way and round, "
-          f"medians of {args.rounds} alternated rounds, excluding query embedding")
-    print(f"machine: {meta['machine']}")
-    print(f"command: {meta['command']}")
-    print()
-    print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "ways": results}, indent=2) + "\n",
-                             encoding="utf-8")
+    report(f"A user's first search: {args.backend}, {args.users:,} users x "
+           f"{args.memories_per_user} memories + {args.tenant_facts:,} tenant-wide facts, "
+           f"{args.requests} first and {args.requests} later fan-outs a way and round, "
+           f"medians of {args.rounds} alternated rounds, excluding query embedding",
+           meta, table(results), args.json, {"ways": results})
     return 0
 
 

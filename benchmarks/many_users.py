@@ -89,6 +89,7 @@ from _common import (
     bulk_put,
     log,
     machine,
+    percentiles,
     postgres_analyze,
     postgres_backend,
     postgres_size_mb,
@@ -419,8 +420,7 @@ class System:
         first = firsts(users, self.answered)
         times, facts, episodes = self.requests(users, queries, f"{name} {plan.pattern}")
         row: dict[str, Any] = {
-            "p50_ms": round(float(np.percentile(times, 50)), 3),
-            "p95_ms": round(float(np.percentile(times, 95)), 3),
+            **percentiles(times),
             "max_ms": round(max(times), 3),
             "requests": len(times),
             "distinct_users": len(set(users)),
@@ -431,9 +431,8 @@ class System:
             "anon_mb": {"before_load": rss_before["anon"], "after_load": rss_loaded["anon"],
                         "after_traffic": 0.0},
             "db_mb": self.size_mb(),
-            "first_requests": percentiles([t for t, f in zip(times, first, strict=True) if f]),
-            "later_requests": percentiles([t for t, f in zip(times, first, strict=True)
-                                           if not f]),
+            "first_requests": counted([t for t, f in zip(times, first, strict=True) if f]),
+            "later_requests": counted([t for t, f in zip(times, first, strict=True) if not f]),
         }
         gc.collect()
         after = rss_mb()
@@ -465,12 +464,11 @@ def firsts(users: list[int], answered: set[int]) -> list[bool]:
     return out
 
 
-def percentiles(times: list[float]) -> dict[str, Any]:
+def counted(times: list[float]) -> dict[str, Any]:
     """The requests, p50 and p95 ms of `times` (None for none)."""
     if not times:
         return {"requests": 0, "p50_ms": None, "p95_ms": None}
-    return {"requests": len(times), "p50_ms": round(float(np.percentile(times, 50)), 3),
-            "p95_ms": round(float(np.percentile(times, 95)), 3)}
+    return {"requests": len(times), **percentiles(times)}
 
 
 def open_system(name: str, own: ExitStack, data: Dataset, clock: Clock,
@@ -622,6 +620,20 @@ def data_arguments(parser: argparse.ArgumentParser, *, users: int, requests: int
     parser.add_argument("--warmup", type=int, default=200,
                         help=warmup or f"untimed requests {per} before the timed ones")
     parser.add_argument("--seed", type=int, default=20260601)
+
+
+def rounds_meta(script: str, arguments: Sequence[str], args: argparse.Namespace
+                ) -> dict[str, Any]:
+    """The metadata of a run of alternated rounds on this data (benchmarks/access_batches.py,
+    first_search.py): its command, date, machine and load, and the sizes it ran with."""
+    return {
+        "command": " ".join(["python", f"benchmarks/{script}", *arguments]),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "load1": os.getloadavg()[0],
+        **{k: getattr(args, k) for k in ("backend", "users", "memories_per_user",
+                                         "tenant_facts", "requests", "warmup", "rounds")},
+    }
 
 
 def check_sizes(parser: argparse.ArgumentParser, args: argparse.Namespace,

@@ -220,8 +220,9 @@ def test_cached_postings_follow_every_change() -> None:
         ("UPDATE memories SET expires_at = ? WHERE seq = ?", [NOW + 5.0, seqs[2]]),
         ("DELETE FROM memories WHERE seq = ?", [seqs[0]]),
     ]
-    held = [r[0] for r in conn.execute(f"SELECT m.seq FROM memories m WHERE {read.where} "
-                                       "AND m.seq < 600", list(read.params))]
+    where, params = read.visible()
+    held = [r[0] for r in conn.execute(f"SELECT m.seq FROM memories m WHERE {where} "
+                                       "AND m.seq < 600", params)]
     older = rng.sample(held, 3)  # records held since the first load
     changes += [
         ("UPDATE memories SET search_text = 'w1 w1 w1 dog' WHERE seq = ?", [older[0]]),

@@ -296,7 +296,7 @@ class ScopeRead:
     """The rows a ranked search reads: the records of `kind` visible from the scope
     (`tenant_id`, `user_id`, `agent_id`: its own cell and the wider ones) whose status passes
     `status` (an SQL constant on alias `m`), live at `now`. The expiry test is left out of
-    `where`, so that structures cached per cell can mask expiry themselves.
+    `visible()`, so that structures cached per cell can mask expiry themselves.
 
     Example:
         >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
@@ -313,22 +313,15 @@ class ScopeRead:
     status: str
     now: float
 
-    @property
-    def where(self) -> str:
-        """The filter of the visible rows (alias `m`) without the expiry test."""
-        return self.visible()[0]
-
-    @property
-    def params(self) -> list[Any]:
-        return self.visible()[1]
-
     def visible(self) -> tuple[str, list[Any]]:
+        """The filter of the visible rows (alias `m`) without the expiry test."""
         return visible_filter(self.kind, self.tenant_id, self.user_id, self.agent_id,
                               self.status)
 
     def live(self) -> tuple[str, list[Any]]:
         """The filter with the expiry test, for a statement."""
-        return f"{self.where} AND {LIVE}", [*self.params, self.now]
+        where, params = self.visible()
+        return f"{where} AND {LIVE}", [*params, self.now]
 
     def cells(self) -> list[Cell]:
         """The cells the scope sees, widest first: 1 to 4."""
