@@ -287,6 +287,45 @@ def test_cached_postings_follow_every_change(pg_server: Any) -> None:
         assert (cache.full_loads, cache.appended_loads, cache.patched_loads) == (1, 1, 3)
 
 
+def test_records_keep_their_lexemes_and_those_without_rank_alike(pg_server: Any) -> None:
+    """Each record keeps its tsvector's lexemes beside its text, once per occurrence, kept
+    up to date when the text changes by any statement; a record keeping none (written
+    before the store kept them) is read from its tsvector and ranks the same."""
+    url = fresh_database(pg_server)
+    facts = ("tenant:acme", "user:alice", "fact")
+    moment = FakeClock()
+    with psycopg.connect(url, autocommit=True) as conn:
+        store = PostgresMemoryStore(conn, clock=moment)
+        store.setup()
+        for key, text in (("a", "Tulips, tulips and more TULIPS in the garden"),
+                          ("b", "the garden gnome runs; gnomes run"), ("c", "the and a"),
+                          ("d", "e-mail bob@example.com about v1.2.3 at 10:30")):
+            store.put(facts, key, {"subject": "alice", "predicate": key, "content": text})
+
+        def kept() -> dict[str, tuple[list[str], list[str]]]:
+            return {key: (sorted((tokens or "").split()), sorted(
+                lexeme for lexeme, n in zip(lexemes, counts, strict=True) for _ in range(n)))
+                for key, tokens, lexemes, counts in conn.execute(
+                    "SELECT key, search_tokens, tsvector_to_array(search_tsv), "
+                    "array(SELECT cardinality(u.positions) FROM unnest(search_tsv) u) "
+                    "FROM memories")}
+
+        rows = kept()
+        assert all(tokens == lexemes for tokens, lexemes in rows.values())
+        assert rows["a"][0].count("tulip") == 3 and "gnome" in rows["b"][0]
+        conn.execute("UPDATE memories SET search_text = 'roses roses' WHERE key = 'b'")
+        conn.execute("UPDATE memories SET search_text = NULL WHERE key = 'c'")
+        assert kept()["b"][0] == ["rose", "rose"] and kept()["c"] == ([], [])
+
+        def ranked() -> list[tuple[str, float]]:
+            return [(h.key, h.score) for h in PostgresMemoryStore(conn, clock=moment).search(
+                facts, query="tulips garden roses")]
+
+        with_tokens = ranked()
+        conn.execute("UPDATE memories SET search_tokens = NULL")
+        assert ranked() == with_tokens and {k for k, _ in with_tokens} == {"a", "b"}
+
+
 def test_a_cached_hybrid_search_takes_two_round_trips(
     pg_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,7 +31,11 @@ from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
 from langgraph_typed_memory.store.index.bm25 import bm25_ranked
 from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
 from langgraph_typed_memory.store.index.porter import stem
-from langgraph_typed_memory.store.index.postings import ScopePostings, Segment
+from langgraph_typed_memory.store.index.postings import (
+    ScopePostings,
+    Segment,
+    token_postings,
+)
 from langgraph_typed_memory.store.index.unicode61 import Unicode61, probe
 
 __all__ = ["TOKENIZE", "MAX_TOKEN_BYTES", "Tokenizer", "ScopeFts5Cache"]
@@ -148,35 +152,17 @@ class Tokenizer:
         self, texts: Sequence[str | None], joined: Sequence[str | None] | None = None,
     ) -> Plan[tuple[np.ndarray, Segment]]:
         """The texts' token counts, and for each token the texts holding it (indexes,
-        ascending) with its occurrences in each (None holds none), as a `Segment`.
-        `joined[i]`, where not None, is text i's tokens as `joined` made them when it was
-        written: split, not tokenized again.
+        ascending) with its occurrences in each (None holds none), as a `Segment`
+        (`token_postings`). `joined[i]`, where not None, is text i's tokens as `joined` made
+        them when it was written: split, not tokenized again.
 
-        Each (token, text) pair is one number, token id x texts + text index, so that
-        numpy's sort-and-count (`unique`) gives the pairs in the segment's order with their
-        occurrences: 20,000 texts of 8-16 words in ~0.2 s, about what FTS5 took to make them
-        (45 texts: 0.2 ms, where FTS5 took 0.9 ms and three statements). Kept tokens are
+        45 texts take 0.2 ms, where FTS5 took 0.9 ms and three statements; kept tokens are
         split in a third of the time their texts took to tokenize (docs/backends.md)."""
         stored = joined or [None] * len(texts)
         yield from self._learn(t for t, j in zip(texts, stored, strict=True) if t and j is None)
-        terms: dict[str, int] = {}
-        ids: list[int] = []
-        owners: list[int] = []
-        for i, (text, kept) in enumerate(zip(texts, stored, strict=True)):
-            tokens = (kept.split(" ") if kept is not None
-                      else self.split(text) if text else None)
-            if tokens:
-                found = [terms.setdefault(token, len(terms)) for token in tokens]
-                ids.extend(found)
-                owners.extend([i] * len(found))
-        size = max(len(texts), 1)
-        pairs, counts = np.unique(np.asarray(ids, np.int64) * size + np.asarray(owners, np.int64),
-                                  return_counts=True)
-        starts = np.zeros(len(terms) + 1, np.int64)
-        np.cumsum(np.bincount(pairs // size, minlength=len(terms)), out=starts[1:])
-        lengths = np.bincount(np.asarray(owners, np.int64), minlength=len(texts))
-        return lengths.astype(np.int32), Segment(terms, starts, (pairs % size).astype(np.int32),
-                                                 counts.astype(np.int32))
+        return token_postings([kept.split(" ") if kept is not None
+                               else self.split(text) if text else None
+                               for text, kept in zip(texts, stored, strict=True)])
 
     def tokens(self, terms: Sequence[str]) -> Plan[list[tuple[str, ...]]]:
         """Each term's tokens in order: usually one, none for a term the tokenizer drops,

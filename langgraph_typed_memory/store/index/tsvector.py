@@ -1,6 +1,6 @@
 """Postgres' lexical postings per scope cell, valid while the cell's counters hold.
 
-Each scope cell's rows are read once, as (seq, lexemes, occurrences, expiry), into postings
+Each scope cell's rows are read once, as (seq, lexemes kept beside the text, expiry), into postings
 (lexeme -> row numbers and occurrence counts, `ScopePostings`) kept in this process and
 brought up to date like the vector matrices (`index/scopes`: new records are fetched alone,
 changed ones masked and fetched again). A search ranks the cells the scope sees together with
@@ -20,18 +20,34 @@ from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
 from langgraph_typed_memory.store.index.bm25 import bm25_ranked
 from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
-from langgraph_typed_memory.store.index.postings import ScopePostings
+from langgraph_typed_memory.store.index.postings import ScopePostings, token_postings
 
 __all__ = ["ScopeLexicalCache"]
 
 
-_SELECT = ("SELECT m.seq, tsvector_to_array(m.search_tsv), "
-           "array(SELECT cardinality(u.positions) FROM unnest(m.search_tsv) AS u), "
+_SELECT = ("SELECT m.seq, m.search_tokens, "
+           "CASE WHEN m.search_tokens IS NULL THEN tsvector_to_array(m.search_tsv) END, "
+           "CASE WHEN m.search_tokens IS NULL THEN array(SELECT cardinality(u.positions) "
+           "FROM unnest(m.search_tsv) AS u) END, "
            "m.expires_at FROM memories m WHERE {where}")
-"""A scope's rows for the postings: lexemes and their occurrence counts, in the tsvector's
-order both. Loading the 75k facts of the latency benchmark's scope takes ~2 s (half the
-fetch, half the postings; measured once): a reload (the first search, a trimmed log, dead
-rows past a quarter) costs that much once."""
+"""A scope's rows for the postings: the lexemes a record keeps (`search_tokens`, each once
+per occurrence), or for a record keeping none its tsvector's lexemes and their occurrence
+counts. Loading the 75k facts of the latency benchmark's scope takes ~2 s (half the fetch,
+half the postings; measured once): a reload (the first search, a trimmed log, dead rows
+past a quarter) costs that much once."""
+
+
+class _Kept(ScopePostings):
+    """Postings filled from `_SELECT`'s rows."""
+
+    __slots__ = ()
+
+    def append(self, rows: Any) -> None:
+        lengths, segment = token_postings([
+            kept.split(" ") if kept is not None
+            else [lexeme for lexeme, n in zip(lexemes, counts, strict=True) for _ in range(n)]
+            for _, kept, lexemes, counts, _ in rows])
+        self.add([r[0] for r in rows], [r[4] for r in rows], lengths, segment)
 
 
 class ScopeLexicalCache(CellFamily[ScopePostings]):
@@ -59,6 +75,6 @@ class ScopeLexicalCache(CellFamily[ScopePostings]):
         """`bm25_ranked` over the scope's rows for the query's `lexemes`, its cells brought
         up to date first from `counted`, their counters as the caller read them
         (`counters_sql`), with `loaded` the rows of `cold_loads` read after them."""
-        cells = yield from self.views(scope, counted, self.select, ScopePostings,
+        cells = yield from self.views(scope, counted, self.select, _Kept,
                                       loaded=loaded)
         return bm25_ranked(cells, lexemes, scope.now, depth)
