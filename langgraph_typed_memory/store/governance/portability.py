@@ -82,8 +82,9 @@ MEMORY_COLUMNS = (
     "contradicts", "needs_review",
 )
 """Every column of `memories` except `seq` (backend-internal) and the text's derived tokens
-(Postgres' tsvector; SQLite's `search_tokens`, left empty by an import: an imported record is
-tokenized when a search first reads it)."""
+(Postgres' tsvector and `search_tokens`, made by the database from the imported text;
+SQLite's `search_tokens`, left empty by an import: an imported record is tokenized when a
+search first reads it)."""
 _EXPORTED = {"access_count": q.ACCESS_COUNT, "last_accessed_at": q.LAST_ACCESS}
 """What an export reads for the columns that count a record's uses: with those folded from
 the access log."""
