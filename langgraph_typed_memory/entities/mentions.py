@@ -45,9 +45,11 @@ _TITLES = {"mr": "he", "mrs": "she", "ms": "she", "miss": "she", "dr": None, "pr
 _NOT_ENTITIES = frozenset(
     "ceo cto cfo coo cmo vp svp evp hr it pm qa ui ux pr eta asap fyi ai ml api sdk ok tv "
     "usa eu uk us mvp okr okrs kpi kpis roi faq pdf csv json sql aws gcp ide os ios ".split()
-    + "q1 q2 q3 q4 h1 h2 btw imo tbh lol omg am pm".split())
+    + "q1 q2 q3 q4 h1 h2 btw imo tbh lol omg am pm".split()
+    + "tue tues wed thu thur thurs fri sat".split())
 _STARTS_NAME = re.compile(  # a capital that starts a sentence is a name when a verb follows
-    r"^(?:'s\b|,|\s+\(|\s+(?-i:[a-z]+ed)\b|\s+(?:and|from|at|in|of|who|is|was|has|had|said|says|told|tells|asked|asks|"
+    r"^(?:'s\b|,\s*(?:(?:my|our|his|her|their|the|a|an)\s|who\b|aka\b|a\.k\.a\b|"
+    r"(?-i:[A-Z])[\w'-]*\s+for\s+short\b)|\s+\(|\s+(?-i:[a-z]+ed)\b|\s+(?:and|from|at|in|of|who|is|was|has|had|said|says|told|tells|asked|asks|"
     r"thinks|thought|wants|wanted|will|would|can|could|just|also|still|now|finally|recently|"
     r"leads|led|runs|ran|manages|managed|heads|works|worked|lives|lived|moved|joined|reports|"
     r"reported|started|founded|called|calls|texted|emailed|messaged|got|came|comes|went|"
@@ -55,6 +57,9 @@ _STARTS_NAME = re.compile(  # a capital that starts a sentence is a name when a 
     r"launched|released|shipped|hired|fired|quit|plays|studies|teaches|became|retired|"
     r"passed|turned|goes|uses|owns|bought|sold|is\s+hiring|barks|sleeps|signed|agreed|"
     r"approved|mentioned|suggested|promised|replied|answered|wrote|posted|shared)\b)")
+_DERIVED = re.compile(r"\w{3}(?:ing|[^aeiouy]ly)$")
+"""A word that opens a sentence as a gerund or an adverb does ("Painting helps", "Thankfully,
+he's fine"): not a name there, whatever follows (a name like it counts once seen elsewhere)."""
 _ADJ = (r"(?:(?:older|younger|little|big|baby|new|old|best|eldest|youngest|oldest|ex-?|"
         r"former|twin|step-?|dear|lovely|favourite|favorite|great|elder)\s*)*")
 _ROLE_WORDS = (r"(?:mother-in-law|father-in-law|sister-in-law|brother-in-law|co-worker|"
@@ -328,9 +333,9 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
             continue
         after = text[end:end + 80]
         if (start in starts and " " not in name and key not in known
-                and not _STARTS_NAME.match(after) and not _ACRONYM.fullmatch(name)
-                and not _near(key, known)):
-            continue  # "Lunch was fun": a capital that only starts the sentence
+                and not _ACRONYM.fullmatch(name) and not _near(key, known)
+                and (not _STARTS_NAME.match(after) or _DERIVED.search(name))):
+            continue  # "Lunch was fun", "Painting helps": a capital that only starts it
         before = text[max(0, start - 80):start]
         if (group := _GROUP_AFTER.match(after)) and group["word"].lower() != "office":
             end += group.end()

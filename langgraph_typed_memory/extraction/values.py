@@ -90,6 +90,10 @@ news heads reply answer write respond show send stop drop dropped leadership air
 nothing everything something someone everyone nobody what's that's it's there's here's
 i'd i'll we'd we'll you'd you'll any how's where's who's closed opened sold bought forget
 correction update whoops oops typo wrong mixed
+congrats congratulations nah nope yep yup yea woah whoa woohoo aw aww ah ahh ooh oof ha hah
+haha hehe bye goodbye cheers absolutely agreed cool awesome perfect totally exactly indeed
+right alright plus lately recently thankfully hopefully unfortunately fortunately luckily
+sadly gotcha dear yikes phew yay last
 """.split())
 _NAME = re.compile(
     r"(?<![\w@.])(?:(?:Mr|Mrs|Ms|Dr|Prof|St)\.?\s+)?(?:[A-Z][\w'&+.-]*[\w+]|[A-Z]|[a-z]+[A-Z][\w-]*)"

@@ -97,6 +97,26 @@ def test_a_capital_that_only_starts_a_sentence_is_no_name() -> None:
         "Sarah", "platform team"]
 
 
+@pytest.mark.parametrize(("text", "names"), [
+    ("Thankfully, my son is fine now.", []),
+    ("Congrats, Caroline! That's huge.", ["Caroline"]),
+    ("Bye Caroline, take care!", ["Caroline"]),
+    ("Woohoo Melanie, you did it!", ["Melanie"]),
+    ("Nah, it was fine. Yep, we went.", []),
+    ("Lately, I've been busy. Hopefully it calms down.", []),
+    ("Painting helped me relax. Running has been great.", []),
+    ("Last Fri we went hiking.", []),
+    ("Sarah, my sister, called. Elizabeth, Liz for short, moved in.",
+     ["Sarah", "Elizabeth", "Liz"]),
+    ("Emily said hi. Kelly, who runs the shop, waved.", ["Emily", "Kelly"]),
+])
+def test_chat_openers_are_no_names(text: str, names: list[str]) -> None:
+    """Interjections, greetings, sentence adverbs and gerunds that open a chat sentence
+    name nothing, also before a name ("Bye Caroline"); a name opening a sentence still does
+    when a verb or an apposition follows it."""
+    assert [m.text for m in find_mentions(text) if not m.is_pronoun] == names
+
+
 def test_known_names_are_found_in_lower_case() -> None:
     assert [m.text for m in find_mentions("talked to sarah chen today",
                                           known_names=["Sarah Chen"])] == ["sarah chen"]
