@@ -74,7 +74,8 @@ def _text_loads() -> AbstractContextManager[None]:
 
 def _no_kept_tokens() -> AbstractContextManager[None]:
     """Cell loads that read no kept tokens: every text is tokenized."""
-    return _patched(fts5, "_SELECT", fts5._SELECT.replace("m.search_tokens", "NULL"))
+    return _patched(fts5.ScopeFts5Cache, "SELECT",
+                    fts5.ScopeFts5Cache.SELECT.replace("m.search_tokens", "NULL"))
 
 
 @contextmanager

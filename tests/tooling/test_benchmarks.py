@@ -261,17 +261,18 @@ def test_first_search_quick_run_compares_the_ways_of_reading_a_cell(
     is as it was after each (the compared way only while it runs)."""
     if backend == "postgres" and os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"):
         pytest.skip("TYPED_MEMORY_SKIP_POSTGRES is set")
-    from langgraph_typed_memory.store.index import cells, fts5
+    from langgraph_typed_memory.store.index import cells
+    from langgraph_typed_memory.store.index.fts5 import ScopeFts5Cache
 
     first_search = load_benchmark("first_search")
-    kept = fts5._SELECT, cells._ordered
+    kept = ScopeFts5Cache.SELECT, cells._ordered
     with first_search._no_kept_tokens(), first_search._text_loads():
-        assert "search_tokens" not in fts5._SELECT
+        assert "search_tokens" not in ScopeFts5Cache.SELECT
         assert not cells._ordered(Sql("SELECT 1", [])).binary
-    assert (fts5._SELECT, cells._ordered) == kept and "m.search_tokens" in fts5._SELECT
+    assert (ScopeFts5Cache.SELECT, cells._ordered) == kept and "m.search_tokens" in kept[0]
     out = tmp_path / "first_search.json"
     assert first_search.main(["--backend", backend, "--quick", "--json", str(out)]) == 0
-    assert (fts5._SELECT, cells._ordered) == kept
+    assert (ScopeFts5Cache.SELECT, cells._ordered) == kept
     report = json.loads(out.read_text())
     ways = list(report["ways"])
     assert ways == list(first_search.WAYS[backend]) and len(ways) == 2

@@ -25,13 +25,17 @@ nothing in a scope's ranking, and neither do expired or superseded records.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
 from langgraph_typed_memory.store.index.postings import ScopePostings, at_least_kth
 
-__all__ = ["B", "K1", "bm25_ranked", "idf"]
+__all__ = ["B", "K1", "PostingsCache", "bm25_ranked", "idf"]
 
 K1, B = 1.2, 0.75
 """Okapi BM25's term-frequency saturation and length normalization."""
@@ -105,3 +109,43 @@ def bm25_ranked(
     all_seqs, all_scores = np.concatenate(seqs), np.concatenate(scores)
     order = np.lexsort((all_seqs, -all_scores))[:depth]
     return list(zip(all_seqs[order].tolist(), all_scores[order].tolist(), strict=True))
+
+
+class PostingsCache(CellFamily[ScopePostings]):
+    """Postings per scope cell, checked against the cells' counters each query (`inserts`:
+    the records added); a search ranks the cells it sees together with `bm25_ranked`.
+
+    A backend's cache gives `SELECT`, the statement of a cell's rows (`{where}` on alias
+    `m`), the `entry` class that appends those rows, and `prepare`, a plan turning the rows
+    into what `entry.append` takes, when they need one (SQLite tokenizes the texts that
+    keep no tokens).
+
+    Example:
+        >>> class Cache(PostingsCache):
+        ...     SELECT = "SELECT m.seq FROM memories m WHERE {where}"
+        >>> Cache(CellCache()).select("m.seq > ?", [3]).text
+        'SELECT m.seq FROM memories m WHERE m.seq > ?'
+    """
+
+    SELECT: str
+    entry: type[ScopePostings] = ScopePostings
+
+    def __init__(self, cache: CellCache,
+                 prepare: Callable[[list[tuple[Any, ...]]], Plan[Any]] | None = None) -> None:
+        super().__init__(cache, "postings", "inserts")
+        self._prepare = prepare
+
+    def select(self, where: str, params: list[Any]) -> Sql:
+        """The statement of a cell's rows."""
+        return Sql(self.SELECT.format(where=where), params)
+
+    def ranked(
+        self, scope: ScopeRead, tokens: Sequence[str], depth: int | None,
+        counted: dict[Cell, Counted], loaded: dict[Cell, list[tuple[Any, ...]]] | None = None,
+    ) -> Plan[list[tuple[int, float]]]:
+        """`bm25_ranked` over the scope's rows for the query's `tokens`, its cells brought up
+        to date first from `counted`, their counters as the caller read them
+        (`counters_sql`), with `loaded` the rows of `cold_loads` read after them."""
+        cells = yield from self.views(scope, counted, self.select, self.entry,
+                                      prepare=self._prepare, loaded=loaded)
+        return bm25_ranked(cells, tokens, scope.now, depth)

@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
-from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
-from langgraph_typed_memory.store.index.bm25 import bm25_ranked
-from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
+from langgraph_typed_memory.store.index.bm25 import PostingsCache
+from langgraph_typed_memory.store.index.cells import CellCache
 from langgraph_typed_memory.store.index.porter import stem
 from langgraph_typed_memory.store.index.postings import (
     ScopePostings,
@@ -193,10 +192,9 @@ class _Tokenized(ScopePostings):
         self.add(*rows)
 
 
-class ScopeFts5Cache(CellFamily[ScopePostings]):
-    """FTS5-tokenized postings per scope cell, checked against the cells' counters each
-    query (`inserts`: the records added, migration 0013); a search ranks the cells it sees
-    together.
+class ScopeFts5Cache(PostingsCache):
+    """FTS5-tokenized postings per scope cell (`PostingsCache`): a cell's texts are split
+    into the tokens they keep, or tokenized when they keep none.
 
     Example:
         >>> cache = ScopeFts5Cache(CellCache())
@@ -204,8 +202,11 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         (0, 0)
     """
 
+    SELECT = _SELECT
+    entry = _Tokenized
+
     def __init__(self, cache: CellCache) -> None:
-        super().__init__(cache, "postings", "inserts")
+        super().__init__(cache, prepare=self._tokenized)
         self.tokenizer = Tokenizer()
 
     def _tokenized(self, rows: list[tuple[Any, ...]]) -> Plan[tuple[Any, ...]]:
@@ -214,19 +215,3 @@ class ScopeFts5Cache(CellFamily[ScopePostings]):
         lengths, postings = yield from self.tokenizer.postings([r[1] for r in rows],
                                                                [r[3] for r in rows])
         return [r[0] for r in rows], [r[2] for r in rows], lengths, postings
-
-    @staticmethod
-    def select(where: str, params: list[Any]) -> Sql:
-        """The statement of a cell's rows."""
-        return Sql(_SELECT.format(where=where), params)
-
-    def ranked(
-        self, scope: ScopeRead, tokens: Sequence[str], depth: int | None,
-        counted: dict[Cell, Counted], loaded: dict[Cell, list[tuple[Any, ...]]] | None = None,
-    ) -> Plan[list[tuple[int, float]]]:
-        """`bm25_ranked` over the scope's rows for the query's `tokens`, its cells brought up
-        to date first from `counted`, their counters as the caller read them
-        (`counters_sql`), with `loaded` the rows of `cold_loads` read after them."""
-        cells = yield from self.views(scope, counted, self.select, _Tokenized,
-                                      prepare=self._tokenized, loaded=loaded)
-        return bm25_ranked(cells, tokens, scope.now, depth)

@@ -13,13 +13,9 @@ the heap fetch of a wide row to test the scope, and common words match thousands
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from langgraph_typed_memory.store.core.protocol import Plan, Sql
-from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
-from langgraph_typed_memory.store.index.bm25 import bm25_ranked
-from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Counted
+from langgraph_typed_memory.store.index.bm25 import PostingsCache
 from langgraph_typed_memory.store.index.postings import ScopePostings, token_postings
 
 __all__ = ["ScopeLexicalCache"]
@@ -50,31 +46,16 @@ class _Kept(ScopePostings):
         self.add([r[0] for r in rows], [r[4] for r in rows], lengths, segment)
 
 
-class ScopeLexicalCache(CellFamily[ScopePostings]):
-    """Postings per scope cell, checked against the cells' counters each query; a search
-    ranks the cells it sees together.
+class ScopeLexicalCache(PostingsCache):
+    """Postgres' postings per scope cell (`PostingsCache`), from the lexemes each record
+    keeps.
 
     Example:
+        >>> from langgraph_typed_memory.store.index.cells import CellCache
         >>> cache = ScopeLexicalCache(CellCache())
         >>> len(cache), cache.full_loads
         (0, 0)
     """
 
-    def __init__(self, cache: CellCache) -> None:
-        super().__init__(cache, "postings", "inserts")
-
-    @staticmethod
-    def select(where: str, params: list[Any]) -> Sql:
-        """The statement of a cell's rows."""
-        return Sql(_SELECT.format(where=where), params)
-
-    def ranked(
-        self, scope: ScopeRead, lexemes: Sequence[str], depth: int | None,
-        counted: dict[Cell, Counted], loaded: dict[Cell, list[tuple[Any, ...]]] | None = None,
-    ) -> Plan[list[tuple[int, float]]]:
-        """`bm25_ranked` over the scope's rows for the query's `lexemes`, its cells brought
-        up to date first from `counted`, their counters as the caller read them
-        (`counters_sql`), with `loaded` the rows of `cold_loads` read after them."""
-        cells = yield from self.views(scope, counted, self.select, _Kept,
-                                      loaded=loaded)
-        return bm25_ranked(cells, lexemes, scope.now, depth)
+    SELECT = _SELECT
+    entry = _Kept
