@@ -23,9 +23,14 @@ def _decode(values: list[list[float]]) -> np.ndarray:
 
 
 def _records(rng: random.Random, count: int) -> list[dict]:
-    return [{"seq": seq,
-             "vectors": [[rng.gauss(0, 1) for _ in range(DIMS)]
-                         for _ in range(rng.choice([1, 1, 2]))],
+    """Records of one vector, of two, or of nine alike (an item indexed on a list of texts:
+    its rows then crowd the best rows of a ranking)."""
+    def vectors() -> list[list[float]]:
+        base = [rng.gauss(0, 1) for _ in range(DIMS)]
+        return [[x + rng.gauss(0, 0.05 * bool(i)) for x in base]
+                for i in range(rng.choice([1, 1, 2, 9]))]
+
+    return [{"seq": seq, "vectors": vectors(),
              "expires": rng.choice([None] * 5 + [NOW - 1.0, NOW + 1.0])}
             for seq in range(1, count + 1)]
 

@@ -244,16 +244,32 @@ def _rank(
 
 def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
     """Best-first (seq, score), one per record (max over its vectors); ties: older record
-    first, wherever its rows are held."""
-    if depth is not None and len(scores) > depth * 4:
-        keep = np.argpartition(-scores, depth * 4)[: depth * 4]  # enough for max-pooling
-        seqs, scores = seqs[keep], scores[keep]
-    order = np.lexsort((seqs, -scores))
-    best: dict[int, float] = {}
-    for i in order:
-        seq = int(seqs[i])
-        if seq not in best:
-            best[seq] = float(scores[i])
-            if depth is not None and len(best) == depth:
-                break
-    return list(best.items())
+    first, wherever its rows are held.
+
+    With `depth`, the best 4 x depth rows are sorted first, then twice as many while they
+    hold fewer than `depth` records and rows are left (an item indexed on a list of texts
+    has a vector for each, and alike ones crowd the best rows): the records of the best rows
+    are the best records.
+
+    Example:
+        >>> _top(np.array([5, 5, 5, 7, 9]), np.array([0.9, 0.8, 0.7, 0.6, 0.5]), 2)
+        [(5, 0.9), (7, 0.6)]
+    """
+    rows = len(scores) if depth is None else depth * 4
+    while True:
+        if rows < len(scores):
+            keep = np.argpartition(-scores, rows)[:rows]
+            got_seqs, got = seqs[keep], scores[keep]
+        else:
+            got_seqs, got = seqs, scores
+        order = np.lexsort((got_seqs, -got))
+        best: dict[int, float] = {}
+        for i in order:
+            seq = int(got_seqs[i])
+            if seq not in best:
+                best[seq] = float(got[i])
+                if depth is not None and len(best) == depth:
+                    return list(best.items())
+        if rows >= len(scores):
+            return list(best.items())
+        rows *= 2
