@@ -93,13 +93,14 @@ correction update whoops oops typo wrong mixed
 congrats congratulations nah nope yep yup yea woah whoa woohoo aw aww ah ahh ooh oof ha hah
 haha hehe bye goodbye cheers absolutely agreed cool awesome perfect totally exactly indeed
 right alright plus lately recently thankfully hopefully unfortunately fortunately luckily
-sadly gotcha dear yikes phew yay last
+sadly gotcha dear yikes phew yay last you've you're you'd they're they've we've
 """.split())
 _NAME = re.compile(
     r"(?<![\w@.])(?:(?:Mr|Mrs|Ms|Dr|Prof|St)\.?\s+)?(?:[A-Z][\w'&+.-]*[\w+]|[A-Z]|[a-z]+[A-Z][\w-]*)"
     r"(?:\s+(?:[A-Z][\w'&+.-]*[\w+]|[a-z]+[A-Z][\w-]*|\d[\w.]*|(?:of|de|da|van|von|del|la|le)"
     r"(?=\s+[A-Z])))*")
 _TITLES = frozenset("mr mrs ms miss dr prof sir".split())
+_I_WORDS = frozenset(("I", "I'm", "I've", "I'd", "I'll"))
 
 
 _CAMEL = re.compile(r"[A-Za-z][a-z]*[A-Z]|[A-Z]{2,}|\w*\d")
@@ -127,7 +128,9 @@ def _names(text: str, taken: list[tuple[int, int]], fragment: bool) -> list[Span
         while words and words[0].lower().strip(".") in _CAPITALIZED_FUNCTION_WORDS and not (
                 words[0].lower().strip(".") in _TITLES and len(words) > 1):
             words = words[1:]  # "Actually Tomasz" -> "Tomasz", "The Corolla" -> "Corolla"
-        if not words or words == ["I"] or words[0] in ("I", "I'm", "I've", "I'd", "I'll"):
+        if (cut := next((i for i, w in enumerate(words) if w in _I_WORDS), None)) is not None:
+            words = words[:cut]  # "Knowing I'm": a name ends before "I"
+        if not words:
             continue
         at = m.start() + m.group().index(words[0])
         if (not fragment and len(words) == 1 and _sentence_start(text, at)

@@ -106,6 +106,7 @@ def test_a_capital_that_only_starts_a_sentence_is_no_name() -> None:
     ("Lately, I've been busy. Hopefully it calms down.", []),
     ("Painting helped me relax. Running has been great.", []),
     ("Last Fri we went hiking.", []),
+    ("You've got this! Knowing I'm loved helps.", []),
     ("Sarah, my sister, called. Elizabeth, Liz for short, moved in.",
      ["Sarah", "Elizabeth", "Liz"]),
     ("Emily said hi. Kelly, who runs the shop, waved.", ["Emily", "Kelly"]),
