@@ -18,7 +18,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -38,6 +37,7 @@ from _common import (
     postgres_analyze,
     postgres_backend,
     postgres_version,
+    report,
 )
 
 
@@ -112,19 +112,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = [measure(create, data, limit, args.queries) for limit in limits]
         meta["postgres"] = postgres_version(create("version"))
     meta["load1_end"] = os.getloadavg()[0]
-    print(f"GIN pending lists, {args.size:,} memories, {args.queries} fan-outs per state, "
-          f"{meta['postgres']}")
-    print("| gin_pending_list_limit | ingest items/s | pending pages after load | fan-out as "
-          "loaded p50 / p95 ms | after gin_clean_pending_list p50 / p95 ms |")
-    print("|---|---|---|---|---|")
+    lines = ["| gin_pending_list_limit | ingest items/s | pending pages after load | fan-out as "
+             "loaded p50 / p95 ms | after gin_clean_pending_list p50 / p95 ms |",
+             "|---|---|---|---|---|"]
     for r in rows:
         loaded, cleaned = r["fan_out_as_loaded"], r["fan_out_cleaned"]
-        print(f"| {r['limit_kb']} kB | {r['ingest_items_per_s']:,.0f} | "
-              f"{sum(r['pending_pages'].values())} | {loaded['p50_ms']:.2f} / "
-              f"{loaded['p95_ms']:.2f} | {cleaned['p50_ms']:.2f} / {cleaned['p95_ms']:.2f} |")
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n",
-                             encoding="utf-8")
+        lines.append(f"| {r['limit_kb']} kB | {r['ingest_items_per_s']:,.0f} | "
+                     f"{sum(r['pending_pages'].values())} | {loaded['p50_ms']:.2f} / "
+                     f"{loaded['p95_ms']:.2f} | {cleaned['p50_ms']:.2f} / "
+                     f"{cleaned['p95_ms']:.2f} |")
+    report(f"GIN pending lists, {args.size:,} memories, {args.queries} fan-outs per state, "
+           f"{meta['postgres']}", meta, "\n".join(lines), args.json, {"rows": rows})
     return 0
 
 

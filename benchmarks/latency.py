@@ -71,7 +71,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -99,6 +98,7 @@ from _common import (
     postgres_size_mb,
     postgres_version,
     profiled,
+    report,
     sqlite_backend,
     sqlite_size_mb,
     top_keys,
@@ -781,16 +781,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"machine: {meta['machine']}")
     rows = run(args, meta)
     meta["load1_end"] = os.getloadavg()[0]
-    print(f"Retrieval latency, backend {args.backend}, {args.queries} queries per stage, "
-          f"{SYNTHETIC_DIMS}-d vectors, {meta.get('postgres', '')}")
-    print(table(rows))
-    for r in rows:
-        if r.extra.get("fan_outs_short"):
-            print(f"{r.system} {r.stage}: {r.extra['fan_outs_short']} of {r.queries} fan-outs "
-                  f"returned fewer than {DEFAULT_FACTS} facts or {DEFAULT_EPISODES} episodes")
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "rows": [asdict(r) for r in rows]},
-                                        indent=2) + "\n", encoding="utf-8")
+    lines = [table(rows)]
+    lines += [f"{r.system} {r.stage}: {r.extra['fan_outs_short']} of {r.queries} fan-outs "
+              f"returned fewer than {DEFAULT_FACTS} facts or {DEFAULT_EPISODES} episodes"
+              for r in rows if r.extra.get("fan_outs_short")]
+    report(f"Retrieval latency, backend {args.backend}, {args.queries} queries per stage, "
+           f"{SYNTHETIC_DIMS}-d vectors, {meta.get('postgres', '')}", meta, "\n".join(lines),
+           args.json, {"rows": [asdict(r) for r in rows]})
     return 0
 
 

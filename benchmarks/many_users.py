@@ -68,7 +68,6 @@ import argparse
 import ctypes
 import gc
 import hashlib
-import json
 import os
 import sys
 import time
@@ -94,6 +93,7 @@ from _common import (
     postgres_backend,
     postgres_size_mb,
     postgres_version,
+    report,
     sqlite_backend,
     sqlite_size_mb,
     torch_threads,
@@ -685,15 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     systems = run(args, meta)
     meta["load1_end"] = os.getloadavg()[0]
     verdict = acceptance(systems)
-    print(f"Many users: {args.users:,} users x {args.memories_per_user} memories + "
-          f"{args.tenant_facts:,} tenant-wide facts, {args.requests:,} requests per pattern "
-          f"after {args.warmup:,}, {SYNTHETIC_DIMS}-d vectors, excluding query embedding"
-          + (f"; {meta['postgres']}" if "postgres" in meta else ""))
-    print(f"machine: {meta['machine']}")
-    print(f"command: {meta['command']}")
-    print()
-    print(table(systems))
-    print()
+    lines = [table(systems), ""]
     for name, v in verdict.items():
         line = f"{name}: RSS +{v['rss_growth_mb']:,.0f} MiB from before the load to after " \
                f"the traffic (anonymous +{v['anon_growth_mb']:,.0f}); the search caches hold " \
@@ -704,11 +696,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "no_slower_than_langgraph" in v:
             line += (f", LangGraph's {v['langgraph_uniform_p95_ms']:.2f} ms "
                      f"({'no slower' if v['no_slower_than_langgraph'] else 'slower'})")
-        print(line)
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "systems": systems,
-                                         "acceptance": verdict}, indent=2) + "\n",
-                             encoding="utf-8")
+        lines.append(line)
+    report(f"Many users: {args.users:,} users x {args.memories_per_user} memories + "
+           f"{args.tenant_facts:,} tenant-wide facts, {args.requests:,} requests per pattern "
+           f"after {args.warmup:,}, {SYNTHETIC_DIMS}-d vectors, excluding query embedding"
+           + (f"; {meta['postgres']}" if "postgres" in meta else ""), meta, "\n".join(lines),
+           args.json, {"systems": systems, "acceptance": verdict})
     return 0
 
 

@@ -16,7 +16,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import SYNTHETIC_DIMS, log, machine, percentiles, unit_vectors
+from _common import SYNTHETIC_DIMS, log, machine, percentiles, report, unit_vectors
 
 METHODS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "BLAS matrix @ q": lambda matrix, q: matrix @ q,
@@ -81,15 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"machine: {meta['machine']}, numpy {np.__version__}")
     evict = np.ones((2**20 if args.quick else EVICT_BYTES) // 8)
     rows = [r for n in sizes for r in measure(n, queries, args.seed, evict)]
-    print(f"Scope matrix product, {SYNTHETIC_DIMS}-d float32 unit rows, {queries} queries, "
-          f"numpy {np.__version__}")
-    print("| rows | matrix | method | p50 ms | p95 ms |\n|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['rows']:,} | {r['matrix']} | {r['method']} | {r['p50_ms']:.2f} "
-              f"| {r['p95_ms']:.2f} |")
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n",
-                             encoding="utf-8")
+    lines = ["| rows | matrix | method | p50 ms | p95 ms |", "|---|---|---|---|---|"]
+    lines += [f"| {r['rows']:,} | {r['matrix']} | {r['method']} | {r['p50_ms']:.2f} "
+              f"| {r['p95_ms']:.2f} |" for r in rows]
+    report(f"Scope matrix product, {SYNTHETIC_DIMS}-d float32 unit rows, {queries} queries, "
+           f"numpy {np.__version__}", meta, "\n".join(lines), args.json, {"rows": rows})
     return 0
 
 
