@@ -172,23 +172,10 @@ class ScopePostings(ScopeRows):
             >>> entry.lengths.tolist(), [a.tolist() for a in entry.holding("tulip", None)]
             ([3, 1], [[0, 1], [2, 1]])
         """
-        terms: dict[str, int] = {}
-        ids: list[int] = []
-        owners: list[int] = []
-        counts: list[int] = []
-        lengths: list[int] = []
-        for row, (_, tokens, occurrences, _) in enumerate(rows):
-            ids.extend([terms.setdefault(token, len(terms)) for token in tokens])
-            owners.extend([row] * len(tokens))
-            counts.extend(occurrences)
-            lengths.append(sum(occurrences))
-        by_term = np.asarray(ids, np.int64)
-        order = np.argsort(by_term, kind="stable")  # each token's rows ascending
-        starts = np.zeros(len(terms) + 1, np.int64)
-        np.cumsum(np.bincount(by_term, minlength=len(terms)), out=starts[1:])
-        self.add([r[0] for r in rows], [r[3] for r in rows], lengths,
-                 Segment(terms, starts, np.asarray(owners, np.int32)[order],
-                         np.asarray(counts, np.int32)[order]))
+        lengths, segment = token_postings([
+            [token for token, n in zip(tokens, occurrences, strict=True) for _ in range(n)]
+            for _, tokens, occurrences, _ in rows])
+        self.add([r[0] for r in rows], [r[3] for r in rows], lengths, segment)
 
     def add(
         self, seqs: Sequence[int], expires: Sequence[float | None],

@@ -1,7 +1,7 @@
 """Postgres' lexical postings per scope cell, valid while the cell's counters hold.
 
-Each scope cell's rows are read once, as (seq, lexemes kept beside the text, expiry), into postings
-(lexeme -> row numbers and occurrence counts, `ScopePostings`) kept in this process and
+Each scope cell's rows are read once, as (seq, lexemes kept beside the text, expiry), into
+postings (lexeme -> row numbers and occurrence counts, `ScopePostings`) kept in this process and
 brought up to date like the vector matrices (`index/scopes`: new records are fetched alone,
 changed ones masked and fetched again). A search ranks the cells the scope sees together with
 `bm25_ranked`, the ranking SQLite's postings (`index/fts5`) go through too.
