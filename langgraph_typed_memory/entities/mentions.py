@@ -49,7 +49,8 @@ _NOT_ENTITIES = frozenset(
     + "tue tues wed thu thur thurs fri sat".split())
 _STARTS_NAME = re.compile(  # a capital that starts a sentence is a name when a verb follows
     r"^(?:'s\b|,\s*(?:(?:my|our|his|her|their|the|a|an)\s|who\b|aka\b|a\.k\.a\b|"
-    r"(?-i:[A-Z])[\w'-]*\s+for\s+short\b)|\s+\(|\s+(?-i:[a-z]+ed)\b|\s+(?:and|from|at|in|of|who|is|was|has|had|said|says|told|tells|asked|asks|"
+    r"(?-i:[A-Z])[\w'-]*\s+for\s+short\b)|\s+\(|\s+(?-i:[a-z]+ed)\b|"
+    r"\s+(?:and|from|at|in|of|who|is|was|has|had|said|says|told|tells|asked|asks|"
     r"thinks|thought|wants|wanted|will|would|can|could|just|also|still|now|finally|recently|"
     r"leads|led|runs|ran|manages|managed|heads|works|worked|lives|lived|moved|joined|reports|"
     r"reported|started|founded|called|calls|texted|emailed|messaged|got|came|comes|went|"
