@@ -46,10 +46,11 @@ _NOT_ENTITIES = frozenset(
     "ceo cto cfo coo cmo vp svp evp hr it pm qa ui ux pr eta asap fyi ai ml api sdk ok tv "
     "usa eu uk us mvp okr okrs kpi kpis roi faq pdf csv json sql aws gcp ide os ios ".split()
     + "q1 q2 q3 q4 h1 h2 btw imo tbh lol omg am pm".split()
-    + "tue tues wed thu thur thurs fri sat".split())
+    + "tue tues wed thur thurs fri".split())
 _STARTS_NAME = re.compile(  # a capital that starts a sentence is a name when a verb follows
     r"^(?:'s\b|,\s*(?:(?:my|our|his|her|their|the|a|an)\s|who\b|aka\b|a\.k\.a\b|"
-    r"(?-i:[A-Z])[\w'-]*\s+for\s+short\b)|\s+\(|\s+(?-i:[a-z]+ed)\b|"
+    r"(?-i:[A-Z])|(?:can|could|would|will|do|did|are|have)\s+you\b)|\s+\(|"
+    r"\s+(?-i:[a-z]+ed)\b|"
     r"\s+(?:and|from|at|in|of|who|is|was|has|had|said|says|told|tells|asked|asks|"
     r"thinks|thought|wants|wanted|will|would|can|could|just|also|still|now|finally|recently|"
     r"leads|led|runs|ran|manages|managed|heads|works|worked|lives|lived|moved|joined|reports|"
@@ -59,8 +60,9 @@ _STARTS_NAME = re.compile(  # a capital that starts a sentence is a name when a 
     r"passed|turned|goes|uses|owns|bought|sold|is\s+hiring|barks|sleeps|signed|agreed|"
     r"approved|mentioned|suggested|promised|replied|answered|wrote|posted|shared)\b)")
 _DERIVED = re.compile(r"\w{3}(?:ing|[^aeiouy]ly)$")
-"""A word that opens a sentence as a gerund or an adverb does ("Painting helps", "Thankfully,
-he's fine"): not a name there, whatever follows (a name like it counts once seen elsewhere)."""
+"""A word shaped like a gerund or an adverb ("Painting helps", "Apparently, ..."): opening a
+sentence, a name only when more than a verb tells so (a role, a type, "said"): "Sterling
+said", "Kimberly is my sister"."""
 _ADJ = (r"(?:(?:older|younger|little|big|baby|new|old|best|eldest|youngest|oldest|ex-?|"
         r"former|twin|step-?|dear|lovely|favourite|favorite|great|elder)\s*)*")
 _ROLE_WORDS = (r"(?:mother-in-law|father-in-law|sister-in-law|brother-in-law|co-worker|"
@@ -333,10 +335,12 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
         if not key or key in _NOT_ENTITIES or _PRONOUN.fullmatch(name):
             continue
         after = text[end:end + 80]
+        derived = False
         if (start in starts and " " not in name and key not in known
-                and not _ACRONYM.fullmatch(name) and not _near(key, known)
-                and (not _STARTS_NAME.match(after) or _DERIVED.search(name))):
-            continue  # "Lunch was fun", "Painting helps": a capital that only starts it
+                and not _ACRONYM.fullmatch(name) and not _near(key, known)):
+            if not _STARTS_NAME.match(after):
+                continue  # "Lunch? Sure.": a capital that only starts the sentence
+            derived = bool(_DERIVED.search(name))
         before = text[max(0, start - 80):start]
         if (group := _GROUP_AFTER.match(after)) and group["word"].lower() != "office":
             end += group.end()
@@ -355,6 +359,8 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
             entity_type = "person"  # "Sarah from accounting", "Tom from the gym"
         if entity_type is None and (_PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before)):
             entity_type = "person"
+        if derived and entity_type is None:
+            continue  # "Painting helps", "Running has been great"
         found.append(Mention(name, start, end, entity_type, pronoun, False, found_role, owner,
                              affiliation))
     taken = [(m.start, m.end) for m in found]

@@ -89,12 +89,17 @@ probably definitely really honestly seriously basically funny weird sad happy gl
 news heads reply answer write respond show send stop drop dropped leadership airline turns
 nothing everything something someone everyone nobody what's that's it's there's here's
 i'd i'll we'd we'll you'd you'll any how's where's who's closed opened sold bought forget
-correction update whoops oops typo wrong mixed
-congrats congratulations nah nope yep yup yea woah whoa woohoo aw aww ah ahh ooh oof ha hah
-haha hehe bye goodbye cheers absolutely agreed cool awesome perfect totally exactly indeed
-right alright plus lately recently thankfully hopefully unfortunately fortunately luckily
-sadly gotcha dear yikes phew yay last you've you're you'd they're they've we've
+correction update whoops oops typo wrong mixed you've you're they're they've we've
 """.split())
+_CHAT_OPENERS = frozenset("""
+congrats congratulations nah nope yep yup yea woah whoa woohoo aw aww ah ahh ooh oof haha hehe
+bye goodbye cheers absolutely agreed cool awesome perfect totally exactly indeed right alright
+plus lately recently thankfully hopefully unfortunately fortunately luckily sadly gotcha dear
+yikes phew yay last
+""".split())
+"""Words that open a chat sentence ("Congrats Caroline!", "Bye Caroline", "Last Fri") and
+are names elsewhere ("I work at Indeed", "Cool Runnings"): dropped at a sentence's start
+only."""
 _NAME = re.compile(
     r"(?<![\w@.])(?:(?:Mr|Mrs|Ms|Dr|Prof|St)\.?\s+)?(?:[A-Z][\w'&+.-]*[\w+]|[A-Z]|[a-z]+[A-Z][\w-]*)"
     r"(?:\s+(?:[A-Z][\w'&+.-]*[\w+]|[a-z]+[A-Z][\w-]*|\d[\w.]*|(?:of|de|da|van|von|del|la|le)"
@@ -125,7 +130,9 @@ def _names(text: str, taken: list[tuple[int, int]], fragment: bool) -> list[Span
     out = []
     for m in _NAME.finditer(text):
         words = m.group().split()
-        while words and words[0].lower().strip(".") in _CAPITALIZED_FUNCTION_WORDS and not (
+        opens = _sentence_start(text, m.start())
+        while words and (words[0].lower().strip(".") in _CAPITALIZED_FUNCTION_WORDS or (
+                opens and words[0].lower().strip(".,") in _CHAT_OPENERS)) and not (
                 words[0].lower().strip(".") in _TITLES and len(words) > 1):
             words = words[1:]  # "Actually Tomasz" -> "Tomasz", "The Corolla" -> "Corolla"
         if (cut := next((i for i, w in enumerate(words) if w in _I_WORDS), None)) is not None:

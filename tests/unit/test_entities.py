@@ -110,11 +110,20 @@ def test_a_capital_that_only_starts_a_sentence_is_no_name() -> None:
     ("Sarah, my sister, called. Elizabeth, Liz for short, moved in.",
      ["Sarah", "Elizabeth", "Liz"]),
     ("Emily said hi. Kelly, who runs the shop, waved.", ["Emily", "Kelly"]),
+    ("Sterling said he'd come. Kimberly is my sister. Shelly told me.",
+     ["Sterling", "Kimberly", "Shelly"]),
+    ("Sarah, Tom and I went hiking. Paris, France is lovely.", ["Sarah", "Tom", "Paris", "France"]),
+    ("Sarah, can you help? Caroline, I'm so proud of you!", ["Sarah", "Caroline"]),
+    ("I work at Indeed now. We watched Cheers and Cool Runnings with Ha Jin.",
+     ["Indeed", "Cheers", "Cool Runnings", "Ha Jin"]),
+    ("I met Thu yesterday.", ["Thu"]),
 ])
 def test_chat_openers_are_no_names(text: str, names: list[str]) -> None:
     """Interjections, greetings, sentence adverbs and gerunds that open a chat sentence
-    name nothing, also before a name ("Bye Caroline"); a name opening a sentence still does
-    when a verb or an apposition follows it."""
+    name nothing, also before a name ("Bye Caroline"); the same words elsewhere are names
+    ("I work at Indeed"), and a name opening a sentence still is one when a verb, a list, an
+    apposition or a question to "you" follows it, or, for one shaped like a gerund or an
+    adverb, when a role or "said" tells so."""
     assert [m.text for m in find_mentions(text) if not m.is_pronoun] == names
 
 

@@ -92,6 +92,18 @@ def test_a_zero_query_scores_every_live_record_zero_older_first():
     assert found == [(seq, 0.0) for seq in live[:5]]
 
 
+@pytest.mark.parametrize("count", [20, 1000])
+def test_ties_go_to_the_older_record_past_the_first_rows_sorted(count):
+    """Rows tied at the score of the deepest row sorted are sorted too: the older records
+    win the ties however many rows there are (a zero query ties them all)."""
+    rng = random.Random(count)
+    records = [{"seq": seq, "vectors": [[rng.gauss(0, 1) for _ in range(DIMS)]],
+                "expires": None} for seq in range(1, count + 1)]
+    cells = _cells(records, rng, 1)
+    assert _ranked(cells, NOW, [0.0] * DIMS, 3) == [(1, 0.0), (2, 0.0), (3, 0.0)]
+    assert _ranked(cells, NOW, [1.0] * DIMS, 0) == []
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_a_ranking_is_the_same_bits_whatever_the_entrys_history(seed):
     """Records loaded at once, or appended in chunks with some masked and appended again,

@@ -30,6 +30,7 @@ import numpy as np
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.core.queries import ScopeRead
 from langgraph_typed_memory.store.index.cells import CellCache, CellFamily
+from langgraph_typed_memory.store.index.postings import at_least_kth
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
 __all__ = ["ScopeVectorCache", "VectorRanking", "Query", "SQLITE_JOIN", "POSTGRES_JOIN"]
@@ -246,19 +247,24 @@ def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[
     """Best-first (seq, score), one per record (max over its vectors); ties: older record
     first, wherever its rows are held.
 
-    With `depth`, the best 4 x depth rows are sorted first, then twice as many while they
-    hold fewer than `depth` records and rows are left (an item indexed on a list of texts
-    has a vector for each, and alike ones crowd the best rows): the records of the best rows
-    are the best records.
+    With `depth`, only the rows scoring at least the (4 x depth)-th best are sorted (every row
+    tied with it too, so that ties still go to the older record), then those at least the
+    twice-deeper one while they hold fewer than `depth` records (an item indexed on a list of
+    texts has a vector for each, and alike ones crowd the best rows): the records of the
+    best rows are the best records.
 
     Example:
         >>> _top(np.array([5, 5, 5, 7, 9]), np.array([0.9, 0.8, 0.7, 0.6, 0.5]), 2)
         [(5, 0.9), (7, 0.6)]
+        >>> _top(np.array([9, 8, 7, 6, 1]), np.zeros(5), 1)
+        [(1, 0.0)]
     """
+    if depth == 0:
+        return []
     rows = len(scores) if depth is None else depth * 4
     while True:
         if rows < len(scores):
-            keep = np.argpartition(-scores, rows)[:rows]
+            keep = at_least_kth(scores, rows)
             got_seqs, got = seqs[keep], scores[keep]
         else:
             got_seqs, got = seqs, scores
@@ -273,3 +279,4 @@ def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[
         if rows >= len(scores):
             return list(best.items())
         rows *= 2
+
