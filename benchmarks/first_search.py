@@ -38,6 +38,7 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 from _common import Clock, log, postgres_backend, report, torch_threads
@@ -56,26 +57,16 @@ from langgraph_typed_memory.store.core.protocol import Sql
 from langgraph_typed_memory.store.index import cells, fts5
 
 
-@contextmanager
-def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
-    saved = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, saved)
-
-
 def _text_loads() -> AbstractContextManager[None]:
     """Cell loads in the text format."""
-    return _patched(cells, "_ordered",
-                    lambda sql: Sql(f"{sql.text} ORDER BY m.seq", sql.params))
+    return patch.object(cells, "_ordered",
+                        lambda sql: Sql(f"{sql.text} ORDER BY m.seq", sql.params))
 
 
 def _no_kept_tokens() -> AbstractContextManager[None]:
     """Cell loads that read no kept tokens: every text is tokenized."""
-    return _patched(fts5.ScopeFts5Cache, "SELECT",
-                    fts5.ScopeFts5Cache.SELECT.replace("m.search_tokens", "NULL"))
+    return patch.object(fts5.ScopeFts5Cache, "SELECT",
+                        fts5.ScopeFts5Cache.SELECT.replace("m.search_tokens", "NULL"))
 
 
 @contextmanager
