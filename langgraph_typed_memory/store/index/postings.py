@@ -9,8 +9,8 @@ ranks them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
