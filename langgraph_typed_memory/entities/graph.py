@@ -18,7 +18,7 @@ from langgraph_typed_memory.entities.resolve import Entity, resolve_mention
 from langgraph_typed_memory.entities.turns import KnownEntities
 
 __all__ = ["EntityFocus", "names_in", "question_entities", "related", "focus",
-           "is_about", "fuse_about", "MAX_RELATED", "RRF_K"]
+           "is_about", "fuse_about", "MAX_RELATED", "RRF_K", "ABOUT_WEIGHT"]
 
 MAX_RELATED = 12
 """The most entities one relation away a question's entities are expanded to."""
@@ -27,6 +27,16 @@ MAX_ADDED_NAMES = 8
 RRF_K = 60
 """Reciprocal rank fusion constant of the question's ranking and the entity ranking: the
 store's own default (`RetrievalConfig.rrf_k`)."""
+ABOUT_WEIGHT = 0.3
+"""What the ranking of the records about the entities counts in the fusion, against 1 for the
+question's own, when it ranks the question's own matches (the records about them among its
+results, or further down the same search): a record about them then rises above those of
+the question's ranking up to about 20 places higher, and the question's best matches hold
+their place. The entities a question names are often the people talking, whom half the
+records are about; at equal weight the fusion kept little else (docs/benchmarks.md). A
+search for names the question did not use (an alias, a full name, a related entity's name)
+finds records by other words: its ranking counts as much as the question's (`fuse_about`'s
+`weight=1.0`)."""
 
 
 def names_in(question: str) -> bool:
@@ -158,11 +168,12 @@ def is_about(item: Any, targets: frozenset[str]) -> bool:
 
 
 def fuse_about(ranked: Sequence[Any], pool: Sequence[Any], targets: frozenset[str],
-               limit: int, k: int = RRF_K) -> list[Any]:
+               limit: int, k: int = RRF_K, weight: float = ABOUT_WEIGHT) -> list[Any]:
     """The question's ranking fused with the entity ranking: the records about the
     `targets` in `pool` (a deeper search for records about them), in its order, then those
-    of `ranked` it lacks. Reciprocal rank fusion (`1 / (k + rank)` from each list a record
-    is in), ties to the question's order; the first `limit`.
+    of `ranked` it lacks. Weighted reciprocal rank fusion (`1 / (k + rank)` from the
+    question's ranking, `weight / (k + rank)` from the entity ranking), ties to the
+    question's order; the first `limit`.
 
     Example:
         >>> from types import SimpleNamespace
@@ -172,6 +183,8 @@ def fuse_about(ranked: Sequence[Any], pool: Sequence[Any], targets: frozenset[st
         >>> ranked = [item("a"), item("b", "e1"), item("c"), item("d")]
         >>> pool = [*ranked, item("x", "e1"), item("y")]
         >>> [i.key for i in fuse_about(ranked, pool, frozenset({"e1"}), 4)]
+        ['b', 'a', 'c', 'd']
+        >>> [i.key for i in fuse_about(ranked, pool, frozenset({"e1"}), 4, weight=1.0)]
         ['b', 'a', 'x', 'c']
     """
     def address(item: Any) -> tuple[Any, ...]:
@@ -186,7 +199,7 @@ def fuse_about(ranked: Sequence[Any], pool: Sequence[Any], targets: frozenset[st
     seen = {address(i) for i in about}
     about += [i for i in ranked if address(i) not in seen and is_about(i, targets)]
     for rank, item in enumerate(about):
-        score[address(item)] = score.get(address(item), 0.0) + 1 / (k + rank)
+        score[address(item)] = score.get(address(item), 0.0) + weight / (k + rank)
         first.setdefault(address(item), (1, rank, item))
     order = sorted(score, key=lambda a: (-score[a], first[a][:2]))
     return [first[a][2] for a in order[:limit]]

@@ -13,7 +13,13 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore, SearchOp
 
 from langgraph_typed_memory.entities.directories import DIRECTORIES
-from langgraph_typed_memory.entities.graph import EntityFocus, focus, fuse_about, names_in
+from langgraph_typed_memory.entities.graph import (
+    ABOUT_WEIGHT,
+    EntityFocus,
+    focus,
+    fuse_about,
+    names_in,
+)
 from langgraph_typed_memory.errors import StoreNotSetUp
 from langgraph_typed_memory.gate import own_scope
 from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
@@ -234,13 +240,16 @@ def _cut(results: list[Any], limits: Mapping[str, int]) -> list[Any]:
 
 
 def _about(results: list[Any], pools: list[Any], found: EntityFocus,
-           limits: Mapping[str, int]) -> None:
+           limits: Mapping[str, int], *, other_names: bool) -> None:
     """Each ranked slot's results fused with the records about the question's entities: those
-    its deeper search found (`POOLED` slots), and those among its own results."""
+    its deeper search found (`POOLED` slots), and those among its own results. The deeper
+    search's ranking counts fully when it searched `other_names` (names the question did
+    not use), else as `ABOUT_WEIGHT` (it ranks the question's own matches)."""
     pooled = dict(zip(POOLED, pools, strict=False))
     for slot in _RANKED:
         at, pool = _AT[slot], pooled.get(slot, [])
-        fused = fuse_about(results[at], pool, found.targets, limits[slot])
+        weight = 1.0 if other_names and pool else ABOUT_WEIGHT
+        fused = fuse_about(results[at], pool, found.targets, limits[slot], weight=weight)
         results[at] = SearchResults(
             fused, retrieval_mode=getattr(results[at], "retrieval_mode", None) or "list",
             degraded=list(dict.fromkeys([*getattr(results[at], "degraded", []),
@@ -282,7 +291,7 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
                 pools = [found[_AT[slot]] for slot in POOLED]
             else:
                 pools = found[len(ops) + 1:]
-            _about(results, pools, entities, limits)
+            _about(results, pools, entities, limits, other_names=entities.query != query)
     else:
         results = yield ops
     results = _spanned(results, window, episodes, query)

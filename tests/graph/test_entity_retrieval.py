@@ -45,6 +45,23 @@ def test_an_alias_finds_what_was_said_under_the_full_name(backend_store_factory:
     assert retrieval["modes"]["episodes"].endswith("+entities")
 
 
+PLACES = ["library", "cafe", "park bench", "train", "office", "kitchen table", "garden",
+          "hotel lobby", "airport lounge", "coworking space", "balcony", "bus"]
+
+
+def test_an_alias_finds_its_records_past_a_full_slot(backend_store_factory: Any) -> None:
+    store = backend_store_factory(None)
+    said(store, "alice", "I started a new job at Volkswagen.",
+         "Volkswagen, VW for short, pays for the canteen.",
+         *(f"The {place} was a good place to work today." for place in PLACES))
+    question = "Is VW a good place to work?"
+    without, _ = ask(store, "alice", question, episodes=4, entity_graph=False)
+    assert len(without) == 4 and "user: I started a new job at Volkswagen." not in without
+    episodes, _ = ask(store, "alice", question, episodes=4)
+    # found by the name the question did not use, it counts as much as the question's own
+    assert "user: I started a new job at Volkswagen." in episodes
+
+
 def test_one_hop_brings_what_a_related_entity_did(store: Any) -> None:
     said(store, "alice", "Sarah leads the platform team.", *FILLER,
          "The platform team ships the billing service next week.")

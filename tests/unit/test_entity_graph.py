@@ -100,6 +100,15 @@ def test_fusion_lifts_records_about_the_entities_and_keeps_the_top() -> None:
     assert "f" in fused and "e" not in fused  # from the pool only what is about e1
 
 
+def test_the_entity_ranking_counts_less_than_the_question_own() -> None:
+    # the question's best match, then records about a speaker half the records are about
+    ranked = [item("best"), *(item(f"s{i}", "e1") for i in range(30))]
+    fused = [i.key for i in fuse_about(ranked, ranked, frozenset({"e1"}), 31)]
+    assert 10 < fused.index("best") < 20  # passed only by those ranked close behind it
+    at_par = [i.key for i in fuse_about(ranked, ranked, frozenset({"e1"}), 31, weight=1.0)]
+    assert at_par.index("best") == 30  # at equal weight every record about e1 passes it
+
+
 def test_fusion_without_records_about_the_entities_changes_nothing() -> None:
     ranked = [item(k) for k in "abcd"]
     assert fuse_about(ranked, [*ranked, item("x")], frozenset({"e1"}), 3) == ranked[:3]
