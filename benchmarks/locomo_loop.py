@@ -23,7 +23,9 @@ Reported per category and overall:
   correct almost nothing, so this counts corrections read into ordinary talk.
 
 Beside the product, the same retrieve node without its time windows and without its entity
-graph (what each retriever adds, per category). Side by side, at the same budget:
+graph (what each retriever adds, per category), and with `--fan-out` or `--entity-weight`
+the retrieve node asking for other counts or fusing the entity graph at another weight.
+Side by side, at the same budget:
 `recent_window`, the last turns that fit (LangChain's
 `trim_messages`, strategy "last", what a LangGraph app without memory sends), and
 `truncated`, the whole conversation from its start, cut at the budget.
@@ -32,6 +34,7 @@ Usage:
     python benchmarks/locomo_loop.py --data ../shared/datasets/locomo/dev
     python benchmarks/locomo_loop.py --data PATH --backend postgres --json out.json
     python benchmarks/locomo_loop.py --data PATH --quick
+    python benchmarks/locomo_loop.py --data PATH --entity-weight 1 --entity-weight 0.5
 """
 
 from __future__ import annotations
@@ -279,7 +282,8 @@ def _store(stack: ExitStack, backend: str, clock: Clock, index: Mapping[str, Any
 
 
 def run(conversations: Sequence[Conversation], backend: str, quick: bool,
-        fan_outs: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
+        fan_outs: Sequence[tuple[int, int]] = (), weights: Sequence[float] = ()
+        ) -> dict[str, Any]:
     from langgraph_typed_memory import LocalEmbeddings
 
     settings = normalize_assembly(None)
@@ -288,7 +292,9 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
     embedder.seconds = 0.0
     index = {"dims": DIMS, "embed": embedder, "fields": ["text"]}
     clock = Clock()
-    variants = {f"{PRODUCT} facts={f} episodes={e}": (f, e) for f, e in fan_outs}
+    variants = {f"{PRODUCT} facts={f} episodes={e}": {"facts": f, "episodes": e}
+                for f, e in fan_outs}
+    variants.update({f"{PRODUCT} entity weight {w:g}": {"entity_weight": w} for w in weights})
     tallies = {name: Tally() for name in (PRODUCT, UNTIMED, UNLINKED, *variants, *BASELINES)}
     write_ms: list[float] = []
     embed_ms: list[float] = []
@@ -298,8 +304,8 @@ def run(conversations: Sequence[Conversation], backend: str, quick: bool,
     with ExitStack() as stack:
         store = stack.enter_context(_store(stack, backend, clock, index))
         retrieve, assemble = create_retrieve_node(store), create_assemble_node()
-        others = {name: create_retrieve_node(store, facts=f, episodes=e)
-                  for name, (f, e) in variants.items()}
+        others = {name: create_retrieve_node(store, **options)
+                  for name, options in variants.items()}
         others[UNTIMED] = create_retrieve_node(store, time_windows=False)
         others[UNLINKED] = create_retrieve_node(store, entity_graph=False)
         for conversation in conversations:
@@ -369,6 +375,16 @@ def _fan_out(text: str) -> tuple[int, int]:
     return facts, episodes
 
 
+def _weight(text: str) -> float:
+    try:
+        weight = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0 <= weight <= 1:
+        raise argparse.ArgumentTypeError(f"the weight must be in [0, 1], got {text!r}")
+    return weight
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", required=True, type=Path,
@@ -384,6 +400,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         action="append", type=_fan_out,
                         help="also answer with the retrieve node asking for this many facts and "
                              "episodes (a row per value; repeatable)")
+    parser.add_argument("--entity-weight", dest="weights", metavar="W", default=[],
+                        action="append", type=_weight,
+                        help="also answer with the retrieve node's entity_weight at W, in "
+                             "[0, 1] (a row per value; repeatable)")
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(arguments)
     stats = EvidenceStats()
@@ -394,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         conversations = [quick_view(c) for c in conversations]
     log(f"machine: {machine()}")
     with torch_threads(args.threads):
-        report = run(conversations, args.backend, args.quick, args.fan_outs)
+        report = run(conversations, args.backend, args.quick, args.fan_outs, args.weights)
     report.update({
         "questions": sum(len(c.questions) for c in conversations),
         "conversations": [c.id for c in conversations],

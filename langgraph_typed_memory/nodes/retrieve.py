@@ -12,6 +12,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore, SearchOp
 
+from langgraph_typed_memory.config import check_number
 from langgraph_typed_memory.entities.directories import DIRECTORIES
 from langgraph_typed_memory.entities.graph import (
     ABOUT_WEIGHT,
@@ -240,16 +241,16 @@ def _cut(results: list[Any], limits: Mapping[str, int]) -> list[Any]:
 
 
 def _about(results: list[Any], pools: list[Any], found: EntityFocus,
-           limits: Mapping[str, int], *, other_names: bool) -> None:
+           limits: Mapping[str, int], *, other_names: bool, weight: float) -> None:
     """Each ranked slot's results fused with the records about the question's entities: those
     its deeper search found (`POOLED` slots), and those among its own results. The deeper
     search's ranking counts fully when it searched `other_names` (names the question did
-    not use), else as `ABOUT_WEIGHT` (it ranks the question's own matches)."""
+    not use), else as `weight` (it ranks the question's own matches)."""
     pooled = dict(zip(POOLED, pools, strict=False))
     for slot in _RANKED:
         at, pool = _AT[slot], pooled.get(slot, [])
-        weight = 1.0 if other_names and pool else ABOUT_WEIGHT
-        fused = fuse_about(results[at], pool, found.targets, limits[slot], weight=weight)
+        fused = fuse_about(results[at], pool, found.targets, limits[slot],
+                           weight=1.0 if other_names and pool else weight)
         results[at] = SearchResults(
             fused, retrieval_mode=getattr(results[at], "retrieval_mode", None) or "list",
             degraded=list(dict.fromkeys([*getattr(results[at], "degraded", []),
@@ -257,7 +258,8 @@ def _about(results: list[Any], pools: list[Any], found: EntityFocus,
 
 
 def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
-             window: TimeWindow | None, entity_graph: BaseStore | None) -> Plan:
+             window: TimeWindow | None, entity_graph: BaseStore | None,
+             entity_weight: float = ABOUT_WEIGHT) -> Plan:
     """The retrieve node's reads, in one batch. A question that names something, with the
     entity graph on (the store it reads), also reads the scope's entity directory (listed
     only if it changed since last read: `DIRECTORIES`) and the deeper searches for records
@@ -291,7 +293,8 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
                 pools = [found[_AT[slot]] for slot in POOLED]
             else:
                 pools = found[len(ops) + 1:]
-            _about(results, pools, entities, limits, other_names=entities.query != query)
+            _about(results, pools, entities, limits, other_names=entities.query != query,
+                   weight=entity_weight)
     else:
         results = yield ops
     results = _spanned(results, window, episodes, query)
@@ -406,6 +409,7 @@ def create_retrieve_node(
     messages_key: str = "messages",
     time_windows: bool = True,
     entity_graph: bool = True,
+    entity_weight: float = ABOUT_WEIGHT,
 ) -> RunnableLambda:
     """Build the retrieve node.
 
@@ -441,6 +445,13 @@ def create_retrieve_node(
             True); False ranks by the question's words and meaning alone.
         entity_graph: Fuse in the records about the entities the question names and those
             one relation away (default True); False ranks without the entity graph.
+        entity_weight: What the ranking of the records about the entities counts against
+            the question's own (1) when it ranks the question's own matches, in [0, 1]
+            (default 0.3, docs/retrieval.md); a search that added other names (an alias, a
+            related entity) always counts as much as the question's.
+
+    Raises:
+        ConfigurationError: `entity_weight` is not a number in [0, 1].
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -455,6 +466,9 @@ def create_retrieve_node(
         ['terse']
     """
 
+    weight = check_number("retrieve node entity_weight", entity_weight, 0, 1,
+                          "use a number in [0, 1] (0.3 by default)")
+
     def begin(state: dict[str, Any], config: RunnableConfig
               ) -> tuple[BaseStore, Plan, TimeWindow | None]:
         query = message_text(last_human(state.get(messages_key) or []))
@@ -462,7 +476,7 @@ def create_retrieve_node(
         found_in = resolve_store(store)  # no store is a misconfiguration: it raises
         window = _window(found_in, query) if time_windows else None
         return found_in, _fan_out(scope, query, facts, episodes, window,
-                                  found_in if entity_graph else None), window
+                                  found_in if entity_graph else None, weight), window
 
     def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         found_in, plan, window = begin(state, config)

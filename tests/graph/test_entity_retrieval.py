@@ -7,10 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from langgraph_typed_memory.conversation_import import TurnWriter
 from langgraph_typed_memory.entities.directories import DIRECTORIES
+from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.nodes import create_retrieve_node
 
 DAY = datetime(2025, 3, 1, tzinfo=UTC)
@@ -60,6 +62,24 @@ def test_an_alias_finds_its_records_past_a_full_slot(backend_store_factory: Any)
     episodes, _ = ask(store, "alice", question, episodes=4)
     # found by the name the question did not use, it counts as much as the question's own
     assert "user: I started a new job at Volkswagen." in episodes
+
+
+def test_the_entity_weight_sets_how_far_records_about_the_entities_rise(
+        backend_store_factory: Any) -> None:
+    store = backend_store_factory(None)
+    said(store, "alice", "We spent a weekend in Graz.",
+         *(f"The {place} was a good place to work today." for place in PLACES),
+         "The museum in Graz reopened.")
+    question = "Is Graz a good place to work?"  # no other name: the question's own search
+    ask(store, "alice", question)  # the directory is held from now on
+    alone, _ = ask(store, "alice", question, episodes=4, entity_graph=False)
+    unweighted, _ = ask(store, "alice", question, episodes=4, entity_weight=0.0)
+    at_par, _ = ask(store, "alice", question, episodes=4, entity_weight=1.0)
+    assert unweighted == alone
+    assert set(at_par[:2]) == {"user: We spent a weekend in Graz.",
+                               "user: The museum in Graz reopened."}
+    with pytest.raises(ConfigurationError, match="entity_weight=1.5"):
+        create_retrieve_node(store, entity_weight=1.5)
 
 
 def test_one_hop_brings_what_a_related_entity_did(store: Any) -> None:

@@ -162,7 +162,7 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
     loop = load_benchmark("locomo_loop")
     out = tmp_path / "loop.json"
     assert loop.main(["--data", str(LOCOMO_DEV), "--quick", "--fan-out", "1,1",
-                      "--json", str(out)]) == 0
+                      "--entity-weight", "1", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert 0 < report["questions"] <= loop.QUICK_QUESTIONS and report["date"]
     budget = report["budget_tokens"]
@@ -170,7 +170,7 @@ def test_loop_quick_run_writes_the_report(tmp_path: Path) -> None:
     fewer = "typed_memory facts=1 episodes=1"
     assert set(systems) == {"typed_memory", "typed_memory without time windows",
                             "typed_memory without the entity graph", fewer,
-                            "recent_window", "truncated"}
+                            "typed_memory entity weight 1", "recent_window", "truncated"}
     # one candidate of each kind carries less evidence than the default's dozens
     assert (systems[fewer]["evidence_recall"]["all"]
             < systems["typed_memory"]["evidence_recall"]["all"])
