@@ -35,8 +35,7 @@ the question's ranking up to about 20 places higher, and the question's best mat
 their place. The entities a question names are often the people talking, whom half the
 records are about; at equal weight the fusion kept little else (docs/benchmarks.md). A
 search for names the question did not use (an alias, a full name, a related entity's name)
-finds records by other words: its ranking counts as much as the question's (`fuse_about`'s
-`weight=1.0`)."""
+finds records by other words: the retrieve node fuses its ranking at `weight=1.0`."""
 
 
 def names_in(question: str) -> bool:
