@@ -89,6 +89,21 @@ def test_a_graph_compiled_without_a_store_fails_the_first_turn(use_async):
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_run_naming_no_user_agent_or_thread_writes_nothing_tenant_wide(memory, use_async):
+    graph = create_memory_chat_graph(store=memory)  # no checkpointer: no thread_id either
+    said = {"messages": [HumanMessage("My name is Zoe and my doctor is Dr. Berg.")]}
+    with pytest.raises(ConfigurationError, match=r"shown to every one of its users"):
+        run(graph, use_async, said, {"configurable": {"tenant_id": "acme"}})
+    assert memory.list_namespaces() == []  # nothing written, so nothing for others to see
+    other = run(graph, use_async, {"messages": [HumanMessage("What is my doctor's name?")]},
+                {"configurable": {"tenant_id": "acme", "user_id": "mallory"}})
+    assert "Berg" not in other["messages"][-1].content
+    # an agent's own memory, or the thread's, is a scope of its own
+    run(graph, use_async, said, {"configurable": {"tenant_id": "acme", "agent_id": "bot"}})
+    assert ("tenant:acme", "agent:bot", "episode") in memory.list_namespaces()
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_a_store_never_set_up_fails_the_first_turn_and_says_to_call_setup(use_async):
     conn = connect_sqlite(":memory:")
     store = (AsyncSqliteMemoryStore if use_async else SqliteMemoryStore)(conn)
