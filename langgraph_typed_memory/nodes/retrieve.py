@@ -47,6 +47,8 @@ DEFAULT_EPISODES = 40
 NEWEST_FILL = 10
 """Without vectors, the most facts (and episodes) of the newest the node adds when the
 question's words found fewer than it asked for."""
+MAX_CANDIDATES = 1_000_000
+"""The most facts or episodes a retrieve node may ask for."""
 ENTITY_POOL = 3
 """The search for records about a question's entities asks for this many times as many
 facts and episodes as the slots hold: records about them that the question's own ranking
@@ -451,7 +453,8 @@ def create_retrieve_node(
             related entity) always counts as much as the question's.
 
     Raises:
-        ConfigurationError: `entity_weight` is not a number in [0, 1].
+        ConfigurationError: `facts` or `episodes` is not a whole number in [0, 1,000,000],
+            or `entity_weight` not a number in [0, 1].
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -466,6 +469,10 @@ def create_retrieve_node(
         ['terse']
     """
 
+    for name, count in (("facts", facts), ("episodes", episodes)):
+        check_number(f"retrieve node {name}", count, 0, MAX_CANDIDATES,
+                     f"use a whole number of candidates in [0, {MAX_CANDIDATES:,}]",
+                     integer=True)
     weight = check_number("retrieve node entity_weight", entity_weight, 0, 1,
                           "use a number in [0, 1] (0.3 by default)")
 

@@ -134,6 +134,14 @@ def test_a_postgres_store_never_set_up_says_to_call_setup(pg_server):
             run(graph, False)
 
 
+@pytest.mark.parametrize("options", [{"facts": "10"}, {"episodes": -1}, {"facts": 2.5},
+                                     {"episodes": True}, {"entity_weight": 1.5}])
+def test_a_retrieve_node_setting_out_of_range_is_refused_by_the_factory(options):
+    name, value = next(iter(options.items()))
+    with pytest.raises(ConfigurationError, match=rf"retrieve node {name}={value!r}"):
+        create_retrieve_node(**options)
+
+
 def test_a_promote_node_without_a_store_raises():
     node = create_promote_node()
     with pytest.raises(ConfigurationError, match="No store"):
