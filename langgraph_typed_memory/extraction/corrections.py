@@ -325,9 +325,11 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
         same_unit = unit is not None and stem(unit) == stem(_right_word(statement, old) or "")
         role = _role_word(clause, new)
         same_role = role is not None and role == _role_word(statement, old)
-        if cued and (shared or (near and (kind != "name" or REPLACING.search(clause) or (
-                (CORRECTIVE.search(clause) or _NOW_AT_END.search(clause))
-                and _slot(statement, old) == _slot(clause, new))))):
+        same_slot = _slot(statement, old) == _slot(clause, new)
+        if cued and ((shared and (kind != "name" or same_slot or same_role or len(shared) >= 2
+                                  or REPLACING.search(clause))) or (near and (
+                kind != "name" or REPLACING.search(clause) or (
+                    (CORRECTIVE.search(clause) or _NOW_AT_END.search(clause)) and same_slot)))):
             return old, new
         if kind == "name" and not same_role and len(shared) < 2:
             continue  # without a cue, a name is swapped for one in its role or on its topic
@@ -485,7 +487,8 @@ def _replaced_by(new: str, turn: str, statements: Sequence[str]) -> tuple[str, s
     for guess in (False, True):
         for statement, near in tries:
             if same_subject(turn, statement) and (
-                    old := _old_like(new, statement, turn, near=near, guess=guess)):
+                    old := _old_like(new, statement, turn, near=near, guess=guess)) and (
+                    _kin(type_of(new)) != "name" or _slot(statement, old) == _slot(turn, new)):
                 return statement, old
     return None
 

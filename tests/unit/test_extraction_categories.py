@@ -459,3 +459,15 @@ def test_several_statements_in_one_message() -> None:
         ("fact", "name", "Ana"), ("fact", "home_city", "Porto"),
         ("fact", "occupation", "nurse"), ("fact", "husband_name", "Rui"),
         ("fact", "about_rui", "is a chef")]
+
+
+@pytest.mark.parametrize("unrelated", ["Lena likes Italian food.",
+                                       "Tom and Lena have a daughter called Mia."])
+def test_a_move_replaces_where_a_person_lived_not_another_name_said_of_them(
+        unrelated: str) -> None:
+    turn = "Lena just moved to Graz."
+    # the name in another place of another statement about Lena is not what moved
+    assert find_changes(turn, [unrelated]) == []
+    [change] = find_changes(turn, [unrelated, "My sister Lena lives in Vienna."])
+    assert (change.old, change.new, change.corrected) == (
+        "Vienna", "Graz", "My sister Lena lives in Graz.")
