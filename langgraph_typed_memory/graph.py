@@ -12,6 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.assembly import PREAMBLE, AssemblyConfig, Summarizer
+from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.nodes import (
     create_assemble_node,
     create_extract_node,
@@ -110,7 +111,9 @@ def create_memory_chat_graph(
 
     Raises:
         ConfigurationError: `store` has no promotion gate (LangGraph's `InMemoryStore`, for
-            instance): the graph would store nothing.
+            instance): the graph would store nothing; or the checkpointer shares the store's
+            connection (its commits would end the store's transactions half done): give it
+            its own connection to the same database.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -127,8 +130,22 @@ def create_memory_chat_graph(
     """
     if store is not None:
         check_gate_store(store)
+        _check_own_connections(store, checkpointer)
     builder = build_memory_chat_graph(
         model, combined=combined, assembly=assembly, summarizer=summarizer,
         trim_absorbed=trim_absorbed, preamble=preamble,
     )
     return builder.compile(checkpointer=checkpointer, store=store, name="memory_chat")
+
+
+def _check_own_connections(store: BaseStore, checkpointer: Any) -> None:
+    """Refuse a checkpointer on the store's own connection object: the checkpointer commits
+    when it saves, in the middle of the store's transaction (a promotion's writes would be
+    committed in part, and the store would report the turn failed)."""
+    shared = getattr(store, "conn", None)
+    if shared is not None and getattr(checkpointer, "conn", None) is shared:
+        raise ConfigurationError(
+            f"The checkpointer ({type(checkpointer).__name__}) uses the store's own "
+            "connection; its commits would end the store's transactions half done. Give it "
+            "a connection of its own to the same database, e.g. "
+            "SqliteSaver(sqlite3.connect(path, check_same_thread=False)).")

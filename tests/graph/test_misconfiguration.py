@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
@@ -140,6 +141,19 @@ def test_a_retrieve_node_setting_out_of_range_is_refused_by_the_factory(options)
     name, value = next(iter(options.items()))
     with pytest.raises(ConfigurationError, match=rf"retrieve node {name}={value!r}"):
         create_retrieve_node(**options)
+
+
+def test_a_checkpointer_on_the_stores_own_connection_is_refused(tmp_path):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = connect_sqlite(str(tmp_path / "memory.db"))
+    store = SqliteMemoryStore(conn)
+    store.setup()
+    with pytest.raises(ConfigurationError, match=r"a connection of its own"):
+        create_memory_chat_graph(store=store, checkpointer=SqliteSaver(conn))
+    own = sqlite3.connect(str(tmp_path / "memory.db"), check_same_thread=False)
+    graph = create_memory_chat_graph(store=store, checkpointer=SqliteSaver(own))
+    assert not run(graph, False)["memory_trace"]["degraded"]
 
 
 def test_a_promote_node_without_a_store_raises():
