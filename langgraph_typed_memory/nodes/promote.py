@@ -13,6 +13,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.errors import ConfigurationError, StoreNotSetUp
 from langgraph_typed_memory.extraction import prefilter
+from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
     check_gate_store,
@@ -57,8 +58,9 @@ def create_promote_node(
     candidates; use `MemoryState`).
     The turn is logged when the extract node's pre-filter kept it (or, without an extract
     node, when the pre-filter keeps it here). An episode candidate gets the two messages
-    before the newest user message as its `context` (indexed for full-text search, so a later
-    question that echoes them finds the episode), and the thread id
+    before the newest user message as its `context` (of an assistant's reply, only its
+    questions; indexed for full-text search, so a later question that echoes them finds the
+    episode), and the thread id
     (`configurable["thread_id"]`) as its `session_id` (compaction groups by it); the logged
     turn carries the ids of the entities the extract node found it mentions
     (`memory_entities`, in `metadata.entities`).
@@ -226,7 +228,8 @@ def _speaker(message: BaseMessage) -> str:
 def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
                        session_id: str | None = None) -> Turn | None:
     """The newest user turn of a conversation as the turn log keeps it: its text and speaker
-    (the message's `name`, else "user"), the reply after it, the two messages before it.
+    (the message's `name`, else "user"), the reply after it, the two messages before it (of
+    an assistant's reply, only its questions: `_context_text`).
 
     Example:
         >>> from datetime import UTC, datetime
@@ -235,7 +238,7 @@ def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
         ...                            HumanMessage("I live in Lyon.", name="Ana"),
         ...                            AIMessage("Noted.")], at=datetime(2026, 1, 5, tzinfo=UTC))
         >>> turn.line, turn.reply, turn.context
-        ('Ana: I live in Lyon.', 'Noted.', ('user: Hi', 'assistant: Hello!'))
+        ('Ana: I live in Lyon.', 'Noted.', ('user: Hi',))
     """
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], HumanMessage):
@@ -249,14 +252,34 @@ def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
     reply = next((message_text(m) for m in messages[i + 1:] if isinstance(m, AIMessage)
                   and message_text(m).strip()), None)
     context = tuple(f"{_speaker(m)}: {' '.join(t.split())}" for m in messages[max(0, i - 2):i]
-                    if (t := message_text(m)).strip())
+                    if (t := _context_text(m)).strip())
     return Turn(text, at, _speaker(human), reply, session_id, context,
                 str(human.id) if human.id else None)
 
 
 def _preceding_turns(messages: list[Any], n: int = 2) -> list[str]:
-    """The texts of up to `n` messages before the newest user message, oldest first."""
+    """The texts of up to `n` messages before the newest user message, oldest first
+    (`_context_text`)."""
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], HumanMessage):
-            return [t for m in messages[max(0, i - n):i] if (t := message_text(m).strip())]
+            return [t for m in messages[max(0, i - n):i] if (t := _context_text(m).strip())]
     return []
+
+
+def _context_text(message: BaseMessage) -> str:
+    """What a message before a user turn adds to the turn's searchable context: its text,
+    or of an assistant's reply only the questions it asked (what a short answer answers). The
+    rest of a reply often repeats what memory holds, and would make the turn match words
+    that were never said with it.
+
+    Example:
+        >>> _context_text(AIMessage("Noted: Lena lives in Vienna. Where does she work?"))
+        'Where does she work?'
+        >>> _context_text(AIMessage("Noted: Lena lives in Vienna.")), _context_text(
+        ...     HumanMessage("Lena lives in Vienna."))
+        ('', 'Lena lives in Vienna.')
+    """
+    text = message_text(message)
+    if not isinstance(message, AIMessage):
+        return text
+    return " ".join(s for s in sentences(text) if s.rstrip().endswith("?"))

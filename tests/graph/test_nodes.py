@@ -265,7 +265,8 @@ def test_promote_writes_and_records_outcomes(store):
 
 def test_promote_gives_an_episode_its_preceding_turns_as_searchable_context(store):
     messages = [HumanMessage("Can you help me move the billing service to Postgres?"),
-                AIMessage("Start with a schema dump."), HumanMessage("I finished the migration.")]
+                AIMessage("Sure. You use Redis for caching. Did you start with a schema dump?"),
+                HumanMessage("I finished the migration.")]
     episode = {"kind": "episode", "title": "Billing migration", "confidence": 0.9,
                "content": "The user migrated the billing service.", "task_complete": True,
                "grounding": "I finished the migration"}
@@ -276,7 +277,10 @@ def test_promote_gives_an_episode_its_preceding_turns_as_searchable_context(stor
     episodes = ("tenant:acme", "user:alice", "episode")
     [hit] = store.search(episodes, query="schema dump")  # words only the context holds
     assert hit.memory["lexical_rank"] == 1
-    assert hit.value["context"] == [m.content for m in messages[:2]]
+    # of the assistant's reply only its question: the rest repeats what memory holds
+    assert hit.value["context"] == [messages[0].content, "Did you start with a schema dump?"]
+    assert all(h.memory["lexical_rank"] is None
+               for h in store.search(episodes, query="Redis caching"))
     assert hit.value["metadata"] == {"session_id": "th-7"}  # compaction's session key
     assert "context" not in store.search(FACTS)[0].value
 
