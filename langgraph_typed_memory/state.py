@@ -89,6 +89,7 @@ def new_trace(
             "retrieval_mode": None,
             "modes": {},
             "time_window": None,
+            "entities": None,
         },
         "tokens": {},
         "model_call": {"model": None, "input_tokens": 0, "output_tokens": 0},

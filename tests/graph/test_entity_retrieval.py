@@ -103,9 +103,9 @@ def test_one_batch_unless_the_entities_go_by_names_not_yet_known(store: Any,
 
     monkeypatch.setattr(store, "batch", counted)
     _, retrieval = ask(store, "alice", "Where does Lena live?", entity_graph=False)
-    assert "entities" not in retrieval and batches == [5]  # the five slots
+    assert retrieval["entities"] is None and batches == [5]  # the five slots
     _, retrieval = ask(store, "alice", "where do i live?")  # names nothing
-    assert "entities" not in retrieval and batches[1:] == [5]
+    assert retrieval["entities"] is None and batches[1:] == [5]
     _, retrieval = ask(store, "alice", "Is Graz worth a visit?")
     assert retrieval["entities"]["query"] == "Is Graz worth a visit?"
     # and the entity records; the deeper episodes search, for the question's own words,
