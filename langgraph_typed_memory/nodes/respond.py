@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, Field
 
+from langgraph_typed_memory.assembly import item_id
 from langgraph_typed_memory.extraction import EXTRACTION_PROMPT, Candidate
 from langgraph_typed_memory.nodes._common import last_human, model_name, trace_of, try_resolve_model
 from langgraph_typed_memory.turns import message_text
@@ -84,6 +85,26 @@ def extractive_reply(context: dict[str, list[dict[str, Any]]], question: str) ->
     return "\n".join(lines)
 
 
+def _shown(context: dict[str, list[dict[str, Any]]], trace: dict[str, Any]
+           ) -> dict[str, list[dict[str, Any]]]:
+    """The retrieved items the assembled prompt shows (`memory_trace["assembled"]`, ids per
+    slot), so the offline reply recites what a model would have read; all of them when no
+    assemble node ran.
+
+    Example:
+        >>> ctx = {"facts": [{"key": "a", "memory": {"id": "1"}},
+        ...                  {"key": "b", "memory": {"id": "2"}}]}
+        >>> _shown(ctx, {"assembled": {"facts": ["2"]}})["facts"]
+        [{'key': 'b', 'memory': {'id': '2'}}]
+    """
+    assembled = trace.get("assembled")
+    if not isinstance(assembled, dict):
+        return context
+    shown = {slot: set(ids or ()) for slot, ids in assembled.items()}
+    return {slot: [item for item in items if item_id(item) in shown.get(slot, ())]
+            for slot, items in context.items()}
+
+
 def _usage(message: Any) -> tuple[int, int]:
     usage = getattr(message, "usage_metadata", None) or {}
     return int(usage.get("input_tokens", 0) or 0), int(usage.get("output_tokens", 0) or 0)
@@ -128,7 +149,7 @@ def create_respond_node(
 
     def offline(state: dict[str, Any], trace: dict[str, Any], why: str | None) -> dict[str, Any]:
         question = message_text(last_human(state.get(messages_key) or []))
-        text = extractive_reply(state.get("memory_context") or {}, question)
+        text = extractive_reply(_shown(state.get("memory_context") or {}, trace), question)
         trace["model_call"] = {"model": model_name(None), "input_tokens": 0, "output_tokens": 0}
         if why:
             trace["degraded"].append(why)

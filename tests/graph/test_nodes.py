@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
+from langgraph_typed_memory.graph import create_memory_chat_graph
 from langgraph_typed_memory.nodes import (
     create_assemble_node,
     create_extract_node,
@@ -169,6 +170,22 @@ def test_respond_offline_says_it_is_not_a_model():
     reply = out["messages"][0].content
     assert "not a language model" in reply and "Lyon" in reply
     assert out["memory_trace"]["model_call"]["model"].startswith("extractive-responder")
+
+
+def test_respond_offline_recites_only_what_the_prompt_shows(store):
+    for i, city in enumerate(["Lyon", "Oslo", "Porto", "Quito"]):
+        store.put(FACTS, f"f{i}", {"subject": "user", "predicate": f"visited_{i}",
+                                   "content": f"The user visited {city} in spring with a group "
+                                              "of old friends from school."})
+    graph = create_memory_chat_graph(store=store, assembly={"budget_tokens": 140})
+    out = graph.invoke({"messages": [HumanMessage("Which cities did I visit in spring?")]},
+                       ALICE)
+    shown = out["memory_trace"]["assembled"]["facts"]
+    retrieved = out["memory_trace"]["retrieval"]["facts_returned"]
+    assert 0 < len(shown) < len(retrieved)  # the budget held some of them only
+    reply = out["messages"][-1].content
+    recited = [c for c in ["Lyon", "Oslo", "Porto", "Quito"] if c in reply]
+    assert len(recited) == len(shown)
 
 
 def test_respond_with_a_model_records_usage():
