@@ -38,14 +38,26 @@ def short_value(value: Any, width: int = 60) -> str:
         '{"a": 1}'
         >>> short_value("x" * 20, width=8)
         'xxxxxxx…'
+        >>> short_value({"name": "Volkswagen", "type": "organisation", "aliases": ["VW"],
+        ...              "links": []})
+        'Volkswagen (organisation; also VW)'
     """
     text: Any = value
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping) and isinstance(value.get("name"), str) and "links" in value:
+        text = _entity_line(value)  # an entity record: its name, type and other names
+    elif isinstance(value, Mapping):
         text = next((value[f] for f in _TEXT_FIELDS if value.get(f) not in (None, "")), value)
     if not isinstance(text, str):
         text = json.dumps(text, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _entity_line(value: Mapping[str, Any]) -> str:
+    about = [str(value["type"])] if value.get("type") else []
+    if value.get("aliases"):
+        about.append("also " + ", ".join(map(str, value["aliases"])))
+    return f"{value['name']} ({'; '.join(about)})" if about else str(value["name"])
 
 
 def scope_label(scope: Mapping[str, str | None]) -> str:
