@@ -229,8 +229,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             _say(f"  degraded: {reason}")
         if results:
             _say(table(
-                ["#", "score", "tier", "key", "scope", "value"],
-                [[i, f"{r.score:.3f}" if r.score is not None else "-",
+                ["#", "relevance", "tier", "key", "scope", "value"],
+                [[i, f"{r.memory['relevance']:.3f}"
+                  if isinstance(r.memory.get("relevance"), float) else "-",
                   r.memory.get("tier") or "-", r.key, scope_label(r.memory["scope"]),
                   short_value(r.value)] for i, r in enumerate(results, 1)],
             ))
