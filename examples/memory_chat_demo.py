@@ -137,7 +137,8 @@ def main() -> int:
         print(f"\nsession-1 trace: {sum(1 for _ in history)} checkpoints, replayable with "
               "get_state_history")
         checkpoints.close()
-    print(f"done in {time.perf_counter() - started:.1f}s; database at {args.db}")
+    print(f"done in {time.perf_counter() - started:.1f}s; database at {args.db}; look inside "
+          f"with: typed-memory --db {args.db} inspect --tenant acme")
     return 0
 
 
