@@ -7,7 +7,9 @@ A relation is a fact whose subject is the entity ("user" for the speaker), whose
 the relation and whose value is the other end. Relations that hold one value at a time
 (`STATEFUL`: reports to, lives in, works at...) supersede the earlier value like every
 one-value fact. What the rule extractor already writes (a person's home, employer and job,
-the names of the user's family) is not proposed twice. Pure functions.
+the names of the user's family) is not proposed twice; a role it does not name ("Lena's
+husband Tom", "Sam is my brother") is proposed as its holder's `<role>_name`. Pure
+functions.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from langgraph_typed_memory.extraction.candidates import (
     HEDGED_CONFIDENCE,
     Candidate,
 )
+from langgraph_typed_memory.extraction.statements import MANY_HELD_ROLES
 from langgraph_typed_memory.extraction.text import sentences
 
 __all__ = ["relation_facts", "SAME_AS_RULES"]
@@ -39,6 +42,29 @@ _PHRASES = {
 }
 _HEDGE = ("i think", "maybe", "probably", "might", "not sure", "i guess")
 _PRONOUNS = frozenset("him her them it he she they".split())
+
+
+def _role_fact(relation: Relation, speaker: str, sentence: str,
+               already: Sequence[Candidate], confidence: float) -> Candidate | None:
+    """A role as a fact of its owner ("Lena's husband Tom": Lena's `husband_name` is Tom;
+    "Sam is my brother": the user's `brother_name`), unless the rules named that person
+    already ("my sister Lena": `sister_name`) or the owner is a pronoun the rules cannot
+    resolve here. One name at a time, as the rules hold a role (`MANY_HELD_ROLES` aside): a
+    later "Tom's manager Ana" replaces Priya."""
+    owner, name = relation.object, relation.subject
+    if owner.lower() in _PRONOUNS or owner.lower() in ("his", "their", "its") or any(
+            c.kind == "fact" and str(c.value).lower() == name.lower() for c in already):
+        return None
+    role = relation.relation.removesuffix("_of").replace("_", " ")
+    subject = speaker if owner == "user" else owner
+    whose = "The user's" if owner == "user" and speaker == "user" else f"{subject}'s"
+    try:
+        return Candidate(kind="fact", subject=subject,
+                         predicate=relation.relation.removesuffix("_of") + "_name", value=name,
+                         content=f"{whose} {role} is {name}.", grounding=sentence,
+                         confidence=confidence, stateful=role not in MANY_HELD_ROLES)
+    except ValidationError:  # a predicate or value the schema refuses
+        return None
 
 
 def _content(relation: Relation, speaker: str, sentence: str) -> str:
@@ -80,7 +106,12 @@ def relation_facts(text: str, *, speaker: str = "user",
         hedged = any(h in sentence.lower() for h in _HEDGE)
         for relation in find_relations(sentence):
             if relation.relation.endswith("_of") and relation.relation != "member_of":
-                continue  # "my sister Lena", "Tom's brother": the rules' role facts
+                role = _role_fact(relation, speaker, sentence, already,
+                                  HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE)
+                if role is not None and ((role.subject or "").lower(), role.predicate) not in held:
+                    held.add(((role.subject or "").lower(), role.predicate))
+                    out.append(role)
+                continue
             predicate = SAME_AS_RULES.get(relation.relation, relation.relation)
             subject = speaker if relation.subject == "user" else relation.subject
             if (subject.lower(), predicate) in held:

@@ -72,7 +72,9 @@ _ROLE_BEFORE = re.compile(
     rf"(?P<role>{_ROLE_WORDS}(?:\s+{_ROLE_WORDS})?)\s*,?\s*$", re.I)
 _ROLE_AFTER = re.compile(
     rf"^\s*(?:,|\(|\s(?:is|'s|was))\s*(?P<owner>my|our)\s+{_ADJ}"
-    rf"(?P<role>{_ROLE_WORDS}(?:\s+{_ROLE_WORDS})?)\b", re.I)
+    rf"(?P<role>{_ROLE_WORDS}(?:\s+{_ROLE_WORDS})?)\b(?!['\u2019]s\b)", re.I)
+"""A role after the name ("Lena, my sister"; "Sam is my brother"), not a possession ("the
+Corolla was my dad's")."""
 _AFFILIATION = re.compile(  # "Sarah from accounting", "Michael from IT"
     r"^\s*(?:,\s*)?(?:\(|from|in|at|on|with|of)\s+(?:the\s+|our\s+)?(?P<dept>[a-z][\w-]*|(?-i:[A-Z]{2,3})(?=\W|$))"
     r"(?:\s+(?:team|department|dept|group|side|squad))?\b(?!\s+(?:team|department)\b)")
@@ -243,12 +245,22 @@ def _type_of(name: str, before: str, after: str) -> tuple[EntityType | None, Pro
     return None, None
 
 
+_OTHERS_HAVE = re.compile(
+    r"(?<![\w'])(?!(?:i|we|i've|we've|also|just|now|still|finally|already|recently)\b)[\w']+\s+"
+    r"(?:just\s+|also\s+|now\s+|recently\s+)?(?:has|have|had|got|adopted)\s+$", re.I)
+"""Someone else as the subject right before "a daughter called Mia" ("Tom and Lena have"):
+the role is theirs, not the speaker's."""
+
+
 def _role_cues(before: str, after: str) -> tuple[Role | None, str | None]:
     for m in (_ROLE_BEFORE.search(before), _ROLE_AFTER.match(after), _NAMED_ROLE.search(before)):
         words = m["role"].split() if m else []
         found = next((r for w in reversed(words) if (r := role(w))), None)  # "sales lead"
         if m and found:
             owner = m["owner"].lower()
+            if owner in ("a", "an") and m.string is before and _OTHERS_HAVE.search(
+                    before[:m.start("owner")]):
+                return found, None  # whose, the rules cannot tell
             if owner in ("my", "our", "a", "an"):
                 return found, "user"
             if owner.endswith("'s"):

@@ -212,6 +212,12 @@ def people_named(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+MANY_HELD_ROLES = frozenset({"friend", "colleague", "coworker", "co-worker", "teammate",
+                             "cousin"})
+"""Roles a person holds toward many at once: "my friend Sam" does not replace another friend
+(every other role named so holds one current name: "my manager Tomasz" replaces Priya)."""
+
+
 def named_people(body: str, known: frozenset[str] = frozenset()) -> list[Draft]:
     """A person or pet named in their role ("my brother Tom", "Lena, my sister"): the name
     as `<role>_name`, and what the clause says of them (a job, a home city, an employer as one
@@ -238,9 +244,7 @@ def named_people(body: str, known: frozenset[str] = frozenset()) -> list[Draft]:
     whose = "The user's" if m["who"].lower() == "my" else "The user's family's"
     label = f"{adj} {role}".strip()
     out = [Draft("fact", slug(label, 3) + "_name", name, f"{whose} {label} is {name}.",
-                 stateful=adj not in ("", "new") or role not in ("friend", "colleague",
-                                                                 "coworker", "co-worker",
-                                                                 "teammate", "cousin"))]
+                 stateful=adj not in ("", "new") or role not in MANY_HELD_ROLES)]
     rest = (m["rest"] or "").strip(_TRIM)
     if rest:
         rest = re.sub(r"^'s\b", "is", rest)

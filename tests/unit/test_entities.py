@@ -26,6 +26,8 @@ from langgraph_typed_memory.entities import (
     similarity,
     spelling_distance,
 )
+from langgraph_typed_memory.entities.facts import relation_facts
+from langgraph_typed_memory.extraction import extract_rules
 from langgraph_typed_memory.extraction.roles import ROLES
 
 SCOPE = "tenant:acme/user:u1"
@@ -376,16 +378,12 @@ def test_name_key() -> None:
     ("The meeting with Sarah went well.", []),
 ])
 def test_relations_and_other_names_as_facts(text: str, expected: list[tuple]) -> None:
-    from langgraph_typed_memory.entities.facts import relation_facts
-    from langgraph_typed_memory.extraction import extract_rules
 
     found = relation_facts(text, already=extract_rules(text))
     assert [(c.subject, c.predicate, c.value, c.stateful) for c in found] == expected
 
 
 def test_what_the_rules_already_say_is_not_proposed_twice() -> None:
-    from langgraph_typed_memory.entities.facts import relation_facts
-    from langgraph_typed_memory.extraction import extract_rules
 
     text = "My sister Lena lives in Vienna and I work at Acme."
     assert relation_facts(text, already=extract_rules(text)) == []
@@ -441,3 +439,32 @@ def test_the_cascade_skips_only_entities_no_stage_could_match(monkeypatch) -> No
             (r.stage, r.entity and r.entity.id) for r in slow]
         stages.update(r.stage for r in fast)
     assert {"exact", "alias", "trigram", "variant", "spelling", "new"} <= stages
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Lena's husband Tom is a chef.", ("Lena", "husband_name", "Tom", "Lena's husband is Tom.")),
+    ("Tom's brother Sam lives in Oslo.", ("Tom", "brother_name", "Sam", "Tom's brother is Sam.")),
+    ("Sam is my brother.", ("user", "brother_name", "Sam", "The user's brother is Sam.")),
+])
+def test_a_role_becomes_a_fact_of_whoever_holds_it(text: str, fact: tuple[str, ...]) -> None:
+    found = relation_facts(text, already=extract_rules(text))
+    assert fact in [(c.subject, c.predicate, c.value, c.content) for c in found]
+
+
+@pytest.mark.parametrize("text", [
+    "Tom and Lena have a daughter called Mia.",  # theirs, not the speaker's
+    "My sister has a dog called Rex.",
+    "The Corolla was my dad's.",  # a possession, not a role
+])
+def test_no_role_is_given_to_the_speaker_that_is_someone_elses(text: str) -> None:
+    assert not [r for r in find_relations(text) if r.object == "user"]
+    assert not [c for c in relation_facts(text, already=extract_rules(text))
+                if c.subject == "user"]
+
+
+def test_a_role_the_rules_named_is_not_proposed_twice() -> None:
+    text = "My sister Lena lives in Vienna. I have a daughter called Mia."
+    ruled = extract_rules(text)
+    assert {c.value for c in ruled if (c.predicate or "").endswith("_name")} == {"Lena", "Mia"}
+    assert not [c for c in relation_facts(text, already=ruled)
+                if (c.predicate or "").endswith("_name")]
