@@ -72,7 +72,7 @@ def new_trace(
     Example:
         >>> sorted(new_trace(run_id="r", turn_index=1, tenant_id="t", user_id="u",
         ...                  agent_id=None)["retrieval"])[:3]
-        ['episodes_returned', 'facts_returned', 'modes']
+        ['entities', 'episodes_returned', 'facts_returned']
     """
     return {
         "run_id": run_id,

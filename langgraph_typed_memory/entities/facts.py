@@ -94,10 +94,12 @@ def relation_facts(text: str, *, speaker: str = "user",
         >>> [(c.subject, c.predicate, c.value, c.content) for c in relation_facts(
         ...     "I work at Volkswagen (VW).", already=[])][-1]
         ('Volkswagen', 'also_called', 'VW', 'Volkswagen is also called VW.')
-        >>> relation_facts("My sister Lena lives in Vienna.", already=[Candidate(
-        ...     kind="fact", subject="Lena", predicate="home_city", content="x", value="Vienna",
-        ...     confidence=0.9, grounding="My sister Lena lives in Vienna.")])
+        >>> from langgraph_typed_memory.extraction import extract_rules
+        >>> text = "My sister Lena lives in Vienna."  # the rules' sister_name and home_city
+        >>> relation_facts(text, already=extract_rules(text))
         []
+        >>> [c.content for c in relation_facts("Lena's husband Tom is a chef.")]
+        ["Lena's husband is Tom.", 'Tom works as chef.']
     """
     held = {((c.subject or "").lower(), c.predicate) for c in already if c.kind == "fact"}
     named: set[tuple[str, str]] = set()
