@@ -165,8 +165,8 @@ def _old_like(new: str, statement: str, turn: str, near: bool, guess: bool = Tru
     on_topic = bool(_words(statement) & _words(turn))
     if spans and not on_topic and not near:
         return None
-    if spans and not on_topic and want == "name":  # the statement right before, for a name:
-        spans = spans if REPLACING.search(turn) else [  # a swap, or the same place in it
+    if spans and want == "name":  # a name replaces one in the same place, or by a swap
+        spans = spans if REPLACING.search(turn) else [
             v for v in spans if _slot(statement, v.text) == _slot(turn, new)]
         if not spans:
             return None
@@ -487,8 +487,7 @@ def _replaced_by(new: str, turn: str, statements: Sequence[str]) -> tuple[str, s
     for guess in (False, True):
         for statement, near in tries:
             if same_subject(turn, statement) and (
-                    old := _old_like(new, statement, turn, near=near, guess=guess)) and (
-                    _kin(type_of(new)) != "name" or _slot(statement, old) == _slot(turn, new)):
+                    old := _old_like(new, statement, turn, near=near, guess=guess)):
                 return statement, old
     return None
 
