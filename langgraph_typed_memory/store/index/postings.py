@@ -17,7 +17,8 @@ import numpy as np
 
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
-__all__ = ["ScopePostings", "Segment", "TERM_OVERHEAD", "at_least_kth", "token_postings"]
+__all__ = ["ScopePostings", "Segment", "TERM_OVERHEAD", "at_least_kth", "repeated",
+           "token_postings"]
 
 _NONE = np.zeros(0, np.int32)
 
@@ -84,6 +85,16 @@ class Segment:
         np.cumsum(np.bincount(ids, minlength=len(terms)), out=starts[1:])
         return Segment(terms, starts, np.concatenate((self.rows, later.rows))[order],
                        np.concatenate((self.counts, later.counts))[order])
+
+
+def repeated(tokens: Sequence[str], occurrences: Sequence[int]) -> list[str]:
+    """Each token as many times as it occurs: what `token_postings` takes.
+
+    Example:
+        >>> repeated(["red", "tulip"], [1, 2])
+        ['red', 'tulip', 'tulip']
+    """
+    return [token for token, n in zip(tokens, occurrences, strict=True) for _ in range(n)]
 
 
 def token_postings(texts: Sequence[Sequence[str] | None]) -> tuple[np.ndarray, Segment]:
@@ -169,9 +180,8 @@ class ScopePostings(ScopeRows):
             >>> entry.lengths.tolist(), [a.tolist() for a in entry.holding("tulip", None)]
             ([3, 1], [[0, 1], [2, 1]])
         """
-        lengths, segment = token_postings([
-            [token for token, n in zip(tokens, occurrences, strict=True) for _ in range(n)]
-            for _, tokens, occurrences, _ in rows])
+        lengths, segment = token_postings([repeated(tokens, occurrences)
+                                           for _, tokens, occurrences, _ in rows])
         self.add([r[0] for r in rows], [r[3] for r in rows], lengths, segment)
 
     def add(

@@ -16,7 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph_typed_memory.store.index.bm25 import PostingsCache
-from langgraph_typed_memory.store.index.postings import ScopePostings, token_postings
+from langgraph_typed_memory.store.index.postings import (
+    ScopePostings,
+    repeated,
+    token_postings,
+)
 
 __all__ = ["ScopeLexicalCache"]
 
@@ -40,8 +44,7 @@ class _Kept(ScopePostings):
 
     def append(self, rows: Any) -> None:
         lengths, segment = token_postings([
-            kept.split(" ") if kept is not None
-            else [lexeme for lexeme, n in zip(lexemes, counts, strict=True) for _ in range(n)]
+            kept.split(" ") if kept is not None else repeated(lexemes, counts)
             for _, kept, lexemes, counts, _ in rows])
         self.add([r[0] for r in rows], [r[4] for r in rows], lengths, segment)
 
