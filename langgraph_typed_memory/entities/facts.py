@@ -42,6 +42,8 @@ _PHRASES = {
 }
 _HEDGE = ("i think", "maybe", "probably", "might", "not sure", "i guess")
 _PRONOUNS = frozenset("him her them it he she they".split())
+_UNRESOLVED_OWNERS = _PRONOUNS | frozenset("his her their its".split())
+"""Owners a role names by a pronoun ("his sister"), which the rules cannot resolve here."""
 
 
 def _role_fact(relation: Relation, speaker: str, sentence: str,
@@ -52,7 +54,7 @@ def _role_fact(relation: Relation, speaker: str, sentence: str,
     resolve here. One name at a time, as the rules hold a role (`MANY_HELD_ROLES` aside): a
     later "Tom's manager Ana" replaces Priya."""
     owner, name = relation.object, relation.subject
-    if owner.lower() in _PRONOUNS or owner.lower() in ("his", "their", "its") or any(
+    if owner.lower() in _UNRESOLVED_OWNERS or any(
             c.kind == "fact" and str(c.value).lower() == name.lower() for c in already):
         return None
     role = relation.relation.removesuffix("_of").replace("_", " ")

@@ -253,13 +253,13 @@ the role is theirs, not the speaker's."""
 
 
 def _role_cues(before: str, after: str) -> tuple[Role | None, str | None]:
-    for m in (_ROLE_BEFORE.search(before), _ROLE_AFTER.match(after), _NAMED_ROLE.search(before)):
+    for m, lead in ((_ROLE_BEFORE.search(before), before), (_ROLE_AFTER.match(after), ""),
+                    (_NAMED_ROLE.search(before), before)):
         words = m["role"].split() if m else []
         found = next((r for w in reversed(words) if (r := role(w))), None)  # "sales lead"
         if m and found:
             owner = m["owner"].lower()
-            if owner in ("a", "an") and m.string is before and _OTHERS_HAVE.search(
-                    before[:m.start("owner")]):
+            if owner in ("a", "an") and _OTHERS_HAVE.search(lead[:m.start("owner")]):
                 return found, None  # whose, the rules cannot tell
             if owner in ("my", "our", "a", "an"):
                 return found, "user"
