@@ -136,11 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("explain", "a record's versions and audit trail",
                 "Every version of a typed record (superseded and revoked included) and "
-                "every lifecycle transition of its audit trail.")
-    p.add_argument("namespace", metavar="NAMESPACE",
+                "every lifecycle transition of its audit trail. Name the record by its "
+                "namespace and key, or by the id of one of its versions (as a retrieval "
+                "trace, search --json or another explain shows it).")
+    p.add_argument("target", metavar="NAMESPACE|ID",
                    help="typed namespace, e.g. tenant:acme/user:alice/preference or "
-                        "tenant:acme.user:alice.preference")
-    p.add_argument("key", metavar="KEY", help="the record's key")
+                        "tenant:acme.user:alice.preference; or, with no KEY, a version's id "
+                        "(whole, or its first 8 or more characters)")
+    p.add_argument("key", nargs="?", metavar="KEY", help="the record's key, after a namespace")
 
     p = command("erase", "erase a user or a whole tenant",
                 "Delete every memory of a user (or, without --user, of the tenant) in one "

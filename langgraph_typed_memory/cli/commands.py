@@ -240,24 +240,37 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    """Every version of a record and its audit trail."""
-    namespace = parse_namespace_arg(args.namespace)
+    """Every version of a record and its audit trail; the record named by its namespace and
+    key, or by a version's id."""
+    from langgraph_typed_memory.cli.inspection import located_plan
+
+    memory_id = None
+    if args.key is not None:
+        namespace, key = parse_namespace_arg(args.target), args.key
+    elif _looks_like_namespace(args.target):
+        raise CliError(f"{args.target!r} is a namespace: give the record's key after it, or "
+                       "a version's id alone", exit_code=2)
     with _opened(args) as opened:
-        versions = opened.store.history(namespace, args.key)
-        events = opened.store.audit(namespace, args.key)
+        if args.key is None:
+            memory_id, namespace, key = _located(
+                opened.store.run_plan(located_plan(args.target.strip().rstrip(".…"))),
+                args.target)
+        versions = opened.store.history(namespace, key)
+        events = opened.store.audit(namespace, key)
     label = "/".join(namespace)
     if not versions and not events:
-        raise CliError(f"no record {args.key!r} in {label} (never written, or erased)")
+        raise CliError(f"no record {key!r} in {label} (never written, or erased)")
     if args.json:
-        _say(to_json({"namespace": list(namespace), "key": args.key,
-                      "versions": versions, "audit": events}))
+        _say(to_json({"namespace": list(namespace), "key": key, "versions": versions,
+                      "audit": events, **({"id": memory_id} if memory_id else {})}))
         return 0
-    _say(f"{label} {args.key}: {len(versions)} version(s), newest first")
+    _say(f"{label} {key}: {len(versions)} version(s), newest first")
     for i, v in enumerate(versions, 1):
         m = v.memory
         prov = m.get("provenance") or {}
+        mark = "  <- the id asked for" if m["id"] == memory_id else ""
         _say(f"  [{i}] {m['status']}  id {m['id']}  created {when(v.created_at)}  "
-             f"updated {when(v.updated_at)}  confidence {m.get('confidence')}")
+             f"updated {when(v.updated_at)}  confidence {m.get('confidence')}{mark}")
         if m.get("superseded_by"):
             _say(f"      superseded by {m['superseded_by']}")
         _say(f"      source run {prov.get('source_run_id') or '-'}, turn "
@@ -274,6 +287,32 @@ def cmd_explain(args: argparse.Namespace) -> int:
           e.get("run_id") or "-"] for e in events],
     ) if events else "  (no events)")
     return 0
+
+
+def _looks_like_namespace(text: str) -> bool:
+    """Whether `explain`'s one argument is a namespace (it starts with a tenant label), not
+    an id."""
+    return text.strip().startswith("tenant:")
+
+
+def _located(found: list[tuple[str, tuple[str, ...], str]], asked: str
+             ) -> tuple[str, tuple[str, ...], str]:
+    """The one (id, namespace, key) `located_plan` found for the id `asked`.
+
+    Raises:
+        CliError: no typed record has that id (exit code 1), or several ids start with it.
+    """
+    from langgraph_typed_memory.cli.inspection import ID_PREFIX
+
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise CliError(f"several records have an id starting with {asked!r}: give more of it "
+                       f"({', '.join(f[0] for f in found)}, ...)")
+    short = (f"; an id is found from its first {ID_PREFIX} characters or more"
+             if len(asked) < ID_PREFIX else "")
+    raise CliError(f"no typed record has the id {asked!r} (never written, or erased){short}; "
+                   "or name the record by its namespace and key")
 
 
 def _no_confirmation(label: str, why: str) -> CliError:

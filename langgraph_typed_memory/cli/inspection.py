@@ -15,9 +15,13 @@ from typing import Any
 from langgraph_typed_memory.namespaces import decode_namespace
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
-__all__ = ["SchemaState", "ScopeFilter", "RecordRow", "schema_plan", "records_plan", "table_plan"]
+__all__ = ["SchemaState", "ScopeFilter", "RecordRow", "schema_plan", "records_plan", "table_plan",
+           "ID_PREFIX", "located_plan"]
 
 CURRENT = "status NOT IN ('superseded', 'revoked')"
+ID_PREFIX = 8
+"""The fewest leading characters of a record's id that find it: the CLI's tables show that
+many."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +116,30 @@ def records_plan(
         )
         for r in rows
     ]
+
+
+def located_plan(memory_id: str) -> Plan[list[tuple[str, tuple[str, ...], str]]]:
+    """The typed record version whose id is `memory_id`, or whose id starts with it (at
+    least `ID_PREFIX` characters): (id, namespace, key), at most two (two: the prefix is
+    ambiguous).
+
+    Example:
+        >>> from langgraph_typed_memory import SqliteMemoryStore
+        >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+        ...     store.setup()
+        ...     store.put(("tenant:acme", "user:alice", "preference"), "tone", {"value": "terse"})
+        ...     [memory_id] = [i.memory["id"] for i in store.search(
+        ...         ("tenant:acme", "user:alice", "preference"))]
+        ...     [found[1:] for found in store.run_plan(located_plan(memory_id[:8]))]
+        [(('tenant:acme', 'user:alice', 'preference'), 'tone')]
+    """
+    rows = yield Sql("SELECT id, ns, key FROM memories WHERE id = ? AND kind IS NOT NULL",
+                     [memory_id])
+    if not rows and len(memory_id) >= ID_PREFIX:
+        rows = yield Sql("SELECT id, ns, key FROM memories "
+                         "WHERE substr(id, 1, ?) = ? AND kind IS NOT NULL LIMIT 2",
+                         [len(memory_id), memory_id])
+    return [(r[0], decode_namespace(r[1]), r[2]) for r in rows]
 
 
 def table_plan(backend: str, table: str) -> Plan[bool]:

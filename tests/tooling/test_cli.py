@@ -224,6 +224,35 @@ def test_explain_errors(seeded: str, cli: Any) -> None:
     assert code == 1 and "no record 'nope'" in err
 
 
+def test_explain_finds_a_record_by_a_version_id(seeded: str, cli: Any) -> None:
+    with open_direct(seeded) as store:
+        old = store.history(ALICE_PREFS, "tone")[-1].memory["id"]  # the superseded version
+    for asked in (old, old[:8], old[:8] + "…", old[:12]):  # whole, or as tables shorten it
+        code, out, _ = cli("--db", seeded, "explain", asked)
+        assert code == 0, asked
+        assert out.startswith("tenant:acme/user:alice/preference tone: 2 version(s)")
+        [marked] = [line for line in out.splitlines() if "<- the id asked for" in line]
+        assert "[2] superseded" in marked and old in marked
+    code, out, _ = cli("--db", seeded, "--json", "explain", old[:10])
+    data = json.loads(out)
+    assert (data["id"], data["namespace"], data["key"]) == (old, list(ALICE_PREFS), "tone")
+
+
+def test_explain_by_id_errors(seeded: str, cli: Any) -> None:
+    code, _, err = cli("--db", seeded, "explain", "0" * 32)
+    assert code == 1 and "no typed record has the id" in err
+    code, _, err = cli("--db", seeded, "explain", "abc")
+    assert code == 1 and "first 8 characters" in err
+    code, _, err = cli("--db", seeded, "explain", "tenant:acme/user:alice/preference")
+    assert code == 2 and "give the record's key" in err
+    with open_direct(seeded) as store:
+        ids = [v.memory["id"] for v in store.history(ALICE_PREFS, "tone")]
+    run_sql(seeded, f"UPDATE memories SET id = '{ids[0][:8]}x' || id WHERE id = '{ids[0]}'")
+    run_sql(seeded, f"UPDATE memories SET id = '{ids[0][:8]}y' || id WHERE id = '{ids[1]}'")
+    code, _, err = cli("--db", seeded, "explain", ids[0][:8])
+    assert code == 1 and "several records have an id starting with" in err
+
+
 def test_parse_namespace_arg_allows_slashes_in_ids() -> None:
     assert parse_namespace_arg("tenant:a/b/user:c/d/fact") == ("tenant:a/b", "user:c/d", "fact")
     assert parse_namespace_arg("tenant:acme.policy") == ("tenant:acme", "policy")
