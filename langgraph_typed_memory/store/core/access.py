@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from functools import partial
 from itertools import islice
 from typing import Any
 
@@ -119,36 +118,44 @@ class AccessBuffer:
             except Exception:  # a busy database must not fail a read: keep them for later
                 pass
 
-    def flush(self, limit: int | None = None, *, alone: bool = False) -> Plan[int]:
+    def flush(self, limit: int | None = None) -> Plan[int]:
         """Append the buffered counts and times to the access log (one batched insert), the
-        oldest `limit` if given; returns how many records they are for. Runs in the
-        caller's transaction, or `alone` in one of its own (`lazy_commit`)."""
+        oldest `limit` if given, in the caller's transaction; returns how many records they
+        are for."""
+        pending = self._take(limit)
+        if not pending:
+            return 0
+        try:
+            yield self._rows(pending)
+        except BaseException:
+            self._put_back(pending)
+            raise
+        with self._lock:
+            self.logged += len(pending)
+        return len(pending)
+
+    def _take(self, limit: int | None) -> dict[str, tuple[int, float]]:
+        """The oldest `limit` buffered counts (all: None), out of the buffer."""
         with self._lock:
             if limit is None or len(self._pending) <= limit:
                 pending, self._pending = self._pending, {}
             else:
                 pending = {k: self._pending.pop(k) for k in list(islice(self._pending, limit))}
             self._flushed = self.timer()
-        if not pending:
-            return 0
-        try:
-            if alone:
-                yield from self._begin()
-            yield self.bulk(q.Bulk.NOTE_ACCESS, [
-                [ident, count, at] for ident, (count, at) in pending.items()
-            ])
-            if alone:
-                yield Commit()
-        except BaseException:
-            with self._lock:  # put them back, merged with newer ones
-                self._retry_at = self._flushed + self.lifecycle.access_flush_seconds
-                for ident, (count, at) in pending.items():
-                    newer, last = self._pending.get(ident, (0, at))
-                    self._pending[ident] = (count + newer, max(at, last))
-            raise
+        return pending
+
+    def _rows(self, pending: dict[str, tuple[int, float]]) -> Sql:
+        return self.bulk(q.Bulk.NOTE_ACCESS, [
+            [ident, count, at] for ident, (count, at) in pending.items()])
+
+    def _put_back(self, pending: dict[str, tuple[int, float]]) -> None:
+        """Counts whose flush failed, back in the buffer (merged with newer ones); reads wait
+        `access_flush_seconds` before they try again."""
         with self._lock:
-            self.logged += len(pending)
-        return len(pending)
+            self._retry_at = self._flushed + self.lifecycle.access_flush_seconds
+            for ident, (count, at) in pending.items():
+                newer, last = self._pending.get(ident, (0, at))
+                self._pending[ident] = (count + newer, max(at, last))
 
     def _begin(self) -> Plan[None]:
         """Open a transaction of the background thread's (`lazy_commit`)."""
@@ -195,6 +202,30 @@ class AccessBuffer:
         yield Commit()
         return folded
 
+    def flush_chunk(self) -> Plan[int]:
+        """Log the oldest `FLUSH_CHUNK` buffered counts in a transaction of their own
+        (`lazy_commit`); when they are the last and the log is then due a fold (`fold_due`),
+        fold its oldest `FOLD_CHUNK` entries in the same transaction, so that a read waits
+        for the connection once, not once for the flush and again for the fold. Returns how
+        many records the logged counts were for; a failure puts them back."""
+        pending = self._take(FLUSH_CHUNK)
+        added = 0
+        try:
+            yield from self._begin()
+            if pending:
+                yield self._rows(pending)
+                with self._lock:
+                    self.logged, added = self.logged + len(pending), len(pending)
+            if len(pending) < FLUSH_CHUNK and self.fold_due():
+                yield from self.fold(FOLD_CHUNK)
+            yield Commit()
+        except BaseException:
+            with self._lock:
+                self.logged = max(0, self.logged - added)
+            self._put_back(pending)
+            raise
+        return len(pending)
+
 
 Runner = Callable[[Callable[[], Plan[int]]], Any]
 """Runs a plan factory on a store's connection (its `_run`), from any thread."""
@@ -232,19 +263,19 @@ class BackgroundFlush:
 
     def _write(self, runner: Runner) -> None:
         """Chunks of `FLUSH_CHUNK`, each its own transaction, with a pause between them: a
-        read waiting for the connection goes in after one chunk, not a whole backlog. Then,
-        when the buffer logged enough since the last fold, the log is folded the same way,
-        `FOLD_CHUNK` entries at a time.
+        read waiting for the connection goes in after one chunk, not a whole backlog. When
+        the buffer logged enough since the last fold, the last chunk's transaction folds
+        `FOLD_CHUNK` entries of the log, and further transactions fold the rest the same way.
 
         The chunks are large because what a read pays for a background write is mostly per
         transaction, not per row: the read waits for the connection, or for the interpreter
         while this thread takes its turn, once per transaction (measured in
         docs/lifecycle.md)."""
-        chunk = partial(self.buffer.flush, limit=FLUSH_CHUNK, alone=True)
         try:
-            while runner(chunk) == FLUSH_CHUNK:  # a factory: the store's retry policy applies
+            # factories: the store's retry policy applies
+            while runner(self.buffer.flush_chunk) == FLUSH_CHUNK:
                 time.sleep(0.001)
-            if self.buffer.fold_due():
+            if self.buffer.fold_due():  # more than the last chunk's transaction folded
                 while runner(self.buffer.fold_chunk) == FOLD_CHUNK:
                     time.sleep(0.001)
         except Exception as exc:  # nobody to raise to; `AccessBuffer.flush` kept the counts
