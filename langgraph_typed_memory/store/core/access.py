@@ -278,7 +278,7 @@ class BackgroundFlush:
             if self.buffer.fold_due():  # more than the last chunk's transaction folded
                 while runner(self.buffer.fold_chunk) == FOLD_CHUNK:
                     time.sleep(0.001)
-        except Exception as exc:  # nobody to raise to; `AccessBuffer.flush` kept the counts
+        except Exception as exc:  # nobody to raise to; the buffer kept the counts
             logger.warning("Access counts not written, kept for the next flush: %r", exc)
         finally:
             self.lock.release()
