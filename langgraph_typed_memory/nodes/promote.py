@@ -240,10 +240,8 @@ def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
         >>> turn.line, turn.reply, turn.context
         ('Ana: I live in Lyon.', 'Noted.', ('user: Hi',))
     """
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            break
-    else:
+    i = _newest_user(messages)
+    if i is None:
         return None
     human = messages[i]
     text = message_text(human).strip()
@@ -257,13 +255,19 @@ def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
                 str(human.id) if human.id else None)
 
 
+def _newest_user(messages: Sequence[BaseMessage]) -> int | None:
+    """The position of the newest user message; None without one."""
+    return next((i for i in range(len(messages) - 1, -1, -1)
+                 if isinstance(messages[i], HumanMessage)), None)
+
+
 def _preceding_turns(messages: list[Any], n: int = 2) -> list[str]:
     """The texts of up to `n` messages before the newest user message, oldest first
     (`_context_text`)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            return [t for m in messages[max(0, i - n):i] if (t := _context_text(m).strip())]
-    return []
+    i = _newest_user(messages)
+    if i is None:
+        return []
+    return [t for m in messages[max(0, i - n):i] if (t := _context_text(m).strip())]
 
 
 def _context_text(message: BaseMessage) -> str:
