@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.embeddings import local_index_config
@@ -64,7 +65,7 @@ def _shown(item: dict[str, Any]) -> str:
     return f"{text} [turn log]" if value.get("task_type") == "turn" else str(text)
 
 
-def show_turn(user: str, text: str, state: dict[str, Any]) -> None:
+def show_turn(store: BaseStore, user: str, text: str, state: dict[str, Any]) -> None:
     trace = state["memory_trace"]
     retrieval, tokens = trace["retrieval"], trace["tokens"]
     print(f"\n[{user} turn {trace['turn_index']}] {text}")
@@ -95,8 +96,12 @@ def show_turn(user: str, text: str, state: dict[str, Any]) -> None:
     for promo in trace["promotions"]:
         ident = (promo.get("id") or "")[:8]
         kind = "turn log" if promo["kind"] == "episode" else promo["kind"]
+        key = promo.get("key")
+        if kind == "entity":  # its key is an id: show the entity's name
+            entity = store.get(("tenant:acme", f"user:{user}", "entity"), key)
+            key = entity.value.get("name", key) if entity else key
         replaced = f", replacing {promo['old_id'][:8]}" if promo.get("old_id") else ""
-        print(f"  promotion: {kind} {promo.get('key')} -> {promo['outcome']} {ident}{replaced} "
+        print(f"  promotion: {kind} {key} -> {promo['outcome']} {ident}{replaced} "
               f"({promo['reason']})")
     for note in trace.get("degraded", []):
         print(f"  degraded: {note}")
@@ -129,7 +134,7 @@ def main() -> int:
                                        "user_id": user}}
             for text in turns:
                 state = graph.invoke({"messages": [HumanMessage(text)]}, config)
-                show_turn(user, text, state)
+                show_turn(store, user, text, state)
         prompt = state_prompt(graph, "session-2")
         print("\n=== the system prompt session 2 was given ===")
         print(prompt)
