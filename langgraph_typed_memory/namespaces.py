@@ -397,7 +397,16 @@ def memory_namespace(
     Example:
         >>> memory_namespace("preference", tenant_id="acme", user_id="alice")
         ('tenant:acme', 'user:alice', 'preference')
+
+    Raises:
+        InvalidNamespace: an id that is not a valid one (not a string, too long, a ':').
+        UnknownKind: `kind` is not a memory kind.
     """
+    for what, ident in (("tenant_id", tenant_id), ("user_id", user_id),
+                        ("agent_id", agent_id)):
+        if ident is not None and not isinstance(ident, str):
+            raise InvalidNamespace(f"{what} must be a string, not {type(ident).__name__} "
+                                   f"({ident!r:.60})")
     namespace = (*Scope(tenant_id, user_id, agent_id).labels(), kind)
     parse_namespace(namespace)
     return namespace

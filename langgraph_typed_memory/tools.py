@@ -26,6 +26,7 @@ from langgraph_typed_memory.nodes._common import (
     check_gate_store,
     resolve_store,
     scope_from_config,
+    writable_scope,
 )
 
 __all__ = [
@@ -180,7 +181,7 @@ def _propose_tool(
     """A propose tool: its arguments (plus `kind` when the tool has one) go to the gate."""
 
     def arguments(config: RunnableConfig, fields: dict[str, Any]) -> dict[str, Any]:
-        scope = scope_from_config(config)
+        scope = writable_scope(scope_from_config(config), f"The {name} tool")
         configurable = config.get("configurable") or {}
         proposal = {k: v for k, v in fields.items() if v is not None}
         if kind is not None:

@@ -28,11 +28,31 @@ _ID_RULE = "1-128 characters without ':' or control characters"
 
 
 def _given(configurable: Mapping[str, Any], key: str) -> str | None:
-    """A `configurable` value as text; None, empty or blank means absent."""
+    """A `configurable` id as text: a string, an int or a UUID; None, empty or blank means
+    absent.
+
+    Example:
+        >>> _given({"user_id": 42}, "user_id"), _given({"user_id": " "}, "user_id")
+        ('42', None)
+        >>> _given({"user_id": ["alice"]}, "user_id")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: configurable['user_id'] is a list ...
+
+    Raises:
+        ConfigurationError: any other type (a list, bytes, a bool, a float), which would name
+            a scope by its printed form.
+    """
     value = configurable.get(key)
-    if value is None or not str(value).strip():
+    if value is None:
         return None
-    return str(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int, uuid.UUID)):
+        raise ConfigurationError(
+            f"configurable[{key!r}] is a {type(value).__name__} ({value!r:.60}), not an id: "
+            "send a string (an int or a UUID is turned into one)."
+        )
+    text = str(value)
+    return text if text.strip() else None
 
 
 def scope_from_config(config: RunnableConfig | None) -> Scope:
@@ -83,6 +103,32 @@ def _checked(configurable: Mapping[str, Any], key: str, what: str) -> str | None
             "to one (a hash of it, for instance)."
         )
     return value
+
+
+def writable_scope(scope: Scope, writer: str) -> Scope:
+    """The caller's scope, if it names a user or an agent: a conversation's memories are its
+    speaker's (or its agent's), never the whole tenant's. `writer` names what writes them,
+    for the message.
+
+    Example:
+        >>> writable_scope(Scope("acme"), "The promote node")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: The promote node writes a ...
+
+    Raises:
+        ConfigurationError: the run names no user, agent or thread.
+    """
+    if scope.user_id is None and scope.agent_id is None:
+        raise ConfigurationError(
+            f"{writer} writes a conversation's memories into the caller's own scope, "
+            "and this run names none: no configurable user_id (or authenticated user), "
+            f"agent_id or thread_id. Written to tenant {scope.tenant_id!r} as a whole, they "
+            "would be shown to every one of its users. Send config={'configurable': "
+            "{'user_id': ...}} (or compile the graph with a checkpointer and send a "
+            "thread_id); write tenant-wide records deliberately with store.put or "
+            "store.promote.")
+    return scope
 
 
 def run_id_from_config(config: RunnableConfig | None) -> str:

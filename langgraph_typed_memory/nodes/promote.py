@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore
 
-from langgraph_typed_memory.errors import ConfigurationError, StoreNotSetUp
+from langgraph_typed_memory.errors import StoreNotSetUp
 from langgraph_typed_memory.extraction import prefilter
 from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.namespaces import Scope
@@ -22,6 +22,7 @@ from langgraph_typed_memory.nodes._common import (
     run_id_from_config,
     scope_from_config,
     trace_of,
+    writable_scope,
 )
 from langgraph_typed_memory.turns import Turn, message_text, turn_proposals
 
@@ -100,7 +101,7 @@ def create_promote_node(
         target = check_gate_store(resolve_store(store), method)
         check_memory_state(state, config, node="promote",
                            keys=("memory_trace", candidates_key))
-        return target, _writable(scope_from_config(config))
+        return target, writable_scope(scope_from_config(config), "The promote node")
 
     def prepare(state: dict[str, Any], config: RunnableConfig | None,
                 target: BaseStore, scope: Scope) -> dict[str, Any]:
@@ -194,28 +195,6 @@ def create_promote_node(
             return finish(trace, None, exc)
 
     return RunnableLambda(promote, afunc=apromote, name="promote")
-
-
-def _writable(scope: Scope) -> Scope:
-    """The caller's scope, if it names a user or an agent: a conversation's memories are its
-    speaker's (or its agent's), never the whole tenant's.
-
-    Example:
-        >>> _writable(Scope("acme"))
-        Traceback (most recent call last):
-        ...
-        langgraph_typed_memory.errors.ConfigurationError: The promote node writes a ...
-    """
-    if scope.user_id is None and scope.agent_id is None:
-        raise ConfigurationError(
-            "The promote node writes a conversation's memories into the caller's own scope, "
-            "and this run names none: no configurable user_id (or authenticated user), "
-            f"agent_id or thread_id. Written to tenant {scope.tenant_id!r} as a whole, they "
-            "would be shown to every one of its users. Send config={'configurable': "
-            "{'user_id': ...}} (or compile the graph with a checkpointer and send a "
-            "thread_id); write tenant-wide records deliberately with store.put or "
-            "store.promote.")
-    return scope
 
 
 def _speaker(message: BaseMessage) -> str:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
 
-from langgraph_typed_memory import SqliteMemoryStore
+from langgraph_typed_memory import ConfigurationError, SqliteMemoryStore
 from langgraph_typed_memory.graph import create_memory_chat_graph
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes import create_assemble_node, create_respond_node
@@ -59,6 +60,20 @@ def test_blank_ids_count_as_absent(blank):
     assert scope(tenant_id=blank, user_id=blank, agent_id=blank) == Scope("default", "thread-t")
     assert scope(tenant_id="acme", user_id=blank) == Scope("acme", "thread-t")
     assert scope(tenant_id="acme", user_id="alice", agent_id=blank) == Scope("acme", "alice")
+
+
+def test_ids_are_strings_ints_or_uuids():
+    ident = uuid.UUID(int=7)
+    assert scope(tenant_id="acme", user_id=42, agent_id=ident) == Scope("acme", "42", str(ident))
+    assert scope_from_config({"configurable": {"thread_id": 9}}).user_id == "thread-9"
+
+
+@pytest.mark.parametrize("bad", [["alice"], b"alice", True, 3.5, {"id": 1}],
+                         ids=["list", "bytes", "bool", "float", "dict"])
+@pytest.mark.parametrize("key", ["tenant_id", "user_id", "agent_id", "thread_id"])
+def test_an_id_of_another_type_is_a_configuration_error(key, bad):
+    with pytest.raises(ConfigurationError, match=rf"configurable\['{key}'\] is a "):
+        scope(**{key: bad})
 
 
 def test_the_servers_authenticated_user_wins_over_a_sent_user_id():

@@ -9,6 +9,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from pydantic import ValidationError
 
+from langgraph_typed_memory import ConfigurationError
 from langgraph_typed_memory.tools import (
     create_memory_tools,
     create_propose_fact_tool,
@@ -35,6 +36,16 @@ def test_gate_rejections_are_reported_to_the_model(store):
     propose = create_propose_memory_tool(store)
     weak = propose.invoke({**LYON, "confidence": 0.3}, ALICE)
     assert weak.startswith("rejected") and "threshold" in weak
+
+
+@pytest.mark.parametrize("tool", [create_propose_memory_tool, create_propose_preference_tool])
+def test_a_tool_call_naming_no_user_writes_nothing_tenant_wide(store, tool):
+    """A run with no user, agent or thread would write for the whole tenant, which every
+    user is shown: the tool refuses, as the promote node does."""
+    args = LYON if tool is create_propose_memory_tool else {**TERSE, "key": "tone"}
+    with pytest.raises(ConfigurationError, match="names none"):
+        tool(store).invoke(args, {"configurable": {"tenant_id": "acme"}})
+    assert store.list_namespaces(prefix=("tenant:acme",)) == []
 
 
 @pytest.mark.parametrize("extra", [{"status": "active"}, {"user_id": "bob"},

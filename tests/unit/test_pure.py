@@ -59,6 +59,13 @@ def test_grammar_rejects_with_the_label(namespace, error):
     assert repr(namespace)[:40] in str(info.value)
 
 
+@pytest.mark.parametrize("ids", [{"tenant_id": 7}, {"tenant_id": "a", "user_id": 5},
+                                 {"tenant_id": "a", "agent_id": b"bot"}])
+def test_memory_namespace_takes_string_ids(ids):
+    with pytest.raises(InvalidNamespace, match="must be a string"):
+        memory_namespace("fact", **ids)
+
+
 def test_untyped_is_not_typed():
     assert not is_typed(("memories", "alice")) and not is_typed(())
     assert is_typed(("tenant:acme",))
