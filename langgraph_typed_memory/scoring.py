@@ -34,6 +34,8 @@ Tier = Literal["high", "standard", "low"]
 _OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 _TERM = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 64
+MAX_QUERY_CHARS = 8_000
+"""The longest search query a store takes (`InvalidQuery` beyond)."""
 
 
 def validate_filter(filter: Mapping[str, Any] | None) -> None:

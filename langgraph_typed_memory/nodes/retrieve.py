@@ -32,6 +32,7 @@ from langgraph_typed_memory.nodes._common import (
     scope_from_config,
 )
 from langgraph_typed_memory.results import SearchResults
+from langgraph_typed_memory.scoring import MAX_QUERY_CHARS
 from langgraph_typed_memory.state import new_trace
 from langgraph_typed_memory.turns import message_text
 from langgraph_typed_memory.understanding import TimeWindow, only_time, time_window
@@ -306,6 +307,25 @@ def _fan_out(scope: Scope, query: str, facts: int, episodes: int,
     return out
 
 
+def _searched(text: str) -> str:
+    """What the searches look for: the user's message, or of one longer than a store's query
+    takes (a pasted log, say) its first `MAX_QUERY_CHARS` characters, cut at a space. The
+    word ranking reads a query's first `MAX_QUERY_TERMS` words and the bundled embedder its
+    first 256 tokens: the rest would not change the results. The exact lookups (policies,
+    procedures, preferences) take no query and are unaffected.
+
+    Example:
+        >>> len(_searched("word " * 5000)) <= 8000, _searched("short question")
+        (True, 'short question')
+    """
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    cut = text[:MAX_QUERY_CHARS]
+    logger.info("retrieve: the message is %d characters; its first %d are searched",
+                len(text), MAX_QUERY_CHARS)
+    return cut[:cut.rfind(" ")] if " " in cut else cut
+
+
 def _run(plan: Plan, store: BaseStore) -> _Found:
     """Execute the plan with the store's `batch`."""
     try:
@@ -478,7 +498,7 @@ def create_retrieve_node(
 
     def begin(state: dict[str, Any], config: RunnableConfig
               ) -> tuple[BaseStore, Plan, TimeWindow | None]:
-        query = message_text(last_human(state.get(messages_key) or []))
+        query = _searched(message_text(last_human(state.get(messages_key) or [])))
         scope = scope_from_config(config)
         found_in = resolve_store(store)  # no store is a misconfiguration: it raises
         window = _window(found_in, query) if time_windows else None

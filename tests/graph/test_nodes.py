@@ -44,6 +44,23 @@ def test_retrieve_fans_out_for_the_callers_scope(store):
     assert (trace["tenant_id"], trace["user_id"], trace["turn_index"]) == ("acme", "alice", 1)
 
 
+def test_a_message_longer_than_a_query_still_gets_its_memory(store):
+    """A pasted log over the store's query limit is searched by its start; the policies
+    and preferences, which need no query, are there as for any message."""
+    store.put(PREFS, "tone", {"value": "terse"})
+    store.put(("tenant:acme", "policy"), "emails", {"value": {"rule": "never reveal emails"},
+                                                   "created_by": "ops"})
+    store.put(FACTS, "city", {"subject": "user", "predicate": "home_city",
+                              "content": "The user lives in Lyon."})
+    pasted = "Why did Lyon fail? " + "ERROR timeout at node 7 " * 500
+    assert len(pasted) > 8000
+    out = create_retrieve_node(store).invoke({"messages": [HumanMessage(pasted)]}, ALICE)
+    context, trace = out["memory_context"], out["memory_trace"]
+    assert not trace["degraded"]
+    assert len(context["policies"]) == 1 and len(context["preferences"]) == 1
+    assert [f["key"] for f in context["facts"]] == ["city"]
+
+
 async def test_retrieve_async_path(store):
     store.put(FACTS, "city", {"subject": "user", "predicate": "home_city",
                               "content": "The user lives in Lyon."})

@@ -23,7 +23,7 @@ from langgraph_typed_memory.namespaces import (
     parse_scope,
 )
 from langgraph_typed_memory.schemas import check_json_value
-from langgraph_typed_memory.scoring import validate_filter
+from langgraph_typed_memory.scoring import MAX_QUERY_CHARS, validate_filter
 
 __all__ = [
     "HistoryOp",
@@ -42,7 +42,6 @@ row counts a search asks the database for (up to eight times its window) stay 64
 MAX_PROPOSALS = 10_000
 MAX_TURN = 2**31 - 1
 MAX_KEY_CHARS = 1024
-MAX_QUERY_CHARS = 8_000
 
 class PromoteOp(NamedTuple):
     """Offer proposals to the gate on behalf of a caller's scope."""
