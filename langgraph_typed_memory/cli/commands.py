@@ -481,14 +481,29 @@ def _passphrase(args: argparse.Namespace, *, export: bool) -> str:
         if export:
             _check_export_passphrase(value, f"the passphrase in ${args.passphrase_env}")
         return value
-    first = getpass.getpass("Passphrase: ")
+    first = _asked("Passphrase: ")
     if not first:
         raise CliError("an empty passphrase is not allowed", exit_code=2)
     if export:
         _check_export_passphrase(first, "the passphrase")
-        if getpass.getpass("Passphrase again: ") != first:
+        if _asked("Passphrase again: ") != first:
             raise CliError("the two passphrases differ; nothing was exported", exit_code=2)
     return first
+
+
+def _asked(prompt: str) -> str:
+    """A passphrase typed at the terminal (or read from stdin without one).
+
+    Raises:
+        CliError: (exit code 2) there is nobody to ask: stdin is closed or ends at once (a
+            script, cron, `< /dev/null`).
+    """
+    try:
+        return getpass.getpass(prompt)
+    except EOFError:
+        raise CliError("no passphrase could be read: stdin ended; pass --passphrase-env VAR "
+                       "with the passphrase in that environment variable", exit_code=2
+                       ) from None
 
 
 def cmd_export(args: argparse.Namespace) -> int:

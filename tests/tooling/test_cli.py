@@ -397,6 +397,25 @@ def test_export_import_round_trip_with_prompted_passphrases(
         assert store.check_invariants().ok
 
 
+def test_a_passphrase_nobody_can_type_is_one_error_line(
+    seeded: str, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def closed(prompt: str = "") -> str:
+        raise EOFError  # what getpass raises when stdin ends at once (< /dev/null, cron)
+
+    monkeypatch.setattr(cli_commands.getpass, "getpass", closed)
+    target = tmp_path / "x.lgtm"
+    code, _, err = cli("--db", seeded, "export", "--tenant", "acme", "--out", str(target))
+    assert code == 2 and "--passphrase-env" in err and not target.exists()
+    assert len(err.strip().splitlines()) == 1
+    monkeypatch.setenv("TM_TEST_PASS", "a long enough passphrase")
+    code, _, _ = cli("--db", seeded, "export", "--tenant", "acme", "--out", str(target),
+                     "--passphrase-env", "TM_TEST_PASS")
+    assert code == 0
+    code, _, err = cli("--db", seeded, "import", str(target))
+    assert code == 2 and "--passphrase-env" in err
+
+
 def test_export_refuses_bad_passphrases_and_existing_files(
     seeded: str, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
