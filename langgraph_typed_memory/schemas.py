@@ -80,6 +80,27 @@ class _Record(BaseModel):
         return value
 
 
+def _shown_in_full(value: Any) -> Any:
+    """A policy's or preference's value, which every prompt of its scope shows in full, if
+    its JSON is at most `MAX_TEXT_CHARS` characters.
+
+    Example:
+        >>> _shown_in_full({"tone": "terse"})
+        {'tone': 'terse'}
+        >>> _shown_in_full("w " * 20_000)
+        Traceback (most recent call last):
+        ...
+        ValueError: the value is 40,002 characters as JSON; ...
+    """
+    size = len(json.dumps(value, ensure_ascii=False, default=str))
+    if size > MAX_TEXT_CHARS:
+        raise ValueError(
+            f"the value is {size:,} characters as JSON; a policy or preference is shown in "
+            f"full in every prompt of its scope, so it may hold {MAX_TEXT_CHARS:,} at most "
+            "(keep longer text in a fact or an episode, found when relevant)")
+    return value
+
+
 class PolicyMemory(_Record):
     """A tenant rule (compliance, guardrail, approval). Authored explicitly, never promoted.
 
@@ -99,6 +120,8 @@ class PolicyMemory(_Record):
     created_by: str = Field(min_length=1, max_length=256)
     """Who authored the rule."""
 
+    _value_size = field_validator("value")(_shown_in_full)
+
 
 class PreferenceMemory(_Record):
     """A user setting, read every turn. A new value for the same key supersedes the old one.
@@ -114,6 +137,8 @@ class PreferenceMemory(_Record):
     """The setting's value (any JSON)."""
     source: Literal["user_stated", "inferred", "admin_set"] = "user_stated"
     confidence: float = Confidence
+
+    _value_size = field_validator("value")(_shown_in_full)
 
 
 class FactMemory(_Record):
