@@ -108,6 +108,22 @@ def test_graph_with_a_chat_model_and_structured_extraction(store):
     assert state["messages"][-1].content == "Sure."
 
 
+def test_streaming_messages_filtered_by_node_yields_the_reply_alone(store):
+    """LangGraph's "messages" mode streams every message a node writes, the system prompt
+    assemble builds (policies, memory) among them: filtered to the respond node, as
+    docs/memory-loop.md shows, it streams the reply alone."""
+    store.put(("tenant:acme", "policy"), "codes", {"value": {"rule": "approval code 7731"},
+                                                  "created_by": "ops"})
+    graph = create_memory_chat_graph(ScriptedChatModel.of("Sure."), store=store,
+                                     checkpointer=InMemorySaver())
+    streamed = list(graph.stream({"messages": [HumanMessage("Hi there!")]}, config("s1"),
+                                 stream_mode="messages"))
+    assert any("7731" in str(m.content) for m, meta in streamed
+               if meta["langgraph_node"] == "assemble")
+    assert [m.content for m, meta in streamed if meta["langgraph_node"] == "respond"
+            and m.content] == ["Sure."]
+
+
 def test_graph_with_the_combined_call(store):
     model = ScriptedChatModel.of(tool_reply("ReplyWithMemories", {
         "reply": "Noted, Paris.", "candidates": [{
