@@ -17,7 +17,9 @@ __all__ = [
     "InvalidQuery",
     "EmbeddingDimensionMismatch",
     "EmbeddingFailed",
+    "StoreUnusable",
     "StoreNotSetUp",
+    "StoreClosed",
     "SchemaVersionError",
     "ConfigurationError",
     "InvalidPassphrase",
@@ -122,15 +124,36 @@ class EmbeddingFailed(TypedMemoryError, RuntimeError):
     """
 
 
-class StoreNotSetUp(TypedMemoryError, RuntimeError):
+class StoreUnusable(TypedMemoryError, RuntimeError):
+    """The store cannot serve any read or write as it is: a misconfiguration, not a
+    degradation a turn can go on without, so the prebuilt nodes raise it instead of going on
+    without memory (`StoreNotSetUp`, `StoreClosed`).
+
+    Example:
+        >>> issubclass(StoreNotSetUp, StoreUnusable), issubclass(StoreClosed, RuntimeError)
+        (True, True)
+    """
+
+
+class StoreNotSetUp(StoreUnusable):
     """The store's tables do not exist (`store.setup()` was never called on this database),
     or are older than this version of the package (not migrated since an upgrade).
 
-    Raised at the first read or write, by the store and by the prebuilt nodes (a missing
-    set-up is a misconfiguration, not a degradation a turn can go on without).
+    Raised at the first read or write, by the store and by the prebuilt nodes.
 
     Example:
         >>> issubclass(StoreNotSetUp, RuntimeError)
+        True
+    """
+
+
+class StoreClosed(StoreUnusable):
+    """The store's connection or pool was closed: a store opened with
+    `with ...from_conn_string(...) as store:` used after its block, or on a connection the
+    app closed. Raised at the read or write, by the store and by the prebuilt nodes.
+
+    Example:
+        >>> issubclass(StoreClosed, StoreUnusable)
         True
     """
 

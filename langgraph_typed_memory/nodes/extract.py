@@ -22,7 +22,7 @@ from langgraph_typed_memory.entities.records import (
     stamp,
     with_recent,
 )
-from langgraph_typed_memory.errors import ConfigurationError, StoreNotSetUp
+from langgraph_typed_memory.errors import ConfigurationError, StoreUnusable
 from langgraph_typed_memory.extraction import (
     EXTRACTION_PROMPT,
     ExtractionResult,
@@ -223,7 +223,7 @@ def create_extract_node(
             try:
                 scope_known = DIRECTORIES.known(found_in, labels, read,
                                             found_in.batch([read.op])[0])
-            except StoreNotSetUp:  # a misconfiguration: fails loudly
+            except StoreUnusable:  # a misconfiguration: fails loudly
                 raise
             except Exception as exc:  # the turn goes on without entities
                 failed(update, exc)
@@ -249,7 +249,7 @@ def create_extract_node(
             try:
                 scope_known = DIRECTORIES.known(found_in, labels, read,
                                             (await found_in.abatch([read.op]))[0])
-            except StoreNotSetUp:
+            except StoreUnusable:
                 raise
             except Exception as exc:
                 failed(update, exc)

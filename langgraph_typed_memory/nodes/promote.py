@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.store.base import BaseStore
 
-from langgraph_typed_memory.errors import StoreNotSetUp
+from langgraph_typed_memory.errors import StoreUnusable
 from langgraph_typed_memory.extraction import prefilter
 from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.namespaces import Scope
@@ -162,7 +162,7 @@ def create_promote_node(
         target, scope = checked(state, config, "promote")
         try:
             args = prepare(state, config, target, scope)
-        except StoreNotSetUp:  # a misconfiguration: fails loudly
+        except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
             return finish(trace_of(state), None, exc)
@@ -171,7 +171,7 @@ def create_promote_node(
             return finish(trace, [], None)
         try:
             return finish(trace, target.promote(**args), None)  # type: ignore[attr-defined]
-        except StoreNotSetUp:  # a misconfiguration: fails loudly
+        except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
             return finish(trace, None, exc)
@@ -180,7 +180,7 @@ def create_promote_node(
         target, scope = checked(state, config, "apromote")
         try:
             args = prepare(state, config, target, scope)
-        except StoreNotSetUp:  # a misconfiguration: fails loudly
+        except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
             return finish(trace_of(state), None, exc)
@@ -189,7 +189,7 @@ def create_promote_node(
             return finish(trace, [], None)
         try:
             return finish(trace, await target.apromote(**args), None)  # type: ignore[attr-defined]
-        except StoreNotSetUp:  # a misconfiguration: fails loudly
+        except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
             return finish(trace, None, exc)

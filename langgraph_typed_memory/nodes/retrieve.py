@@ -21,7 +21,7 @@ from langgraph_typed_memory.entities.graph import (
     fuse_about,
     names_in,
 )
-from langgraph_typed_memory.errors import StoreNotSetUp
+from langgraph_typed_memory.errors import StoreUnusable
 from langgraph_typed_memory.gate import own_scope
 from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
 from langgraph_typed_memory.namespaces import Scope
@@ -509,7 +509,7 @@ def create_retrieve_node(
         found_in, plan, window = begin(state, config)
         try:
             found = _run(plan, found_in)
-        except StoreNotSetUp:  # a misconfiguration: fails loudly
+        except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:  # no exception reaches the graph
             return _finish(state, config, None, exc, messages_key)
@@ -520,7 +520,7 @@ def create_retrieve_node(
         found_in, plan, window = begin(state, config)
         try:
             found = await _arun(plan, found_in)
-        except StoreNotSetUp:  # a misconfiguration: fails loudly
+        except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
             return _finish(state, config, None, exc, messages_key)

@@ -27,6 +27,7 @@ from langgraph_typed_memory import AsyncSqliteMemoryStore, SqliteMemoryStore, co
 from langgraph_typed_memory.errors import (
     ConfigurationError,
     InvalidNamespace,
+    StoreClosed,
     StoreNotSetUp,
     UnknownKind,
 )
@@ -133,6 +134,36 @@ def test_a_postgres_store_never_set_up_says_to_call_setup(pg_server):
         graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
         with pytest.raises(StoreNotSetUp):
             run(graph, False)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_store_used_after_its_block_fails_loudly(tmp_path, use_async):
+    """A store opened with `with ... as store:` and run after the block: each node raises
+    `StoreClosed`, where it used to log a warning and write nothing."""
+    with SqliteMemoryStore.from_conn_string(str(tmp_path / "m.db")) as store:
+        store.setup()
+        graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
+        run(graph, use_async)
+    with pytest.raises(StoreClosed, match=r"works inside that block only"):
+        run(graph, use_async)
+    with pytest.raises(StoreClosed):
+        store.search(FACTS, query="Lyon")
+
+
+def test_a_postgres_store_used_after_its_block_fails_loudly(pg_server):
+    from langgraph_typed_memory import PostgresMemoryStore
+    from tests.conftest import fresh_database
+
+    url = fresh_database(pg_server)
+    for pool_size in (None, 2):
+        with PostgresMemoryStore.from_conn_string(url, pool_size=pool_size) as store:
+            store.setup()
+        graph = create_memory_chat_graph(store=store, checkpointer=InMemorySaver())
+        with pytest.raises(StoreClosed):
+            run(graph, False)
+        with pytest.raises(StoreClosed):
+            store.put(FACTS, "k", {"subject": "user", "predicate": "home_city",
+                                   "content": "The user lives in Lyon."})
 
 
 @pytest.mark.parametrize("options", [{"facts": "10"}, {"episodes": -1}, {"facts": 2.5},

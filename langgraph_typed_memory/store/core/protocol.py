@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from langgraph_typed_memory.embeddings import LocalEmbeddings
-from langgraph_typed_memory.errors import StoreNotSetUp
+from langgraph_typed_memory.errors import StoreClosed, StoreNotSetUp
 
 __all__ = ["Sql", "Reads", "Embed", "Wait", "Begin", "Commit", "EmbedError", "Plan",
            "drive_sync", "drive_async", "interleave", "timed_out"]
@@ -513,6 +513,30 @@ def not_set_up(exc: Exception) -> Exception:
         "The store's schema in this database is older than this version of the package: "
         "call store.setup() once (await store.setup() on an async store) to migrate it "
         f"before the first read or write. ({exc})")
+    error.__cause__ = exc
+    return error
+
+
+def closed(exc: Exception) -> Exception:
+    """`exc`, or a `StoreClosed` when it says the store's connection or pool was closed
+    (sqlite3's, psycopg's and psycopg_pool's words for it; a connection lost at run time is
+    a failure, not this).
+
+    Example:
+        >>> import sqlite3
+        >>> type(closed(sqlite3.ProgrammingError("Cannot operate on a closed database."))).__name__
+        'StoreClosed'
+        >>> closed(sqlite3.OperationalError("database is locked")).args
+        ('database is locked',)
+    """
+    name, text = type(exc).__name__, str(exc)
+    if not (name == "PoolClosed" or (name == "ProgrammingError" and "closed database" in text)
+            or (name == "OperationalError" and text == "the connection is closed")):
+        return exc
+    error = StoreClosed(
+        f"The store's connection is closed ({exc}): a store opened with `with "
+        "...from_conn_string(...) as store:` works inside that block only; keep the graph's "
+        "runs inside it, or open the store for the life of the app.")
     error.__cause__ = exc
     return error
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql, closed
 
 __all__ = ["RetryPolicy", "Attempt", "PlanSource", "is_retryable", "run_sync", "run_async"]
 
@@ -221,15 +221,15 @@ def run_sync(
         >>> run_sync(plan, attempt, RetryPolicy(base_delay=0)), len(calls)
         ('done', 3)
     """
-    if not callable(source):
-        return attempt(source, Attempt())
     n = 0
     while True:
         watcher = Attempt()
         try:
-            return attempt(source(), watcher)
+            return attempt(source() if callable(source) else source, watcher)
         except Exception as exc:
-            if not _should_retry(policy, n, watcher, exc):
+            if not callable(source) or not _should_retry(policy, n, watcher, exc):
+                if (error := closed(exc)) is not exc:
+                    raise error from exc
                 raise
         sleep(policy.delay(n))
         n += 1
@@ -241,15 +241,15 @@ async def run_async(
     policy: RetryPolicy,
 ) -> T:
     """The async `run_sync`: the backoff awaits instead of blocking the loop."""
-    if not callable(source):
-        return await attempt(source, Attempt())
     n = 0
     while True:
         watcher = Attempt()
         try:
-            return await attempt(source(), watcher)
+            return await attempt(source() if callable(source) else source, watcher)
         except Exception as exc:
-            if not _should_retry(policy, n, watcher, exc):
+            if not callable(source) or not _should_retry(policy, n, watcher, exc):
+                if (error := closed(exc)) is not exc:
+                    raise error from exc
                 raise
         await asyncio.sleep(policy.delay(n))
         n += 1

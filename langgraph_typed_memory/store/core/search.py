@@ -18,7 +18,7 @@ from langgraph.store.base import Item, SearchOp
 from langgraph_typed_memory.errors import (
     EmbeddingDimensionMismatch,
     InvalidQuery,
-    StoreNotSetUp,
+    StoreUnusable,
 )
 from langgraph_typed_memory.lifecycle import (
     ADDITIONS_KEY,
@@ -407,7 +407,7 @@ def _caught(plan: Plan[T], errors: list[Exception]) -> Plan[T | None]:
     """`plan`'s value, or None with its exception added to `errors`."""
     try:
         return (yield from plan)
-    except StoreNotSetUp:  # a misconfiguration, not a degradation
+    except StoreUnusable:  # a misconfiguration, not a degradation
         raise
     except Exception as exc:
         errors.append(exc)
