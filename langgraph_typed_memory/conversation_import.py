@@ -19,7 +19,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
@@ -204,6 +210,8 @@ def import_conversation(
     for i, (message, at) in enumerate(timed):
         if progress is not None:
             progress(i, len(timed))
+        if isinstance(message, SystemMessage):
+            continue  # the app's instructions: nothing the user said, nor context for it
         if not isinstance(message, HumanMessage):
             if not (isinstance(message, AIMessage) and i > 0
                     and isinstance(timed[i - 1][0], HumanMessage)):
@@ -226,13 +234,15 @@ def import_conversation(
 
 _ROLES: dict[str, type[BaseMessage]] = {
     "user": HumanMessage, "human": HumanMessage, "assistant": AIMessage, "ai": AIMessage,
-    "tool": ToolMessage,
+    "tool": ToolMessage, "system": SystemMessage, "developer": SystemMessage,
 }
 
 
 def read_messages(data: Any) -> list[tuple[BaseMessage, datetime | None]]:
     """Messages from their JSON form: a list of objects with `role` ("user"/"human",
-    "assistant"/"ai", "tool"), `content`, optional `name` (or `speaker`), `timestamp` (ISO
+    "assistant"/"ai", "tool", "system"/"developer": read, and skipped by the import),
+    `content` (a string, or a list of parts: strings or objects such as
+    `{"type": "text", "text": ...}`), optional `name` (or `speaker`), `timestamp` (ISO
     8601; without a zone, UTC) and `id`; or `{"messages": [...]}`.
 
     Raises:
@@ -257,8 +267,11 @@ def read_messages(data: Any) -> list[tuple[BaseMessage, datetime | None]]:
         if role not in _ROLES:
             raise InvalidRecord(f"{where}: role {role!r}; use one of {sorted(_ROLES)}.")
         content = item.get("content")
-        if not isinstance(content, str):
-            raise InvalidRecord(f"{where}: content must be a string, got {content!r:.60}.")
+        if not isinstance(content, str) and not (
+                isinstance(content, list)
+                and all(isinstance(part, (str, Mapping)) for part in content)):
+            raise InvalidRecord(f"{where}: content must be a string or a list of parts "
+                                f"(strings or objects), got {content!r:.60}.")
         name = item.get("name") or item.get("speaker")
         extra: dict[str, Any] = {"name": str(name)} if name else {}
         if item.get("id"):

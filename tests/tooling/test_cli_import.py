@@ -147,6 +147,26 @@ def test_a_json_conversation_is_written_turn_by_turn_at_its_own_times(
         assert store.check_invariants().ok
 
 
+def test_a_chat_export_with_a_system_prompt_and_content_parts(
+    db: str, cli: Any, tmp_path: Path
+) -> None:
+    """What chat APIs export: a system message first (read, not imported: nothing the user
+    said) and content as a list of parts."""
+    messages = [{"role": "system", "content": "You are a helpful assistant. Be terse."},
+                {"role": "user", "content": [{"type": "text", "text": "I work at Initech."}],
+                 "timestamp": "2024-05-01T10:00:00Z"},
+                {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}]
+    file = write_conversation(tmp_path / "export.json", messages)
+    code, out, err = cli("--db", db, "--no-index", "--json", "import-conversation", file,
+                         "--tenant", "acme", "--user", "alice")
+    assert code == 0, err
+    assert json.loads(out)["turns"] == 1
+    facts, episodes = stored(db)
+    assert [(f.value["predicate"], f.value["value"]) for f in facts] == [("employer", "Initech")]
+    assert [e.value["summary"] for e in episodes] == ["user: I work at Initech."]
+    assert not any("helpful assistant" in json.dumps(e.value) for e in episodes)
+
+
 def test_json_output_from_stdin_parses(db: str, cli: Any) -> None:
     code, out, _ = cli("--db", db, "--no-index", "--json", "import-conversation", "-",
                        "--tenant", "acme", "--user", "alice", "--session", "zendesk-4411",
@@ -175,8 +195,10 @@ def test_json_output_from_stdin_parses(db: str, cli: Any) -> None:
     ({"index": 3, "field": "timestamp", "value": "yesterday"},
      "message 3: timestamp 'yesterday' is not ISO 8601"),
     ({"index": 2, "field": "role", "value": "robot"}, "message 2: role 'robot'"),
-    ({"index": 3, "field": "content", "value": ["parts"]},
-     "message 3: content must be a string"),
+    ({"index": 3, "field": "content", "value": {"text": "parts"}},
+     "message 3: content must be a string or a list of parts"),
+    ({"index": 3, "field": "content", "value": [3]},
+     "message 3: content must be a string or a list of parts"),
 ])
 def test_a_bad_message_writes_nothing_and_is_named(
     db: str, cli: Any, tmp_path: Path, bad: dict[str, Any], expected: str
