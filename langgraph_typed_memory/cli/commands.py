@@ -37,7 +37,7 @@ from langgraph_typed_memory.cli.render import (
     to_json,
     when,
 )
-from langgraph_typed_memory.errors import InvalidNamespace
+from langgraph_typed_memory.errors import EmbeddingDimensionMismatch, InvalidNamespace
 from langgraph_typed_memory.namespaces import (
     KINDS,
     RANKED_KINDS,
@@ -538,6 +538,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         bar = ProgressBar()
         try:
             report = import_scope(str(source), passphrase, progress=bar)
+        except EmbeddingDimensionMismatch as exc:
+            raise CliError(f"{exc} From the CLI: the export's vectors need a database set up "
+                           "for them (`typed-memory --db NEW setup`, then import there), "
+                           "opened without --no-index.") from None
         finally:
             bar.close()
     _report(args, f"imported {source}:", report)

@@ -397,6 +397,27 @@ def test_export_import_round_trip_with_prompted_passphrases(
         assert store.check_invariants().ok
 
 
+def test_an_export_with_vectors_into_a_database_without_them_says_what_to_do_from_the_cli(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import hash_index
+
+    source, export = str(tmp_path / "with-vectors.db"), tmp_path / "alice.lgtm"
+    with SqliteMemoryStore.from_conn_string(source, index=hash_index()) as store:
+        store.setup()
+        store.put(ALICE_FACTS, "city", {"subject": "alice", "predicate": "home_city",
+                                        "content": "Alice lives in Lyon."})
+        store.export_scope(export, "a long enough passphrase", tenant_id="acme",
+                           user_id="alice")
+    target = str(tmp_path / "lexical.db")
+    assert cli("--db", target, "--no-index", "setup")[0] == 0
+    monkeypatch.setenv("TM_TEST_PASS", "a long enough passphrase")
+    code, _, err = cli("--db", target, "--no-index", "import", str(export),
+                       "--passphrase-env", "TM_TEST_PASS")
+    assert code == 1 and "nothing was imported" in err and "typed-memory --db NEW setup" in err
+    assert len([line for line in err.splitlines() if "error" in line]) == 1
+
+
 def test_a_passphrase_nobody_can_type_is_one_error_line(
     seeded: str, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
