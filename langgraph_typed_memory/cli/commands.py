@@ -180,13 +180,15 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     """List the typed records stored in a scope."""
-    from langgraph_typed_memory.cli.inspection import ScopeFilter, records_plan
+    from langgraph_typed_memory.cli.inspection import ScopeFilter, near_plan, records_plan
 
     scope = _scope(args)
     flt = ScopeFilter(scope.tenant_id, scope.user_id, scope.agent_id, args.kind, args.status)
     with _opened(args) as opened:
         load = opened.store.records.dialect.load_json
         total, rows = opened.store._run(records_plan(flt, args.limit, load))
+        tenants, users = ([], []) if rows or args.json else opened.store.run_plan(
+            near_plan(flt))
     if args.json:
         _say(to_json({"total": total, "records": rows}))
         return 0
@@ -195,6 +197,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _say(f"no {status}records in {'/'.join(scope.labels())}"
              + (f" of kind {args.kind}" if args.kind else "")
              + (" (any status)" if args.status == "all" else ""))
+        for what, near in (("tenant", tenants), ("user", users)):
+            if near:
+                _say(f"  did you mean {what} {' or '.join(near)}? (ids are matched exactly)")
         return 0
     _say(table(
         ["key", "kind", "status", "scope", "updated", "value"],
@@ -242,7 +247,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Every version of a record and its audit trail; the record named by its namespace and
     key, or by a version's id."""
-    from langgraph_typed_memory.cli.inspection import located_plan
+    from langgraph_typed_memory.cli.inspection import ScopeFilter, located_plan, near_plan
 
     memory_id = None
     if args.key is not None:
@@ -257,9 +262,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 args.target)
         versions = opened.store.history(namespace, key)
         events = opened.store.audit(namespace, key)
+        keys = [] if versions or events else opened.store.run_plan(
+            near_plan(ScopeFilter(""), key_in=namespace))[1]
     label = "/".join(namespace)
     if not versions and not events:
-        raise CliError(f"no record {key!r} in {label} (never written, or erased)")
+        held = (f"; its keys include {', '.join(map(repr, keys))}" if keys
+                else "; it holds no record")
+        raise CliError(f"no record {key!r} in {label} (never written, or erased){held}")
     if args.json:
         _say(to_json({"namespace": list(namespace), "key": key, "versions": versions,
                       "audit": events, **({"id": memory_id} if memory_id else {})}))

@@ -7,16 +7,17 @@ first, as every read path does). These plans only select.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from langgraph_typed_memory.namespaces import decode_namespace
+from langgraph_typed_memory.namespaces import decode_namespace, encode_namespace
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
 __all__ = ["SchemaState", "ScopeFilter", "RecordRow", "schema_plan", "records_plan", "table_plan",
-           "ID_PREFIX", "located_plan"]
+           "ID_PREFIX", "located_plan", "near_plan"]
 
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 ID_PREFIX = 8
@@ -140,6 +141,41 @@ def located_plan(memory_id: str) -> Plan[list[tuple[str, tuple[str, ...], str]]]
                          "WHERE substr(id, 1, ?) = ? AND kind IS NOT NULL LIMIT 2",
                          [len(memory_id), memory_id])
     return [(r[0], decode_namespace(r[1]), r[2]) for r in rows]
+
+
+NEAR = 5
+"""The most near names a hint offers."""
+
+
+def near_plan(scope: ScopeFilter, key_in: tuple[str, ...] | None = None
+              ) -> Plan[tuple[list[str], list[str]]]:
+    """What a user may have meant when nothing matched: the tenant ids near `scope`'s and, if
+    it names a user, that tenant's user ids near it (`_near`); or, with `key_in` (a
+    namespace), the first keys it holds. At most `NEAR` of each."""
+    if key_in is not None:
+        rows = yield Sql("SELECT DISTINCT key FROM memories WHERE ns = ? ORDER BY key LIMIT ?",
+                         [encode_namespace(key_in), NEAR])
+        return [], [r[0] for r in rows]
+    tenants = [r[0] for r in (yield Sql(
+        "SELECT DISTINCT tenant_id FROM memories WHERE kind IS NOT NULL LIMIT 10000"))]
+    users: list[str] = []
+    if scope.user_id is not None:
+        users = [r[0] for r in (yield Sql(
+            "SELECT DISTINCT user_id FROM memories WHERE kind IS NOT NULL AND tenant_id = ? "
+            "AND user_id IS NOT NULL LIMIT 10000", [scope.tenant_id]))]
+    return _near(scope.tenant_id, tenants), _near(scope.user_id or "", users)
+
+
+def _near(asked: str, known: list[str]) -> list[str]:
+    """The `known` ids like `asked`: equal but for letter case, else close by spelling.
+
+    Example:
+        >>> _near("Acme", ["acme", "globex"]), _near("alise", ["alice", "bob"])
+        (['acme'], ['alice'])
+    """
+    same = [k for k in known if k.casefold() == asked.casefold() and k != asked]
+    return same or difflib.get_close_matches(asked, [k for k in known if k != asked], n=NEAR,
+                                             cutoff=0.6)
 
 
 def table_plan(backend: str, table: str) -> Plan[bool]:

@@ -224,6 +224,17 @@ def test_explain_errors(seeded: str, cli: Any) -> None:
     assert code == 1 and "no record 'nope'" in err
 
 
+def test_a_mistyped_id_or_key_is_answered_with_the_near_ones(seeded: str, cli: Any) -> None:
+    code, out, _ = cli("--db", seeded, "inspect", "--tenant", "Acme")
+    assert code == 0 and "did you mean tenant acme?" in out
+    code, out, _ = cli("--db", seeded, "inspect", "--tenant", "acme", "--user", "alise")
+    assert code == 0 and "did you mean user alice?" in out
+    code, out, _ = cli("--db", seeded, "inspect", "--tenant", "acme", "--user", "carol")
+    assert code == 0 and "did you mean" not in out  # nothing near: no guess
+    code, _, err = cli("--db", seeded, "explain", "tenant:acme/user:alice/fact", "town")
+    assert code == 1 and "its keys include 'city'" in err
+
+
 def test_explain_finds_a_record_by_a_version_id(seeded: str, cli: Any) -> None:
     with open_direct(seeded) as store:
         old = store.history(ALICE_PREFS, "tone")[-1].memory["id"]  # the superseded version
