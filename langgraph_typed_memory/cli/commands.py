@@ -247,7 +247,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Every version of a record and its audit trail; the record named by its namespace and
     key, or by a version's id."""
-    from langgraph_typed_memory.cli.inspection import ScopeFilter, located_plan, near_plan
+    from langgraph_typed_memory.cli.inspection import keys_plan, located_plan
 
     memory_id = None
     if args.key is not None:
@@ -262,8 +262,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 args.target)
         versions = opened.store.history(namespace, key)
         events = opened.store.audit(namespace, key)
-        keys = [] if versions or events else opened.store.run_plan(
-            near_plan(ScopeFilter(""), key_in=namespace))[1]
+        keys = [] if versions or events else opened.store.run_plan(keys_plan(namespace))
     label = "/".join(namespace)
     if not versions and not events:
         held = (f"; its keys include {', '.join(map(repr, keys))}" if keys

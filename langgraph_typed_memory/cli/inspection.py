@@ -17,7 +17,7 @@ from langgraph_typed_memory.namespaces import decode_namespace, encode_namespace
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
 __all__ = ["SchemaState", "ScopeFilter", "RecordRow", "schema_plan", "records_plan", "table_plan",
-           "ID_PREFIX", "located_plan", "near_plan"]
+           "ID_PREFIX", "located_plan", "near_plan", "keys_plan"]
 
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 ID_PREFIX = 8
@@ -147,15 +147,10 @@ NEAR = 5
 """The most near names a hint offers."""
 
 
-def near_plan(scope: ScopeFilter, key_in: tuple[str, ...] | None = None
-              ) -> Plan[tuple[list[str], list[str]]]:
-    """What a user may have meant when nothing matched: the tenant ids near `scope`'s and, if
-    it names a user, that tenant's user ids near it (`_near`); or, with `key_in` (a
-    namespace), the first keys it holds. At most `NEAR` of each."""
-    if key_in is not None:
-        rows = yield Sql("SELECT DISTINCT key FROM memories WHERE ns = ? ORDER BY key LIMIT ?",
-                         [encode_namespace(key_in), NEAR])
-        return [], [r[0] for r in rows]
+def near_plan(scope: ScopeFilter) -> Plan[tuple[list[str], list[str]]]:
+    """What a user may have meant when nothing matched `scope`: the tenant ids near its
+    tenant's and, if it names a user, that tenant's user ids near it (`_near`), at most
+    `NEAR` of each."""
     tenants = [r[0] for r in (yield Sql(
         "SELECT DISTINCT tenant_id FROM memories WHERE kind IS NOT NULL LIMIT 10000"))]
     users: list[str] = []
@@ -164,6 +159,13 @@ def near_plan(scope: ScopeFilter, key_in: tuple[str, ...] | None = None
             "SELECT DISTINCT user_id FROM memories WHERE kind IS NOT NULL AND tenant_id = ? "
             "AND user_id IS NOT NULL LIMIT 10000", [scope.tenant_id]))]
     return _near(scope.tenant_id, tenants), _near(scope.user_id or "", users)
+
+
+def keys_plan(namespace: tuple[str, ...]) -> Plan[list[str]]:
+    """The first `NEAR` keys a namespace holds, in order."""
+    rows = yield Sql("SELECT DISTINCT key FROM memories WHERE ns = ? ORDER BY key LIMIT ?",
+                     [encode_namespace(namespace), NEAR])
+    return [r[0] for r in rows]
 
 
 def _near(asked: str, known: list[str]) -> list[str]:
