@@ -82,6 +82,23 @@ def test_a_correction_in_a_later_session_retires_the_turn_that_said_the_old_valu
     assert store.check_invariants().ok
 
 
+def test_a_correction_retires_every_turn_that_stated_the_old_value(
+        backend_store_factory: Any, clock: FakeClock) -> None:
+    """Said on two days (the fact is written once, then restated), corrected on a third:
+    neither day's turn is left to show the old value beside the new one."""
+    store = backend_store_factory(hash_index(), clock=clock)
+    for session in ("s1", "s2"):
+        import_conversation(store, [HumanMessage("I live in Lyon.")], tenant_id="acme",
+                            user_id="alice", session_id=session)
+        clock.advance(days=1)
+    import_conversation(store, [HumanMessage("I moved to Porto.")], tenant_id="acme",
+                        user_id="alice", session_id="s3")
+    said = [i.value["summary"] for i in store.search(EP, limit=50)]
+    assert not [s for s in said if "Lyon" in s], said
+    assert [f.value["content"] for f in store.search(FACTS)] == ["The user lives in Porto."]
+    assert store.check_invariants().ok
+
+
 def test_a_turn_result_counts_the_candidates_that_correct_something(
         backend_store_factory: Any) -> None:
     store = backend_store_factory()

@@ -7,7 +7,8 @@ evidence), confirm, supersede (old row kept with its pointer), or contradict (li
 sides, the weaker side provisional, needs_review when important).
 
 Two steps tie logged turns (episodes with `task_type="turn"`) to what was said in them: a
-superseded fact or preference takes with it the turns that stated it (same run and turn), so
+superseded fact or preference takes with it the turns that stated it (the run and turn that
+wrote it, and those of each restatement its evidence holds), so
 a reader never meets the old value in a turn beside the new one in a fact; and a correction
 that names only the old value (`replaces`) finds the record that holds it, or failing that
 the turn that said it, which it supersedes with the corrected statement.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -208,8 +210,9 @@ def execute(
                                          "superseded", f"{decision.reason}: replaced by {new_id}",
                                          actor=actor, run_id=op.run_id)
             if p.kind in ("fact", "preference"):
-                yield from _retire_turns(records, op, own_scope(op.scope), rows[0][7],
-                                         rows[0][8], new_id, actor)
+                for run_id, turn in _stated_in(rows[0], d.load_json):
+                    yield from _retire_turns(records, op, own_scope(op.scope), run_id, turn,
+                                             new_id, actor)
         elif decision.action == "contradict" and rows:
             key = _sibling(item.key, p)
             contradicts = [rows[0][1]]
@@ -246,6 +249,26 @@ def _retire(records: Records, op: PromoteOp, scope: Scope, turn: tuple[int, str,
     yield from records.supersede(seq, by)
     yield from records.transition(ident, TypedNamespace(scope, "episode"), key, "active",
                                  "superseded", f"{why}: {by}", actor=actor, run_id=op.run_id)
+
+
+def _stated_in(row: Sequence[Any], load_json: Callable[[Any], Any]
+               ) -> list[tuple[str | None, int | None]]:
+    """The (run, turn) pairs that stated a current record (`SQL_CURRENT_FOR_GATE`'s row):
+    the one that wrote it, then each one its evidence holds (a restatement, on another
+    day or in another thread, is a turn that stated it too).
+
+    Example:
+        >>> import json
+        >>> row = (1, "m1", "h", 0.9, "active",
+        ...        json.dumps([{"run_id": "r1", "turn": 2}, {"run_id": "r2", "turn": 0}]),
+        ...        None, "r1", 2)
+        >>> _stated_in(row, json.loads)
+        [('r1', 2), ('r2', 0)]
+    """
+    evidence = (load_json(row[5]) if row[5] is not None else None) or []
+    stated = [(row[7], row[8]), *((e.get("run_id"), e.get("turn")) for e in evidence
+                                  if isinstance(e, dict))]
+    return list(dict.fromkeys(stated))
 
 
 def _retire_turns(records: Records, op: PromoteOp, scope: Scope, run_id: str | None,
