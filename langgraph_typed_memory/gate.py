@@ -252,17 +252,27 @@ def record_key(proposal: Proposal, settings: GateSettings) -> str:
 
     Preferences: their key; entities: their stable id (so what a later turn teaches of one
     supersedes its record). Stateful facts: subject and predicate (so a new value lands on
-    the same key and supersedes). Everything else: a hash of the normalized content.
+    the same key and supersedes). Episodes: a hash of the content and the title (a logged
+    turn's names its speaker and day: the same words said on another day are another
+    event, kept beside the first; said again the same day, a repetition). Everything else:
+    a hash of the normalized content.
 
     Example:
         >>> record_key(Proposal(kind="fact", subject="User", predicate="home_city",
         ...                     content="x"), GateSettings())
         'fact:user:home_city'
+        >>> said = [record_key(Proposal(kind="episode", title=f"user ({day} May 2026)",
+        ...                             content="user: the deploy failed"), GateSettings())
+        ...         for day in (4, 4, 11)]
+        >>> said[0] == said[1] != said[2]
+        True
     """
     if proposal.kind in ("preference", "entity") and proposal.key:
         return proposal.key
     if proposal.kind == "fact" and proposal.subject and is_stateful(proposal, settings):
         return f"fact:{_slug(proposal.subject)}:{_slug(proposal.predicate or '')}"
+    if proposal.kind == "episode" and proposal.title:
+        return f"episode:{content_hash(proposal.title, proposal_hash(proposal))[:24]}"
     return f"{proposal.kind}:{proposal_hash(proposal)[:24]}"
 
 

@@ -99,6 +99,27 @@ def test_a_correction_retires_every_turn_that_stated_the_old_value(
     assert store.check_invariants().ok
 
 
+def test_the_same_words_on_another_day_are_another_event(
+        backend_store_factory: Any, clock: FakeClock) -> None:
+    """Said again the same day, a repetition of one record; said on another day, an event of
+    its own, every one of them kept and found."""
+    store = backend_store_factory(hash_index(), clock=clock)
+    said = "The deploy of the billing service failed again today."
+    for week in range(3):
+        for session in ("a", "b") if week == 0 else ("a",):
+            import_conversation(store, [HumanMessage(said)], tenant_id="acme",
+                                user_id="alice", session_id=f"{session}{week}")
+        clock.advance(days=7)
+    found = [i for i in store.search(EP, query="billing deploy failed", limit=10)
+             if i.value.get("task_type") == "turn"]
+    assert sorted(i.value["title"] for i in found) == [
+        "user (1 January 2026)", "user (15 January 2026)", "user (8 January 2026)"]
+    first = next(i for i in found if i.value["title"] == "user (1 January 2026)")
+    assert first.memory["status"] == "active" and len(store.history(EP, first.key)) == 1
+    assert first.memory["repetitions"] == 2  # sessions a0 and b0, one day
+    assert store.check_invariants().ok
+
+
 def test_a_turn_result_counts_the_candidates_that_correct_something(
         backend_store_factory: Any) -> None:
     store = backend_store_factory()
