@@ -59,6 +59,8 @@ RANKED_KINDS: frozenset[str] = frozenset({"fact", "episode", "observation"})
 """Kinds read by semantic discovery: hybrid lexical + vector ranking."""
 
 TENANT, USER, AGENT = "tenant:", "user:", "agent:"
+THREAD_USER = "thread-"
+"""The user id of a caller that names no user: `thread-<thread_id>`, its thread's own."""
 SCOPE_PREFIXES = (TENANT, USER, AGENT)
 _ID = re.compile(r"[^:\x00-\x1f\x7f]{1,128}")
 _ID_RULE = ("1-128 characters without ':', control characters, lone surrogates or an "

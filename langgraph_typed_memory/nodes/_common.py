@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.namespaces import Scope, is_valid_id
+from langgraph_typed_memory.namespaces import THREAD_USER, Scope, is_valid_id
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def scope_from_config(config: RunnableConfig | None) -> Scope:
     user = _checked(configurable, AUTH_USER_KEY, "user") or _checked(
         configurable, "user_id", "user")
     if user is None and (thread := _given(configurable, "thread_id")):
-        user = f"thread-{thread}"
+        user = f"{THREAD_USER}{thread}"
         if not is_valid_id(user):
             raise ConfigurationError(
                 f"No user_id, so memory is scoped to the thread, but configurable['thread_id']"

@@ -172,6 +172,28 @@ async def test_async_erasure_with_an_async_checkpointer(tmp_path):
         assert await store.asearch(("tenant:acme", "user:alice", "fact"), query=CANARY) == []
 
 
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_erasing_a_thread_scoped_user_deletes_that_thread(tmp_path, asynchronous):
+    """A caller that names no user is scoped to its thread (`thread-<thread_id>`): erasing
+    that scope deletes the thread, not another user's that shares the tenant."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    with SqliteMemoryStore.from_conn_string(str(tmp_path / "t.db"), index=hash_index()) as store:
+        store.setup()
+        saver = InMemorySaver()
+        graph = create_memory_chat_graph(store=store, checkpointer=saver)
+        said = {"messages": [HumanMessage(f"I live in {CANARY}ville.")]}
+        await graph.ainvoke(said, {"configurable": {"thread_id": "anon-1",
+                                                    "tenant_id": "acme"}})
+        await graph.ainvoke(said, {"configurable": {"thread_id": "t-bob", "tenant_id": "acme",
+                                                    "user_id": "bob"}})
+        report = (await store.aerase("acme", "thread-anon-1", checkpointer=saver)
+                  if asynchronous else store.erase("acme", "thread-anon-1", checkpointer=saver))
+        assert report.threads == ["anon-1"] and report.records["fact"] == 1
+        assert [c.config["configurable"]["thread_id"] for c in saver.list(None)] and {
+            c.config["configurable"]["thread_id"] for c in saver.list(None)} == {"t-bob"}
+
+
 class _BrokenSaver:
     """A checkpointer whose thread listing fails (a database gone away)."""
 

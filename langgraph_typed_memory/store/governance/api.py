@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from langgraph_typed_memory.namespaces import THREAD_USER
 from langgraph_typed_memory.store.governance.erasure import ErasureReport, erase_plan, purge_plan
 from langgraph_typed_memory.store.governance.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.governance.portability import (
@@ -135,8 +136,11 @@ class GovernanceApi:
         report: ErasureReport = self.run_plan(plan)
         try:
             if checkpointer is not None:
-                report.threads = _threads(checkpointer.list(None, filter=_thread_filter(
-                    tenant_id, user_id)))
+                own = _anonymous_thread(user_id)
+                report.threads = _threads([
+                    *checkpointer.list(None, filter=_thread_filter(tenant_id, user_id)),
+                    *(_anonymous(checkpointer.list(_thread_config(own)), tenant_id)
+                      if own else [])])
                 for thread in report.threads:
                     checkpointer.delete_thread(thread)
         finally:  # erased text leaves this process's memory and the file whatever happens
@@ -161,6 +165,9 @@ class GovernanceApi:
             if checkpointer is not None:
                 found = [c async for c in checkpointer.alist(
                     None, filter=_thread_filter(tenant_id, user_id))]
+                if own := _anonymous_thread(user_id):
+                    found += _anonymous([c async for c in checkpointer.alist(
+                        _thread_config(own))], tenant_id)
                 report.threads = _threads(found)
                 for thread in report.threads:
                     await checkpointer.adelete_thread(thread)
@@ -266,6 +273,35 @@ class GovernanceApi:
 def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:
     return {"tenant_id": tenant_id} if user_id is None else {
         "tenant_id": tenant_id, "user_id": user_id}
+
+
+def _anonymous_thread(user_id: str | None) -> str | None:
+    """The thread whose own scope `user_id` is (`thread-<thread_id>`: a caller that named no
+    user), else None."""
+    if user_id is None or not user_id.startswith(THREAD_USER):
+        return None
+    return user_id[len(THREAD_USER):] or None
+
+
+def _thread_config(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _anonymous(checkpoints: Iterable[Any], tenant_id: str) -> list[Any]:
+    """The checkpoints of runs that named no user, in `tenant_id` (runs naming no tenant are
+    the "default" tenant's): a thread-scoped user's own conversation.
+
+    Example:
+        >>> from types import SimpleNamespace as C
+        >>> runs = [C(metadata={"tenant_id": "acme"}), C(metadata={"user_id": "bob"}),
+        ...         C(metadata={"tenant_id": "globex"})]
+        >>> len(_anonymous(runs, "acme")), len(_anonymous(runs, "default"))
+        (1, 0)
+    """
+    return [c for c in checkpoints
+            if not (c.metadata or {}).get("user_id")
+            and not (c.metadata or {}).get("langgraph_auth_user_id")
+            and ((c.metadata or {}).get("tenant_id") or "default") == tenant_id]
 
 
 def _threads(checkpoints: Iterable[Any]) -> list[str]:
