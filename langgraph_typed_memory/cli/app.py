@@ -75,6 +75,14 @@ def _scope_options(parser: argparse.ArgumentParser, *, agent: bool = True,
         parser.add_argument("--agent", metavar="A", help="narrow the scope to this agent id")
 
 
+def _untyped_option(parser: argparse.ArgumentParser, verb: str) -> None:
+    parser.add_argument(
+        "--untyped-prefix", action="append", default=[], metavar="NAMESPACE",
+        help=f"also {verb} the untyped items under this namespace prefix, e.g. the user's "
+             "LangMem memories: memories/alice (repeatable; typed namespaces are the scope's "
+             "already)")
+
+
 def _passphrase_option(parser: argparse.ArgumentParser, *, minimum: int | None = None) -> None:
     length = f" (at least {minimum} characters)" if minimum else ""
     parser.add_argument(
@@ -158,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="why, stored in the deletion event (default: %(default)s)")
     p.add_argument("--keep-threads", action="store_true",
                    help="leave the checkpointer threads (conversation history) in place")
+    _untyped_option(p, "erase")
 
     command("check", "run the invariant checker (exit code 1 when one fails)",
             "Verify every invariant of the database (one current version per key, "
@@ -184,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_options(p, agent=False)
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    _untyped_option(p, "export")
     _passphrase_option(p, minimum=MIN_EXPORT_PASSPHRASE)
 
     p = command("import", "import a file written by export",

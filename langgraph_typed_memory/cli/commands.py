@@ -323,6 +323,29 @@ def _located(found: list[tuple[str, tuple[str, ...], str]], asked: str
                    "or name the record by its namespace and key")
 
 
+def _untyped_prefixes(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """The `--untyped-prefix` namespaces, written with `/` or `.` between labels.
+
+    Example:
+        >>> _untyped_prefixes(argparse.Namespace(untyped_prefix=["memories/alice", "notes"]))
+        [('memories', 'alice'), ('notes',)]
+
+    Raises:
+        CliError: (exit code 2) an empty label, or a typed namespace (the scope's already).
+    """
+    out = []
+    for text in args.untyped_prefix:
+        labels = tuple(text.strip().split("/" if "/" in text else "."))
+        if not all(labels):
+            raise CliError(f"--untyped-prefix {text!r}: a namespace of labels separated by / "
+                           "(e.g. memories/alice), none empty", exit_code=2)
+        if is_typed(labels):
+            raise CliError(f"--untyped-prefix {text!r} is a typed namespace: the scope's "
+                           "typed records are included already", exit_code=2)
+        out.append(labels)
+    return out
+
+
 def _no_confirmation(label: str, why: str) -> CliError:
     return CliError(f"erasing {label} needs a confirmation, but {why}: nothing was erased; "
                     "pass --yes to erase without asking (scripts, cron)", exit_code=2)
@@ -381,6 +404,7 @@ def _checkpointer(opened: OpenedStore, *, otherwise: str = "") -> Any:
 def cmd_erase(args: argparse.Namespace) -> int:
     """Erase a user or a whole tenant."""
     scope = _scope(args)
+    prefixes = _untyped_prefixes(args)
     label = "/".join(scope.labels())
     if not args.yes and (sys.stdin is None or sys.stdin.closed):
         raise _no_confirmation(label, "stdin is closed")
@@ -392,6 +416,7 @@ def cmd_erase(args: argparse.Namespace) -> int:
             opened, otherwise=", or pass --keep-threads to erase the memory only")
         try:
             report = opened.store.erase(scope.tenant_id, scope.user_id, checkpointer=saver,
+                                        untyped_prefixes=prefixes,
                                         actor="typed-memory erase", reason=args.reason)
         finally:
             if saver is not None:
@@ -517,6 +542,7 @@ def _asked(prompt: str) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a scope to an encrypted file."""
     scope = _scope(args)
+    prefixes = _untyped_prefixes(args)
     out = Path(args.out)
     if out.exists() and not args.force:
         raise CliError(f"{out} already exists: choose another --out or pass --force")
@@ -528,7 +554,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         bar = ProgressBar()
         try:
             report = export(str(out), passphrase, tenant_id=scope.tenant_id,
-                            user_id=scope.user_id, progress=bar)
+                            user_id=scope.user_id, untyped_prefixes=prefixes, progress=bar)
         finally:
             bar.close()
     _report(args, f"exported {'/'.join(scope.labels())} to {out}:", report)

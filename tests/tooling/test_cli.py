@@ -340,6 +340,30 @@ def test_erase_deletes_the_users_checkpointer_threads_in_the_same_database(
     assert _threads(seeded) == {"t-bob"}
 
 
+def test_erase_and_export_take_the_users_untyped_namespaces(
+    seeded: str, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangMem's memories live in untyped namespaces such as ("memories", "alice"): named
+    with --untyped-prefix, an export holds them and an erasure deletes them."""
+    with open_direct(seeded) as store:
+        store.put(("memories", "alice"), "n1", {"content": "alice secret zebra"})
+        store.put(("memories", "bob"), "n1", {"content": "bob's note"})
+    monkeypatch.setenv("TM_TEST_PASS", "a long enough passphrase")
+    code, out, _ = cli("--db", seeded, "--json", "export", "--tenant", "acme", "--user",
+                       "alice", "--out", str(tmp_path / "a.lgtm"), "--untyped-prefix",
+                       "memories/alice", "--passphrase-env", "TM_TEST_PASS")
+    assert code == 0 and json.loads(out)["records"]["untyped"] == 1
+    code, out, _ = cli("--db", seeded, "--json", "erase", "--tenant", "acme", "--user",
+                       "alice", "--yes", "--untyped-prefix", "memories.alice")
+    assert code == 0 and json.loads(out)["records"]["untyped"] == 1
+    with open_direct(seeded) as store:
+        assert store.get(("memories", "alice"), "n1") is None
+        assert store.get(("memories", "bob"), "n1") is not None
+    code, _, err = cli("--db", seeded, "erase", "--tenant", "acme", "--user", "bob", "--yes",
+                       "--untyped-prefix", "tenant:acme/user:bob/fact")
+    assert code == 2 and "typed namespace" in err
+
+
 # ---------------------------------------------------------------------------- check
 
 
