@@ -21,9 +21,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any, Literal
 
 from langgraph_typed_memory.assembly import count_tokens
+from langgraph_typed_memory.gate import TURN
 from langgraph_typed_memory.maintenance.records import MemoryRow
 from langgraph_typed_memory.maintenance.settings import MaintenanceSettings
 
@@ -153,17 +155,35 @@ def _first_sentence(text: str) -> str:
     return " ".join(words[:_WORDS]) + ("…" if len(words) > _WORDS else "")
 
 
-def _line(row: MemoryRow) -> str:
+def _lines(row: MemoryRow) -> list[str]:
+    """What a source gives its group's summary: a summary's own lines (a session's, a
+    week's), a logged turn's first sentence (its summary names the speaker; its day is in
+    its title, which the group's title lists), else its title and first sentence.
+
+    Example:
+        >>> row = lambda value: MemoryRow(1, "e1", "ns", "k1", "episode", "t", None, None,
+        ...                               "active", value, 1.0, 0.0)
+        >>> _lines(row({"task_type": "turn", "title": "user (2 March 2026)",
+        ...             "summary": "user: I live in Lyon. It is lovely."}))
+        ['user: I live in Lyon.']
+        >>> _lines(row({"task_type": "session_summary", "title": "Session summary (2 ...)",
+        ...             "summary": "user: I live in Lyon.\\nuser: I work at Acme."}))
+        ['user: I live in Lyon.', 'user: I work at Acme.']
+    """
     title = " ".join(str(row.value.get("title") or "").split())
-    summary = _first_sentence(str(row.value.get("summary") or ""))
-    if not title or summary.lower().startswith(title.lower()):
-        return summary or title
-    return f"{title}: {summary}"
+    text = str(row.value.get("summary") or "")
+    task = row.value.get("task_type")
+    if task in (SESSION_SUMMARY, PERIOD_SUMMARY):
+        return [line for line in (" ".join(t.split()) for t in text.splitlines()) if line]
+    summary = _first_sentence(text)
+    if task == TURN or not title or summary.lower().startswith(title.lower()):
+        return [summary or title]
+    return [f"{title}: {summary}"]
 
 
 def extractive_group_summary(group: CompactionGroup, max_tokens: int = 300) -> str:
-    """One line per source (title and first sentence), oldest first, within `max_tokens`;
-    what does not fit is counted on a last line. Deterministic.
+    """The sources' lines (`_lines`), oldest first, within `max_tokens`; what does not fit is
+    counted on a last line. Deterministic.
 
     Example:
         >>> rows = tuple(MemoryRow(i, f"e{i}", "ns", f"k{i}", "episode", "t", None, None,
@@ -173,7 +193,8 @@ def extractive_group_summary(group: CompactionGroup, max_tokens: int = 300) -> s
         Ticket 1: Refunded.
         Ticket 2: Refunded.
     """
-    lines = [line for line in dict.fromkeys(_line(r) for r in group.sources) if line]
+    lines = [line for line in dict.fromkeys(chain.from_iterable(_lines(r) for r in
+                                                                group.sources)) if line]
     kept: list[str] = []
     for i, line in enumerate(lines):
         rest = len(lines) - i - 1

@@ -66,6 +66,32 @@ def test_compaction_folds_a_session_and_keeps_every_turn_findable(
     assert store.check_invariants().ok
 
 
+def test_a_week_of_sessions_keeps_every_turns_line_without_repeated_labels(
+        backend_store_factory: Any, clock: FakeClock) -> None:
+    """A session summary lists its turns as they were said (no day label repeated before
+    each); a week's summary of sessions keeps every one of their lines, not each session's
+    first."""
+    store = backend_store_factory(hash_index(), clock=clock)
+    for session in ("mon", "tue"):
+        writer = TurnWriter(store, tenant_id="acme", user_id="alice", session_id=session)
+        for text in SESSION:
+            writer.write(HumanMessage(f"On {session}: {text}"), reply=AIMessage("Noted."))
+        clock.advance(days=1)
+    store.maintain()
+    [monday] = [i for i in store.search(EP, limit=50)
+                if i.value.get("compact_group") == "session:mon"]
+    lines = monday.value["summary"].splitlines()
+    assert len(lines) == len(SESSION) and all(line.startswith("user: On mon: ")
+                                              for line in lines), lines
+    clock.advance(days=30)  # the sessions' summaries fold into their week's
+    store.maintain()
+    [week] = [i for i in store.search(EP, limit=50)
+              if str(i.value.get("compact_group", "")).startswith("week:")]
+    assert week.value["summary"].splitlines() == [
+        *lines, *(line.replace("On mon", "On tue") for line in lines)]
+    assert store.check_invariants().ok
+
+
 def test_a_correction_in_a_later_session_retires_the_turn_that_said_the_old_value(
         backend_store_factory: Any, clock: FakeClock) -> None:
     store = backend_store_factory(hash_index(), clock=clock)
