@@ -253,7 +253,7 @@ def record_key(proposal: Proposal, settings: GateSettings) -> str:
     Preferences: their key; entities: their stable id (so what a later turn teaches of one
     supersedes its record). Stateful facts: subject and predicate (so a new value lands on
     the same key and supersedes). Episodes: a hash of the content and the title (a logged
-    turn's names its speaker and day: the same words said on another day are another
+    turn's title names its speaker and day: the same words said on another day are another
     event, kept beside the first; said again the same day, a repetition). Everything else:
     a hash of the normalized content.
 
