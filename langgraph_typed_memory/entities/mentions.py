@@ -82,7 +82,8 @@ _AFFILIATION_GROUP = re.compile(  # "Tom from the gym", "Zara from my book club"
     r"^\s*(?:,\s*)?from\s+(?:(?:the|my|our)\s+(?P<group>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
     r"(?=\s*(?:[,.;!?)]|$)|\s+(?:is|was|has|had|says|said|sent|called|texted|emailed|invited|"
     r"wants|asked|told|recommended|just|also|came|reviewed|approved|flagged|pinged|got|will|"
-    r"and|who)\b)|(?P<place>work|school|uni|college|church|yoga|class|the\s+office))\b")
+    r"and|who|lives|lived|works|worked|moved)\b)|"
+    r"(?P<place>work|school|uni|college|church|yoga|class|the\s+office))\b")
 _AFFILIATION_ORG = re.compile(
     r"^\s*(?:,\s*)?(?:from|at|with)\s+(?P<org>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)")
 _ORG_BEFORE = re.compile(

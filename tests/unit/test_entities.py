@@ -186,6 +186,14 @@ def test_relation_frames() -> None:
     assert ("Priya", "works_at", "Stripe") in _triples("Priya works at Stripe.")
 
 
+def test_what_someone_does_follows_their_group() -> None:
+    assert _triples("My colleague Tom from accounting lives in Linz.") == [
+        ("Tom", "colleague_of", "user"), ("Tom", "member_of", "accounting"),
+        ("Tom", "lives_in", "Linz")]
+    assert ("Sarah", "works_at", "Bosch") in _triples("Sarah from accounting works at Bosch.")
+    assert ("Zara", "lives_in", "Graz") in _triples("Zara from my book club lives in Graz.")
+
+
 def test_a_job_is_a_value_not_an_entity() -> None:
     (job,) = [r for r in find_relations("My brother Tom is a dentist.")
               if r.relation == "works_as"]
