@@ -188,6 +188,9 @@ class Mention:
     """A department or organisation it belongs to ("accounting", "Acme")."""
     group_of: Pronoun | None = None
     """For "her team" and the like: the pronoun of who it belongs to."""
+    affiliation_end: int = -1
+    """Where the words giving the affiliation end ("Tom from accounting": after
+    "accounting"; -1 without one): what the name does follows them."""
 
 
 @lru_cache(maxsize=16384)
@@ -270,13 +273,14 @@ def _role_cues(before: str, after: str) -> tuple[Role | None, str | None]:
     return None, None
 
 
-def _affiliation(after: str) -> str | None:
+def _affiliation(after: str) -> tuple[str, int] | None:
+    """The group a name's following words give it, and where in `after` they end."""
     if (m := _AFFILIATION.match(after)) and m["dept"].lower() in DEPARTMENTS:
-        return m["dept"].lower()
+        return m["dept"].lower(), m.end()
     if m := _AFFILIATION_GROUP.match(after):
-        return " ".join((m["group"] or m["place"]).lower().split())
+        return " ".join((m["group"] or m["place"]).lower().split()), m.end()
     if m := _AFFILIATION_ORG.match(after):
-        return m["org"].strip(_TRIM)
+        return m["org"].strip(_TRIM), m.end()
     return None
 
 
@@ -367,7 +371,8 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
         if found_role is not None and found_role.name not in ("client", "report"):
             entity_type = "pet" if found_role.kind == "pet" else "person"
             pronoun = pronoun or found_role.pronoun
-        affiliation = _affiliation(after) if entity_type in (None, "person") else None
+        affiliated = _affiliation(after) if entity_type in (None, "person") else None
+        affiliation = affiliated[0] if affiliated else None
         if affiliation and affiliation[0].islower():
             entity_type = "person"  # "Sarah from accounting", "Tom from the gym"
         if entity_type is None and (_PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before)):
@@ -375,7 +380,8 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
         if derived and entity_type is None:
             continue  # "Painting helps", "Running has been great"
         found.append(Mention(name, start, end, entity_type, pronoun, False, found_role, owner,
-                             affiliation))
+                             affiliation, affiliation_end=end + affiliated[1] if affiliated
+                             else -1))
     taken = [(m.start, m.end) for m in found]
 
     def free(a: int, b: int) -> bool:

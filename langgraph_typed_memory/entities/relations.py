@@ -85,21 +85,6 @@ def _mention_at(text: str, mentions: Sequence[Mention], at: int) -> Mention | No
     return None
 
 
-def _past_affiliation(rest: str, affiliation: str) -> str:
-    """`rest` (the text after a name) past the affiliation the name's mention carries.
-
-    Example:
-        >>> _past_affiliation(" from accounting lives in Linz.", "accounting")
-        ' lives in Linz.'
-        >>> _past_affiliation(" from the gym team, who lives in Graz", "gym")
-        ', who lives in Graz'
-    """
-    words = r"\s+".join(map(re.escape, affiliation.split()))
-    return re.sub(rf"^\s*(?:,\s*)?(?:\(|from|in|at|on|with|of)\s+(?:the\s+|our\s+|my\s+)?"
-                  rf"{words}(?:\s+(?:team|department|dept|group|side|squad))?\)?", "", rest,
-                  count=1, flags=re.I)
-
-
 def find_relations(text: str, mentions: Sequence[Mention] | None = None) -> list[Relation]:
     """The relations a turn states, in the order of their subjects.
 
@@ -129,13 +114,12 @@ def find_relations(text: str, mentions: Sequence[Mention] | None = None) -> list
                           None)
             out.append(Relation(m.text, "member_of", m.affiliation, m.start,
                                 target.start if target else -1))
-    affiliations = {m.start: m.affiliation for m in mentions if m.affiliation}
+    # "Tom from accounting lives in Linz": what Tom does follows his affiliation
+    affiliated = {m.start: m.affiliation_end for m in mentions if m.affiliation_end >= 0}
     for name, at, end in sorted(subjects, key=lambda s: s[2]):
-        rest = text[end:end + 200]
-        rest = re.sub(r"^\s*(?:,\s*(?:my|our|his|her|their)\s+[\w\s-]{1,30}?,|\([^)]*\))", "",
-                      rest)
-        if at in affiliations:  # "Tom from accounting lives in Linz": what Tom does follows
-            rest = _past_affiliation(rest, affiliations[at])
+        rest = text[max(end, affiliated.get(at, end)):end + 200]
+        rest = re.sub(r"^\s*(?:\)|,\s*(?:my|our|his|her|their)\s+[\w\s-]{1,30}?,|\([^)]*\))",
+                      "", rest)
         shift = len(text[end:end + 200]) - len(rest)
         found = False
         for pattern, relation in _FRAMES:
