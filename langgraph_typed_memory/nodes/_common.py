@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
@@ -228,12 +228,16 @@ def check_memory_state(state: Mapping[str, Any], config: RunnableConfig | None, 
     )
 
 
-def last_human(messages: list[AnyMessage]) -> HumanMessage | None:
+def last_human(messages: Sequence[AnyMessage]) -> HumanMessage | None:
     """The newest user message of the conversation."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            return message
-    return None
+    at = last_human_at(messages)
+    return None if at is None else messages[at]  # type: ignore[return-value]
+
+
+def last_human_at(messages: Sequence[BaseMessage]) -> int | None:
+    """The position of the newest user message; None without one."""
+    return next((i for i in range(len(messages) - 1, -1, -1)
+                 if isinstance(messages[i], HumanMessage)), None)
 
 
 def resolve_model(

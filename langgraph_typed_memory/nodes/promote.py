@@ -18,6 +18,7 @@ from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.nodes._common import (
     check_gate_store,
     check_memory_state,
+    last_human_at,
     resolve_store,
     run_id_from_config,
     scope_from_config,
@@ -219,7 +220,7 @@ def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
         >>> turn.line, turn.reply, turn.context
         ('Ana: I live in Lyon.', 'Noted.', ('user: Hi',))
     """
-    i = _newest_user(messages)
+    i = last_human_at(messages)
     if i is None:
         return None
     human = messages[i]
@@ -234,16 +235,10 @@ def turn_from_messages(messages: Sequence[BaseMessage], *, at: datetime,
                 str(human.id) if human.id else None)
 
 
-def _newest_user(messages: Sequence[BaseMessage]) -> int | None:
-    """The position of the newest user message; None without one."""
-    return next((i for i in range(len(messages) - 1, -1, -1)
-                 if isinstance(messages[i], HumanMessage)), None)
-
-
 def _preceding_turns(messages: list[Any], n: int = 2) -> list[str]:
     """The texts of up to `n` messages before the newest user message, oldest first
     (`_context_text`)."""
-    i = _newest_user(messages)
+    i = last_human_at(messages)
     if i is None:
         return []
     return [t for m in messages[max(0, i - n):i] if (t := _context_text(m).strip())]
