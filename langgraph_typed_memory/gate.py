@@ -112,6 +112,10 @@ class Proposal(BaseModel):
     """Episodes: how much the turn matters (corrections, stated facts, failures high)."""
     artifacts: dict[str, Any] | None = None
     """Episodes: what the work produced; a logged turn keeps the reply in short here."""
+    proposed_by: str | None = Field(default=None, min_length=1, max_length=128)
+    """What proposed it: `rule:<id>` (the offline rule extractor's rule), `model` (a chat
+    model's extraction), a tool's name; None for application code. Kept on the record and
+    in the trace, so `typed-memory explain` says which rule wrote a memory."""
 
 
 class GateConfig(TypedDict, total=False):
@@ -321,6 +325,8 @@ class Outcome:
     key: str | None = None
     old_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    proposed_by: str | None = None
+    """The proposal's `proposed_by` (the rule or model that proposed it)."""
 
     def dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -328,6 +334,8 @@ class Outcome:
                "key": self.key}
         if self.old_id:
             out["old_id"] = self.old_id
+        if self.proposed_by:
+            out["proposed_by"] = self.proposed_by
         return out
 
 

@@ -67,6 +67,8 @@ class _Record(BaseModel):
     """The run that produced the memory (provenance)."""
     source_turn: int | None = Field(default=None, ge=0, le=2**31 - 1)
     """The turn of that run."""
+    proposed_by: str | None = Field(default=None, max_length=128)
+    """What proposed it through the promotion gate: `rule:<id>`, `model`, a tool's name."""
     occurred_at: datetime | None = None
     """When the remembered thing happened; freshness counts from here (default: write time)."""
     metadata: dict[str, Any] = Field(default_factory=dict)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from langgraph_typed_memory.schemas import MAX_TEXT_CHARS, check_json_value
 
@@ -63,6 +64,9 @@ class Candidate(BaseModel):
     scope: Literal["user", "tenant"] = "user"
     """"tenant" for a fact about the user's organisation as a whole ("we host on Azure",
     "our release ships on Tuesdays"): it waits for a second person to confirm it."""
+    rule: SkipJsonSchema[str | None] = Field(default=None, max_length=120, exclude=True)
+    """The id of the extraction rule that proposed it (left out of the model's schema and of
+    dumps); the extract node records it on the memory as `proposed_by`: "rule:<id>"."""
 
     @model_validator(mode="after")
     def _fits_kind(self) -> Candidate:

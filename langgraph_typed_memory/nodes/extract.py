@@ -25,6 +25,7 @@ from langgraph_typed_memory.entities.records import (
 from langgraph_typed_memory.errors import ConfigurationError, StoreUnusable
 from langgraph_typed_memory.extraction import (
     EXTRACTION_PROMPT,
+    Candidate,
     ExtractionResult,
     candidates_from_model_output,
     extract_rules,
@@ -154,7 +155,7 @@ def create_extract_node(
         text = named_subjects(turn.text, turn.thread[::-1])  # "She moved" -> "Lena moved"
         ruled = extract_rules(text, speaker=turn.speaker, earlier=turn.earlier)
         ruled += relation_facts(text, speaker=turn.speaker, already=ruled)  # "I report to Priya"
-        found = [c.model_dump(mode="json", exclude_defaults=True) for c in ruled]
+        found = [_proposal(c, "rule") for c in ruled]
         turn.extraction.update(method="rules", candidates=len(found))
         if why:
             update["memory_trace"]["degraded"].append(why)
@@ -168,7 +169,7 @@ def create_extract_node(
         turn.extraction.update(method="model", candidates=len(checked.candidates),
                                dropped=checked.dropped)
         return {**update, "memory_candidates": [
-            c.model_dump(mode="json", exclude_defaults=True) for c in checked.candidates]}
+            _proposal(c, "model") for c in checked.candidates]}
 
     def chosen(turn: _Kept, update: dict[str, Any], config: RunnableConfig | None
                ) -> BaseChatModel | None:
@@ -316,3 +317,19 @@ def _remembered(context: dict[str, Any], speaker: str) -> list[str]:
         elif value.get("subject") in (speaker, "user") and value.get("content"):
             facts.append(str(value["content"]))
     return [*facts[:REMEMBERED], *turns[:REMEMBERED]]
+
+
+def _proposal(candidate: Candidate, source: str) -> dict[str, Any]:
+    """A candidate as the promotion gate takes it, with what proposed it (`proposed_by`:
+    `rule:<id>` for a rule that names itself, else `rule` or `model`).
+
+    Example:
+        >>> _proposal(Candidate(kind="preference", key="tone", value="terse", content="x",
+        ...                     confidence=0.9, grounding="be terse", rule="tone"),
+        ...           "rule")["proposed_by"]
+        'rule:tone'
+    """
+    out = candidate.model_dump(mode="json", exclude_defaults=True)
+    rule = candidate.rule
+    out["proposed_by"] = f"{source}:{rule}" if rule and source == "rule" else source
+    return out

@@ -78,6 +78,8 @@ class Prepared:
 
 def _value(p: Proposal, run_id: str | None, turn: int | None) -> dict[str, Any]:
     common: dict[str, Any] = {"source_run_id": run_id, "source_turn": turn}
+    if p.proposed_by is not None:
+        common["proposed_by"] = p.proposed_by
     if p.occurred_at is not None:
         common["occurred_at"] = p.occurred_at.isoformat()
     metadata = {**p.metadata, **({"session_id": p.session_id} if p.session_id else {})}
@@ -236,6 +238,9 @@ def execute(
                                      decision.reason, actor=actor, run_id=op.run_id)
         outcomes.append(Outcome(p.kind, new_id, WRITTEN[decision.action], decision.reason,
                                 key=key, old_id=decision.old_id))
+    for item, outcome in zip(prepared, outcomes, strict=True):
+        if item.proposal is not None:
+            outcome.proposed_by = item.proposal.proposed_by
     return outcomes
 
 
