@@ -24,7 +24,7 @@ from typing import Any, Literal, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_typed_memory.config import check_number, reject_unknown_keys
-from langgraph_typed_memory.errors import InvalidRecord, StatusNotAllowed
+from langgraph_typed_memory.errors import ConfigurationError, InvalidRecord, StatusNotAllowed
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.schemas import COMPUTED_FIELDS, check_json_value, content_hash
 
@@ -137,6 +137,16 @@ class GateConfig(TypedDict, total=False):
     than this (then it is a contradiction). Corrections always supersede. Default 0.15."""
     review_threshold: float
     """A contradiction whose stronger side has at least this confidence sets needs_review."""
+    tenant_sharing: Literal["off", "review"]
+    """What becomes of a fact a user's conversation states about the whole tenant ("our
+    fiscal year starts in April"). "off" (the default): it is the user's own memory, shown
+    to no one else. "review": it is kept for the tenant as a proposal (provisional,
+    needs_review), shown to nobody until an operator accepts it (`store.review`); a second
+    user saying the same is no approval. Tenant-wide memory is otherwise written by
+    `store.put`, or by `store.promote` called for the tenant itself (no user or agent)."""
+
+
+SHARING_MODES = ("off", "review")
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +158,7 @@ class GateSettings:
     stateful_predicates: frozenset[str] = DEFAULT_STATEFUL_PREDICATES
     supersede_margin: float = 0.15
     review_threshold: float = 0.8
+    tenant_sharing: Literal["off", "review"] = "off"
 
     @property
     def version(self) -> str:
@@ -155,6 +166,7 @@ class GateSettings:
         data = json.dumps(
             [self.preference_min_confidence, self.fact_min_confidence,
              sorted(self.stateful_predicates), self.supersede_margin, self.review_threshold]
+            + ([self.tenant_sharing] if self.tenant_sharing != "off" else [])
         )
         return "gate-v1:" + hashlib.sha256(data.encode()).hexdigest()[:12]
 
@@ -175,6 +187,13 @@ def normalize_gate(config: GateConfig | Mapping[str, Any] | None) -> GateSetting
                                      "use a number in [0, 1]")
     if "stateful_predicates" in config:
         out["stateful_predicates"] = frozenset(config["stateful_predicates"])
+    if "tenant_sharing" in config:
+        if config["tenant_sharing"] not in SHARING_MODES:
+            raise ConfigurationError(
+                f"gate config tenant_sharing={config['tenant_sharing']!r}: use \"off\" (a "
+                "user's statements about the tenant stay the user's) or \"review\" (they "
+                "wait, unseen, for an operator's store.review).")
+        out["tenant_sharing"] = config["tenant_sharing"]
     return GateSettings(**out)
 
 
@@ -213,14 +232,21 @@ def parse_proposal(raw: Proposal | Mapping[str, Any]) -> Proposal:
         raise InvalidRecord(f"proposal does not match the schema: {problems}.") from None
 
 
-def target_scope(proposal: Proposal, caller: Scope) -> Scope:
-    """The narrowest scope that fits, never wider than the caller's tenant.
+def target_scope(proposal: Proposal, caller: Scope, sharing: str = "off") -> Scope:
+    """The narrowest scope that fits, never wider than the caller's tenant. A fact about the
+    tenant is the tenant's when the caller is the tenant itself (no user or agent: an
+    operator's `store.promote`), or under `sharing="review"` (as a proposal); a user's or an
+    agent's run otherwise keeps it in its own scope.
 
     Example:
-        >>> target_scope(Proposal(kind="fact", content="x", scope="tenant"), Scope("t", "u"))
-        Scope(tenant_id='t', user_id=None, agent_id=None)
+        >>> fact = Proposal(kind="fact", content="x", scope="tenant")
+        >>> target_scope(fact, Scope("t", "u"))
+        Scope(tenant_id='t', user_id='u', agent_id=None)
+        >>> target_scope(fact, Scope("t")) == target_scope(fact, Scope("t", "u"), "review")
+        True
     """
-    if proposal.scope == "tenant" and proposal.kind == "fact":
+    if proposal.scope == "tenant" and proposal.kind == "fact" and (
+            sharing == "review" or caller.level == "tenant"):
         return Scope(caller.tenant_id)
     if proposal.scope == "agent" and caller.agent_id is not None:
         return Scope(caller.tenant_id, None, caller.agent_id)
@@ -389,11 +415,14 @@ def decide(
     run_id: str | None,
     source: str,
     digest: str | None = None,
+    proposed: bool = False,
 ) -> Decision:
     """Decide one proposal against the current record at its key (dedup, supersession, status).
 
     `digest` is the content hash of the record the proposal would write (what the store
-    keeps for the current one); default: `proposal_hash`.
+    keeps for the current one); default: `proposal_hash`. `proposed`: a tenant fact from a
+    user's (or agent's) run under review sharing: it stays provisional and needs review,
+    whoever else states it, and never replaces the tenant's current value.
 
     Example:
         >>> p = Proposal(kind="fact", subject="user", predicate="home_city",
@@ -409,12 +438,18 @@ def decide(
     tenant_fact = proposal.kind == "fact" and scope.level == "tenant"
     digest = proposal_hash(proposal) if digest is None else digest
     if current is not None and current.content_hash == digest:
-        if tenant_fact and current.status == "provisional" and source not in current.sources:
+        if (tenant_fact and not proposed and current.status == "provisional"
+                and source not in current.sources):
             return Decision("confirm", "second independent source confirms a tenant fact",
                             old_id=current.id)
         return Decision("dedup", "same content already remembered in this scope",
                         old_id=current.id)
     status = "provisional" if tenant_fact else "active"
+    if proposed:
+        return Decision("insert" if current is None else "contradict",
+                        "a user's proposal for the tenant awaits an operator's review",
+                        status="provisional", old_id=current.id if current else None,
+                        needs_review=True)
     if current is None:
         why = ("tenant fact awaits a second independent source" if tenant_fact
                else "new memory")

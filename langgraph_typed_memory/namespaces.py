@@ -27,11 +27,15 @@ scopes it contains: tenant-wide records, the user's records, the agent's records
 from __future__ import annotations
 
 import re
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from langgraph_typed_memory.errors import InvalidNamespace, UnknownKind
+from langchain_core.runnables import RunnableConfig
+
+from langgraph_typed_memory.errors import ConfigurationError, InvalidNamespace, UnknownKind
 
 __all__ = [
     "Kind",
@@ -49,6 +53,8 @@ __all__ = [
     "misspelt_kind",
     "encode_namespace",
     "decode_namespace",
+    "scope_from_config",
+    "AUTH_USER_KEY",
 ]
 
 Kind = Literal["policy", "preference", "fact", "episode", "procedure", "observation", "entity"]
@@ -412,3 +418,88 @@ def memory_namespace(
     namespace = (*Scope(tenant_id, user_id, agent_id).labels(), kind)
     parse_namespace(namespace)
     return namespace
+
+
+# ----------------------------------------------------------------------------- a run's scope
+
+AUTH_USER_KEY = "langgraph_auth_user_id"
+"""The `configurable` key where the LangGraph server puts the authenticated user's identity."""
+_CONFIG_ID_RULE = "1-128 characters without ':' or control characters"
+
+
+def _given(configurable: Mapping[str, Any], key: str) -> str | None:
+    """A `configurable` id as text: a string, an int or a UUID; None, empty or blank means
+    absent.
+
+    Example:
+        >>> _given({"user_id": 42}, "user_id"), _given({"user_id": " "}, "user_id")
+        ('42', None)
+        >>> _given({"user_id": ["alice"]}, "user_id")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: configurable['user_id'] is a list ...
+
+    Raises:
+        ConfigurationError: any other type (a list, bytes, a bool, a float), which would name
+            a scope by its printed form.
+    """
+    value = configurable.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, uuid.UUID)):
+        raise ConfigurationError(
+            f"configurable[{key!r}] is a {type(value).__name__} ({value!r:.60}), not an id: "
+            "send a string (an int or a UUID is turned into one)."
+        )
+    text = str(value)
+    return text if text.strip() else None
+
+
+def scope_from_config(config: RunnableConfig | None) -> Scope:
+    """The caller's scope from `configurable` (`tenant_id`, `user_id`, `agent_id`).
+
+    Empty or blank values count as absent (the LangGraph server sends `"user_id": ""` when
+    it runs without authentication). Without a `tenant_id` the tenant is "default". The user
+    is the server's authenticated user (`langgraph_auth_user_id`) when there is one, so a
+    client cannot name another user; else `user_id`; else memory is scoped to the thread
+    (`thread-<thread_id>`), so anonymous callers never share memory.
+
+    Ids are taken exactly as given: emails (`alice@example.com`), domains (`acme.io`), UUIDs.
+
+    Example:
+        >>> scope_from_config({"configurable": {"tenant_id": "acme", "user_id": "",
+        ...                                     "thread_id": "t1"}})
+        Scope(tenant_id='acme', user_id='thread-t1', agent_id=None)
+        >>> scope_from_config({"configurable": {"user_id": "alice@example.com"}}).user_id
+        'alice@example.com'
+
+    Raises:
+        ConfigurationError: an id that cannot name a scope (over 128 characters, a ':' or a
+            control character); the message names the `configurable` key.
+    """
+    configurable = (config or {}).get("configurable", {}) or {}
+    tenant = _checked(configurable, "tenant_id", "tenant")
+    agent = _checked(configurable, "agent_id", "agent")
+    user = _checked(configurable, AUTH_USER_KEY, "user") or _checked(
+        configurable, "user_id", "user")
+    if user is None and (thread := _given(configurable, "thread_id")):
+        user = f"{THREAD_USER}{thread}"
+        if not is_valid_id(user):
+            raise ConfigurationError(
+                f"No user_id, so memory is scoped to the thread, but configurable['thread_id']"
+                f"={thread!r:.80} does not make a valid user id ({user!r:.80}): ids are "
+                f"{_CONFIG_ID_RULE}. Send a user_id, or use thread ids without ':'."
+            )
+    return Scope(tenant or "default", user, agent)
+
+
+def _checked(configurable: Mapping[str, Any], key: str, what: str) -> str | None:
+    """A `configurable` id (None when absent), refused when it cannot name a scope."""
+    value = _given(configurable, key)
+    if value is not None and not is_valid_id(value):
+        raise ConfigurationError(
+            f"configurable[{key!r}]={value!r:.80} is not a valid {what} id: ids are "
+            f"{_CONFIG_ID_RULE} (emails, domains and UUIDs are fine). Send another id, or map "
+            "yours to one (a hash of it, for instance)."
+        )
+    return value

@@ -22,10 +22,10 @@ from langgraph.store.base import BaseStore, SearchOp
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_typed_memory.errors import TypedMemoryError
+from langgraph_typed_memory.namespaces import scope_from_config
 from langgraph_typed_memory.nodes._common import (
     check_gate_store,
     resolve_store,
-    scope_from_config,
     writable_scope,
 )
 

@@ -425,7 +425,8 @@ def cmd_erase(args: argparse.Namespace) -> int:
     _emit(args, report, (
         f"erased {label}: records {kinds}; audit events {report.audit_events}; wider records "
         f"scrubbed {report.evidence_scrubbed}, deleted {report.derived_deleted}; threads "
-        f"{len(report.threads)}; deletion event {report.event_id}"
+        f"{len(report.threads)}" + (f" (kept {len(report.threads_kept)})" if report.threads_kept
+                                    else "") + f"; deletion event {report.event_id}"
     ))
     return 0
 

@@ -13,8 +13,8 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.namespaces import THREAD_USER, Scope, is_valid_id
+from langgraph_typed_memory.errors import ConfigurationError, StoreUnusable
+from langgraph_typed_memory.namespaces import Scope, scope_from_config
 
 logger = logging.getLogger(__name__)
 
@@ -22,89 +22,6 @@ MODEL_ENV = "TYPED_MEMORY_MODEL"
 MODEL_KEY = "memory_model"
 """The `configurable` key naming the memory nodes' chat model (not LangGraph's generic
 `model`, which templates and apps use for their own model)."""
-AUTH_USER_KEY = "langgraph_auth_user_id"
-"""The `configurable` key where the LangGraph server puts the authenticated user's identity."""
-_ID_RULE = "1-128 characters without ':' or control characters"
-
-
-def _given(configurable: Mapping[str, Any], key: str) -> str | None:
-    """A `configurable` id as text: a string, an int or a UUID; None, empty or blank means
-    absent.
-
-    Example:
-        >>> _given({"user_id": 42}, "user_id"), _given({"user_id": " "}, "user_id")
-        ('42', None)
-        >>> _given({"user_id": ["alice"]}, "user_id")
-        Traceback (most recent call last):
-        ...
-        langgraph_typed_memory.errors.ConfigurationError: configurable['user_id'] is a list ...
-
-    Raises:
-        ConfigurationError: any other type (a list, bytes, a bool, a float), which would name
-            a scope by its printed form.
-    """
-    value = configurable.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (str, int, uuid.UUID)):
-        raise ConfigurationError(
-            f"configurable[{key!r}] is a {type(value).__name__} ({value!r:.60}), not an id: "
-            "send a string (an int or a UUID is turned into one)."
-        )
-    text = str(value)
-    return text if text.strip() else None
-
-
-def scope_from_config(config: RunnableConfig | None) -> Scope:
-    """The caller's scope from `configurable` (`tenant_id`, `user_id`, `agent_id`).
-
-    Empty or blank values count as absent (the LangGraph server sends `"user_id": ""` when
-    it runs without authentication). Without a `tenant_id` the tenant is "default". The user
-    is the server's authenticated user (`langgraph_auth_user_id`) when there is one, so a
-    client cannot name another user; else `user_id`; else memory is scoped to the thread
-    (`thread-<thread_id>`), so anonymous callers never share memory.
-
-    Ids are taken exactly as given: emails (`alice@example.com`), domains (`acme.io`), UUIDs.
-
-    Example:
-        >>> scope_from_config({"configurable": {"tenant_id": "acme", "user_id": "",
-        ...                                     "thread_id": "t1"}})
-        Scope(tenant_id='acme', user_id='thread-t1', agent_id=None)
-        >>> scope_from_config({"configurable": {"user_id": "alice@example.com"}}).user_id
-        'alice@example.com'
-
-    Raises:
-        ConfigurationError: an id that cannot name a scope (over 128 characters, a ':' or a
-            control character); the message names the `configurable` key.
-    """
-    configurable = (config or {}).get("configurable", {}) or {}
-    tenant = _checked(configurable, "tenant_id", "tenant")
-    agent = _checked(configurable, "agent_id", "agent")
-    user = _checked(configurable, AUTH_USER_KEY, "user") or _checked(
-        configurable, "user_id", "user")
-    if user is None and (thread := _given(configurable, "thread_id")):
-        user = f"{THREAD_USER}{thread}"
-        if not is_valid_id(user):
-            raise ConfigurationError(
-                f"No user_id, so memory is scoped to the thread, but configurable['thread_id']"
-                f"={thread!r:.80} does not make a valid user id ({user!r:.80}): ids are "
-                f"{_ID_RULE}. Send a user_id, or use thread ids without ':'."
-            )
-    return Scope(tenant or "default", user, agent)
-
-
-def _checked(configurable: Mapping[str, Any], key: str, what: str) -> str | None:
-    """A `configurable` id (None when absent), refused when it cannot name a scope."""
-    value = _given(configurable, key)
-    if value is not None and not is_valid_id(value):
-        raise ConfigurationError(
-            f"configurable[{key!r}]={value!r:.80} is not a valid {what} id: ids are "
-            f"{_ID_RULE} (emails, domains and UUIDs are fine). Send another id, or map yours "
-            "to one (a hash of it, for instance)."
-        )
-    return value
-
-
 def writable_scope(scope: Scope, writer: str) -> Scope:
     """The caller's scope, if it names a user or an agent: a conversation's memories are its
     speaker's (or its agent's), never the whole tenant's. `writer` names what writes them,
@@ -137,6 +54,57 @@ def run_id_from_config(config: RunnableConfig | None) -> str:
         "run_id"
     )
     return str(run_id) if run_id else uuid.uuid4().hex
+
+
+def record_thread(store: BaseStore, config: RunnableConfig | None) -> str | None:
+    """Record the run's thread (`configurable["thread_id"]`) for the run's scope in a store
+    that keeps them (`record_thread`), so erasing the scope's user deletes the thread from
+    the checkpointer. Returns why it failed (for the trace; it is logged too), else None.
+
+    Example:
+        >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+        >>> store = SqliteMemoryStore(connect_sqlite(":memory:"))
+        >>> store.setup()
+        >>> record_thread(store, {"configurable": {"user_id": 42, "thread_id": "t1"}})
+        >>> store.erase("default", "42").threads_kept
+        ['t1']
+    """
+    thread = _thread_of(config)
+    if thread is None or not hasattr(store, "record_thread"):
+        return None
+    try:
+        store.record_thread(thread, scope_from_config(config))
+    except (StoreUnusable, ConfigurationError):  # a misconfiguration: fails loudly
+        raise
+    except Exception as exc:
+        return _not_recorded(exc)
+    return None
+
+
+async def arecord_thread(store: BaseStore, config: RunnableConfig | None) -> str | None:
+    """Async `record_thread`."""
+    thread = _thread_of(config)
+    if thread is None or not hasattr(store, "arecord_thread"):
+        return None
+    try:
+        await store.arecord_thread(thread, scope_from_config(config))
+    except (StoreUnusable, ConfigurationError):
+        raise
+    except Exception as exc:
+        return _not_recorded(exc)
+    return None
+
+
+def _thread_of(config: RunnableConfig | None) -> str | None:
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread) if thread is not None and str(thread).strip() else None
+
+
+def _not_recorded(error: BaseException) -> str:
+    why = (f"thread not recorded for its scope ({error!r:.200}): erasing this user will not "
+           "find the thread unless its checkpoint metadata names them")
+    logger.warning("%s", why)
+    return why
 
 
 def resolve_store(store: BaseStore | None) -> BaseStore:
@@ -304,6 +272,13 @@ def model_name(model: BaseChatModel | None) -> str:
         if isinstance(value, str):
             return value
     return type(model).__name__
+
+
+def noting(update: dict[str, Any], degraded: str | None) -> dict[str, Any]:
+    """A node's update, with a degradation (if any) added to its trace's `degraded`."""
+    if degraded:
+        update["memory_trace"]["degraded"].append(degraded)
+    return update
 
 
 def trace_of(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,10 +32,10 @@ from langgraph_typed_memory.extraction import (
     prefilter,
 )
 from langgraph_typed_memory.gate import own_scope
+from langgraph_typed_memory.namespaces import scope_from_config
 from langgraph_typed_memory.nodes._common import (
     last_human,
     resolve_store,
-    scope_from_config,
     trace_of,
     try_resolve_model,
 )

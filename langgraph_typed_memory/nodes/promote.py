@@ -14,14 +14,16 @@ from langgraph.store.base import BaseStore
 from langgraph_typed_memory.errors import StoreUnusable
 from langgraph_typed_memory.extraction import prefilter
 from langgraph_typed_memory.extraction.text import sentences
-from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.namespaces import Scope, scope_from_config
 from langgraph_typed_memory.nodes._common import (
+    arecord_thread,
     check_gate_store,
     check_memory_state,
     last_human_at,
+    noting,
+    record_thread,
     resolve_store,
     run_id_from_config,
-    scope_from_config,
     trace_of,
     writable_scope,
 )
@@ -161,6 +163,11 @@ def create_promote_node(
 
     def promote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         target, scope = checked(state, config, "promote")
+        unrecorded = record_thread(target, config)
+        return noting(promote_in(state, config, target, scope), unrecorded)
+
+    def promote_in(state: dict[str, Any], config: RunnableConfig, target: BaseStore,
+                   scope: Scope) -> dict[str, Any]:
         try:
             args = prepare(state, config, target, scope)
         except StoreUnusable:  # a misconfiguration: fails loudly
@@ -179,6 +186,11 @@ def create_promote_node(
 
     async def apromote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         target, scope = checked(state, config, "apromote")
+        unrecorded = await arecord_thread(target, config)
+        return noting(await apromote_in(state, config, target, scope), unrecorded)
+
+    async def apromote_in(state: dict[str, Any], config: RunnableConfig, target: BaseStore,
+                          scope: Scope) -> dict[str, Any]:
         try:
             args = prepare(state, config, target, scope)
         except StoreUnusable:  # a misconfiguration: fails loudly

@@ -24,12 +24,14 @@ from langgraph_typed_memory.entities.graph import (
 from langgraph_typed_memory.errors import StoreUnusable
 from langgraph_typed_memory.gate import own_scope
 from langgraph_typed_memory.lifecycle import DURING_KEY, NEWEST_KEY
-from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.namespaces import Scope, scope_from_config
 from langgraph_typed_memory.nodes._common import (
+    arecord_thread,
     last_human,
+    noting,
+    record_thread,
     resolve_store,
     run_id_from_config,
-    scope_from_config,
 )
 from langgraph_typed_memory.results import SearchResults
 from langgraph_typed_memory.scoring import MAX_QUERY_CHARS
@@ -507,24 +509,26 @@ def create_retrieve_node(
 
     def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         found_in, plan, window = begin(state, config)
+        unrecorded = record_thread(found_in, config)
         try:
             found = _run(plan, found_in)
         except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:  # no exception reaches the graph
-            return _finish(state, config, None, exc, messages_key)
-        return _finish(state, config, found.results, None, messages_key, found.filled, window,
-                       found.entities)
+            return noting(_finish(state, config, None, exc, messages_key), unrecorded)
+        return noting(_finish(state, config, found.results, None, messages_key, found.filled,
+                               window, found.entities), unrecorded)
 
     async def aretrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         found_in, plan, window = begin(state, config)
+        unrecorded = await arecord_thread(found_in, config)
         try:
             found = await _arun(plan, found_in)
         except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
-            return _finish(state, config, None, exc, messages_key)
-        return _finish(state, config, found.results, None, messages_key, found.filled, window,
-                       found.entities)
+            return noting(_finish(state, config, None, exc, messages_key), unrecorded)
+        return noting(_finish(state, config, found.results, None, messages_key, found.filled,
+                               window, found.entities), unrecorded)
 
     return RunnableLambda(retrieve, afunc=aretrieve, name="retrieve")

@@ -20,12 +20,11 @@ from langchain_core.messages import HumanMessage
 
 from langgraph_typed_memory import ConfigurationError, SqliteMemoryStore
 from langgraph_typed_memory.graph import create_memory_chat_graph
-from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.namespaces import Scope, scope_from_config
 from langgraph_typed_memory.nodes import create_assemble_node, create_respond_node
 from langgraph_typed_memory.nodes._common import (
     MODEL_ENV,
     resolve_model,
-    scope_from_config,
     try_resolve_model,
 )
 from langgraph_typed_memory.nodes.respond import OFFLINE_NOTICE

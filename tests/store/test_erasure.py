@@ -44,7 +44,7 @@ def plant(store: Any, graph: Any) -> None:
         store.promote([{"kind": "fact", "subject": "acme", "predicate": "slogan",
                         "scope": "tenant", "content": f"Acme slogan {word}",
                         "grounding": word, "confidence": 0.9}],
-                      tenant_id="acme", user_id=user, run_id="r1")
+                      tenant_id="acme", source=user, run_id="r1")  # the tenant's, user-sourced
         chat = {"configurable": {"thread_id": f"thread-{user}", "tenant_id": "acme",
                                  "user_id": user}}
         graph.invoke({"messages": [HumanMessage(f"I live in Lyon and my code is {word}.")]},

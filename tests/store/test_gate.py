@@ -125,15 +125,28 @@ def test_contradiction_links_and_needs_review(store):
 def test_tenant_facts_need_two_independent_sources(store):
     tenant_fact = {"kind": "fact", "subject": "acme", "predicate": "region", "scope": "tenant",
                    "content": "Acme runs in eu-west-1.", "confidence": 0.9}
-    first = store.promote([tenant_fact], run_id="r1", **ALICE)[0]
+    first = store.promote([tenant_fact], run_id="r1", tenant_id="acme", source="admin")[0]
     assert first.outcome == "written"
     assert store.get(("tenant:acme", "fact"), first.key).status == "provisional"
     assert store.search(FACTS, query="Acme region eu-west-1") == []
-    same_source = store.promote([tenant_fact], run_id="r2", **ALICE)[0]
+    same_source = store.promote([tenant_fact], run_id="r2", tenant_id="acme",
+                                source="admin")[0]
     assert same_source.outcome == "deduplicated"
-    second = store.promote([tenant_fact], run_id="r3", tenant_id="acme", user_id="bob")[0]
+    second = store.promote([tenant_fact], run_id="r3", tenant_id="acme", source="import")[0]
     assert second.outcome == "confirmed"
     assert [h.key for h in store.search(FACTS, query="Acme region eu-west-1")] == [first.key]
+
+
+def test_a_users_fact_about_the_tenant_stays_in_their_scope(store):
+    tenant_fact = {"kind": "fact", "subject": "acme", "predicate": "region", "scope": "tenant",
+                   "content": "Acme runs in eu-west-1.", "confidence": 0.9}
+    for user in ("alice", "bob"):  # two accounts agreeing share nothing
+        [out] = store.promote([tenant_fact], run_id=f"r-{user}", tenant_id="acme",
+                              user_id=user)
+        assert out.outcome == "written" and "own scope" in out.reason
+        assert store.get(("tenant:acme", f"user:{user}", "fact"), out.key).status == "active"
+    assert store.search(("tenant:acme", "fact")) == []
+    assert store.search(("tenant:acme", "user:carol", "fact"), query="Acme region") == []
 
 
 def test_one_transaction_per_batch(store):

@@ -22,9 +22,9 @@ from langgraph_typed_memory.namespaces import (
     encode_namespace,
     memory_namespace,
     parse_namespace,
+    scope_from_config,
 )
 from langgraph_typed_memory.nodes import create_promote_node, create_retrieve_node
-from langgraph_typed_memory.nodes._common import scope_from_config
 
 EMAIL = "alice@example.com"
 ID_UUID = str(uuid.UUID(int=42))

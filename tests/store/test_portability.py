@@ -164,7 +164,7 @@ def populate(store: Any, clock: FakeClock) -> None:
     store.put(("tenant:acme", "policy"), "refunds", {"value": {"max": 500}, "created_by": "ops"})
     store.promote([{"kind": "fact", "subject": "acme", "predicate": "region", "scope": "tenant",
                     "content": "Acme runs in eu-west-1.", "confidence": 0.9}],
-                  run_id="r9", tenant_id="acme", user_id="alice")
+                  run_id="r9", tenant_id="acme", source="alice")
     store.put(("tenant:globex", "user:alice", "preference"), "tone", {"value": "globex"})
     # access tracking as a reader would leave it
     sql(store, "UPDATE memories SET access_count = 3, last_accessed_at = ? WHERE key = 'q3'",

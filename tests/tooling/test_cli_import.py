@@ -127,14 +127,15 @@ def test_a_json_conversation_is_written_turn_by_turn_at_its_own_times(
     assert first.startswith(f"imported 3 user turn(s) of {file} into tenant:acme/user:alice, "
                             "session support-chat (run ")
     assert "  pre-filter: chit_chat 1, kept 2" in out
-    # the employer, and the standup as an organisation fact (tenant scope, awaiting a second
-    # person: not among this user's facts)
+    # the employer, and the standup as an organisation fact: this user's own (no tenant
+    # sharing by default)
     assert "  written: entity:written 1, episode:written 2, fact:written 2" in out
     assert "  degraded: none" in out
     assert "importing messages" in err and "4/4" in err  # the progress lines, on stderr
 
     facts, episodes = stored(db)
-    assert [(f.value["predicate"], f.value["value"]) for f in facts] == [("employer", "Initech")]
+    assert sorted((f.value["predicate"], f.value["value"]) for f in facts) == [
+        ("employer", "Initech"), ("standup", "at 9:30 every morning")]
     turns = sorted((e.value for e in episodes), key=lambda v: v["occurred_at"])
     assert [v["task_type"] for v in turns] == ["turn", "turn"]  # the chit-chat is not logged
     assert [datetime.fromisoformat(v["occurred_at"]) for v in turns] == [MAY_1, MAY_2]
@@ -188,7 +189,7 @@ def test_json_output_from_stdin_parses(db: str, cli: Any) -> None:
                        stdin=json.dumps(CONVERSATION))
     assert code == 0 and json.loads(out)["outcomes"].get("fact:written") is None
     facts, episodes = stored(db)
-    assert len(facts) == 1 and len(episodes) == 2
+    assert len(facts) == 2 and len(episodes) == 2
 
 
 @pytest.mark.parametrize(("bad", "expected"), [

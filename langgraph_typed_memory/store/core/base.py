@@ -40,6 +40,7 @@ from langgraph_typed_memory.store.core.protocol import Plan
 from langgraph_typed_memory.store.core.records import Dialect, Records
 from langgraph_typed_memory.store.core.retry import PlanSource, RetryPolicy
 from langgraph_typed_memory.store.governance.api import GovernanceApi
+from langgraph_typed_memory.store.governance.threads import SeenThreads
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -92,6 +93,7 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
             gate=normalize_gate(gate),
             lifecycle=normalize_lifecycle(lifecycle),
         )
+        self._threads_seen = SeenThreads()
         self._flusher = BackgroundFlush(self._engine.access)
         self._flushing = self._flusher.lock
         """Held while access counts are being written."""

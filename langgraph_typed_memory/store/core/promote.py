@@ -70,6 +70,11 @@ class Prepared:
     """A logged turn (seq, id, key) the written record corrects and supersedes."""
     aimed: bool = False
     """A correction pointed at the record that held its old value (see `_aim`)."""
+    proposed: bool = False
+    """A user's (or agent's) fact about the tenant, kept for the tenant only as a proposal
+    awaiting an operator's review (`GateConfig.tenant_sharing="review"`)."""
+    note: str = ""
+    """What the outcome's reason adds (a tenant fact kept in the user's own scope)."""
 
     @property
     def embed_text(self) -> str | None:
@@ -109,10 +114,15 @@ def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
         except TypedMemoryError as exc:
             out.append(Prepared(i, None, rejection=str(exc)))
             continue
-        scope = target_scope(proposal, op.scope)
+        scope = target_scope(proposal, op.scope, settings.tenant_sharing)
         typed = TypedNamespace(scope, proposal.kind)
         key = record_key(proposal, settings)
         prepared = Prepared(i, proposal, typed=typed, key=key)
+        if proposal.scope == "tenant" and proposal.kind == "fact" and op.scope.level != "tenant":
+            prepared.proposed = scope.level == "tenant"
+            prepared.note = ("" if prepared.proposed else
+                             "; about the tenant, kept in the caller's own scope (tenant "
+                             "sharing is off)")
         unaimed = proposal.replaces is not None and not (proposal.subject and proposal.predicate)
         if proposal.kind in ("preference", "fact", "episode", "entity") and not (
                 unaimed and proposal.kind == "fact"):
@@ -170,7 +180,8 @@ def execute(
             current = Current(ident, digest or "", float(conf or 0.0), status, sources)
         decision = decide(p, scope=item.typed.scope, current=current, settings=settings,
                           run_id=op.run_id, source=source,
-                          digest=item.record.content_hash if item.record is not None else None)
+                          digest=item.record.content_hash if item.record is not None else None,
+                          proposed=item.proposed)
         evidence_entry = {"source": source, "run_id": op.run_id, "turn": op.turn,
                           "grounding": (p.grounding or "")[:500]}
         if decision.action == "reject":
@@ -236,8 +247,8 @@ def execute(
         )
         yield from records.transition(new_id, item.typed, key, None, decision.status,
                                      decision.reason, actor=actor, run_id=op.run_id)
-        outcomes.append(Outcome(p.kind, new_id, WRITTEN[decision.action], decision.reason,
-                                key=key, old_id=decision.old_id))
+        outcomes.append(Outcome(p.kind, new_id, WRITTEN[decision.action],
+                                decision.reason + item.note, key=key, old_id=decision.old_id))
     for item, outcome in zip(prepared, outcomes, strict=True):
         if item.proposal is not None:
             outcome.proposed_by = item.proposal.proposed_by

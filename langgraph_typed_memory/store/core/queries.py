@@ -225,6 +225,26 @@ def deletions_migration(json_type: str) -> tuple[str, tuple[str, ...]]:
     )
 
 
+THREADS_MIGRATION: tuple[str, tuple[str, ...]] = (
+    "0024_threads",
+    (
+        """CREATE TABLE memory_threads (
+            thread_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (thread_id, scope)
+        )""",
+        "CREATE INDEX memory_threads_owner ON memory_threads (tenant_id, user_id)",
+    ),
+)
+"""Migration 0024: which conversation threads each scope's runs used, recorded by the memory
+nodes with the scope they computed (`governance/threads.py`): what erasure deletes from the
+checkpointer."""
+
+
 Cell = tuple[str, str, str | None, str | None]
 """A scope cell: (kind, tenant, user, agent), None for a wider cell's user or agent. The
 unit `memory_scope_versions` counts changes of, and the unit the search caches hold."""

@@ -5,14 +5,15 @@ encrypted export and import, each a plan of this room run through the store's pu
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from langgraph_typed_memory.namespaces import THREAD_USER
+from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store.governance.erasure import ErasureReport, erase_plan, purge_plan
 from langgraph_typed_memory.store.governance.invariants import InvariantReport, check_plan
 from langgraph_typed_memory.store.governance.portability import (
@@ -23,7 +24,17 @@ from langgraph_typed_memory.store.governance.portability import (
     import_from_file,
 )
 from langgraph_typed_memory.store.governance.portability import Progress as TransferProgress
+from langgraph_typed_memory.store.governance.review import PendingFact, pending_plan, review_plan
 from langgraph_typed_memory.store.governance.sweeps import SweepReport, sweep_plan
+from langgraph_typed_memory.store.governance.threads import (
+    SeenThreads,
+    forget_threads_plan,
+    legacy_lookups,
+    owned_by,
+    record_thread_plan,
+    scope_label,
+    threads_plan,
+)
 
 if TYPE_CHECKING:
     from langgraph_typed_memory.store.core.records import Records
@@ -31,12 +42,17 @@ if TYPE_CHECKING:
 
 __all__ = ["GovernanceApi"]
 
+logger = logging.getLogger(__name__)
+
 T = TypeVar("T")
 
 
 class GovernanceApi:
     """Sweeps, invariants, erasure, export and import, for a store class that provides
     `records`, `run_plan` and `arun_plan` (`MemoryStoreBase`)."""
+
+    _threads_seen: SeenThreads
+    """The threads this process has recorded (`record_thread`)."""
 
     if TYPE_CHECKING:
         @property
@@ -118,10 +134,14 @@ class GovernanceApi:
         user+agent records), their vectors and full-text entries, their audit trail, this
         user's entries in the evidence of wider records (records only they sourced are
         deleted), the untyped namespaces under `untyped_prefixes`, and a deletion event with
-        the counts. Then the checkpointer's threads whose metadata carries this scope (the
-        memory graph's runs record `tenant_id` and `user_id`) are deleted. On SQLite the
-        full-text index is compacted and the WAL emptied, and `secure_delete` zeroes freed
-        pages, so the erased text is gone from the file too.
+        the counts. Then, given the `checkpointer`, the scope's conversation threads are
+        deleted from it: those the memory nodes recorded for the scope they computed (the
+        server's authenticated user, never a name the client merely sent; any id shape), and
+        those written before the nodes recorded threads whose checkpoint metadata reads as the
+        scope's. Without a checkpointer they are kept (`report.threads_kept`, and a warning):
+        erase again with one to delete them. On SQLite the full-text index is compacted and
+        the WAL emptied, and `secure_delete` zeroes freed pages, so the erased text is gone
+        from the file too.
 
         Example:
             >>> from langgraph_typed_memory import SqliteMemoryStore
@@ -135,15 +155,19 @@ class GovernanceApi:
                        untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = self.run_plan(plan)
         try:
-            if checkpointer is not None:
-                own = _anonymous_thread(user_id)
-                report.threads = _threads([
-                    *checkpointer.list(None, filter=_thread_filter(tenant_id, user_id)),
-                    *(_anonymous(checkpointer.list(_thread_config(own)), tenant_id)
-                      if own else [])])
+            recorded = self.run_plan(partial(threads_plan, tenant_id, user_id))
+            if checkpointer is None:
+                _kept(report, recorded)
+            else:
+                found = [(c.config["configurable"]["thread_id"], c.metadata)
+                         for config, where in legacy_lookups(tenant_id, user_id)
+                         for c in checkpointer.list(config, filter=where)]
+                report.threads = _owned(recorded, found, tenant_id, user_id)
                 for thread in report.threads:
                     checkpointer.delete_thread(thread)
+                self.run_plan(partial(forget_threads_plan, tenant_id, user_id, recorded))
         finally:  # erased text leaves this process's memory and the file whatever happens
+            self._threads_seen.clear()
             self.run_plan(partial(purge_plan, self.records))
         return report
 
@@ -162,18 +186,114 @@ class GovernanceApi:
                        untyped_prefixes=[tuple(p) for p in untyped_prefixes])
         report: ErasureReport = await self.arun_plan(plan)
         try:
-            if checkpointer is not None:
-                found = [c async for c in checkpointer.alist(
-                    None, filter=_thread_filter(tenant_id, user_id))]
-                if own := _anonymous_thread(user_id):
-                    found += _anonymous([c async for c in checkpointer.alist(
-                        _thread_config(own))], tenant_id)
-                report.threads = _threads(found)
+            recorded = await self.arun_plan(partial(threads_plan, tenant_id, user_id))
+            if checkpointer is None:
+                _kept(report, recorded)
+            else:
+                found = [(c.config["configurable"]["thread_id"], c.metadata)
+                         for config, where in legacy_lookups(tenant_id, user_id)
+                         async for c in checkpointer.alist(config, filter=where)]
+                report.threads = _owned(recorded, found, tenant_id, user_id)
                 for thread in report.threads:
                     await checkpointer.adelete_thread(thread)
+                await self.arun_plan(partial(forget_threads_plan, tenant_id, user_id, recorded))
         finally:
+            self._threads_seen.clear()
             await self.arun_plan(partial(purge_plan, self.records))
         return report
+
+    def pending_reviews(self, tenant_id: str) -> list[PendingFact]:
+        """The facts users proposed for the whole tenant that await an operator's review
+        (with the gate's `tenant_sharing="review"`), oldest first; no read shows them
+        until `review` accepts one.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(
+            ...         ":memory:", gate={"tenant_sharing": "review"}) as store:
+            ...     store.setup()
+            ...     _ = store.promote([{"kind": "fact", "scope": "tenant", "subject": "acme",
+            ...                         "predicate": "hosting", "confidence": 0.9,
+            ...                         "content": "Acme hosts on Azure."}],
+            ...                       tenant_id="acme", user_id="alice", run_id="r1")
+            ...     [(p.content, p.proposed_by) for p in store.pending_reviews("acme")]
+            [('Acme hosts on Azure.', ['alice'])]
+        """
+        return self.run_plan(partial(pending_plan, self.records, tenant_id))
+
+    async def apending_reviews(self, tenant_id: str) -> list[PendingFact]:
+        """Async `pending_reviews`."""
+        return await self.arun_plan(partial(pending_plan, self.records, tenant_id))
+
+    def review(self, tenant_id: str, key: str, *, approve: bool, actor: str = "api",
+               reason: str = "operator review") -> str:
+        """Accept (`approve=True`: every user of the tenant is shown it from now on) or
+        reject (revoked) a fact proposed for the tenant; returns its new status. Audited
+        with `actor` and `reason`.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(
+            ...         ":memory:", gate={"tenant_sharing": "review"}) as store:
+            ...     store.setup()
+            ...     fact = {"kind": "fact", "scope": "tenant", "subject": "acme",
+            ...             "predicate": "fiscal_year_start", "confidence": 0.9,
+            ...             "content": "Acme's fiscal year starts on April 1."}
+            ...     _ = store.promote([fact], tenant_id="acme", user_id="alice", run_id="r1")
+            ...     _ = store.promote([fact], tenant_id="acme", user_id="bob", run_id="r2")
+            ...     ns = ("tenant:acme", "fact")
+            ...     [p.proposed_by for p in store.pending_reviews("acme")], store.search(ns)
+            ...     store.review("acme", store.pending_reviews("acme")[0].key, approve=True)
+            ...     [i.value["content"] for i in store.search(ns)]
+            ([['alice', 'bob']], [])
+            'active'
+            ["Acme's fiscal year starts on April 1."]
+
+        Raises:
+            UnknownMemory: no proposal awaits review at `key`.
+        """
+        return self.run_plan(partial(review_plan, self.records, tenant_id, key,
+                                     approve=approve, actor=actor, reason=reason))
+
+    async def areview(self, tenant_id: str, key: str, *, approve: bool, actor: str = "api",
+                      reason: str = "operator review") -> str:
+        """Async `review`."""
+        return await self.arun_plan(partial(review_plan, self.records, tenant_id, key,
+                                            approve=approve, actor=actor, reason=reason))
+
+    def record_thread(self, thread_id: str, scope: Scope) -> None:
+        """Record that a run of `scope` used the checkpointer thread `thread_id`, so that
+        `erase` of the scope's user (or tenant) deletes the thread. The memory nodes call it
+        with the scope they computed; once per thread and scope in a process, later calls
+        write nothing.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> from langgraph_typed_memory.namespaces import Scope
+            >>> from langgraph.checkpoint.memory import InMemorySaver
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.record_thread("t1", Scope("acme", "42"))
+            ...     store.erase("acme", "42", checkpointer=InMemorySaver()).threads
+            ['t1']
+        """
+        if self._threads_seen.first(thread_id, scope_label(scope)):
+            try:
+                self.run_plan(partial(record_thread_plan, thread_id, scope,
+                                      self.records.clock().timestamp()))
+            except BaseException:
+                self._threads_seen.forget(thread_id, scope_label(scope))
+                raise
+
+    async def arecord_thread(self, thread_id: str, scope: Scope) -> None:
+        """Async `record_thread`."""
+        if self._threads_seen.first(thread_id, scope_label(scope)):
+            try:
+                await self.arun_plan(partial(record_thread_plan, thread_id, scope,
+                                             self.records.clock().timestamp()))
+            except BaseException:
+                self._threads_seen.forget(thread_id, scope_label(scope))
+                raise
 
     def export_scope(
         self,
@@ -270,39 +390,26 @@ class GovernanceApi:
         return await asyncio.to_thread(self.import_scope, path, passphrase, progress=progress)
 
 
-def _thread_filter(tenant_id: str, user_id: str | None) -> dict[str, Any]:
-    return {"tenant_id": tenant_id} if user_id is None else {
-        "tenant_id": tenant_id, "user_id": user_id}
-
-
-def _anonymous_thread(user_id: str | None) -> str | None:
-    """The thread whose own scope `user_id` is (`thread-<thread_id>`: a caller that named no
-    user), else None."""
-    if user_id is None or not user_id.startswith(THREAD_USER):
-        return None
-    return user_id[len(THREAD_USER):] or None
-
-
-def _thread_config(thread_id: str) -> Any:
-    return {"configurable": {"thread_id": thread_id}}
-
-
-def _anonymous(checkpoints: Iterable[Any], tenant_id: str) -> list[Any]:
-    """The checkpoints of runs that named no user, in `tenant_id` (runs naming no tenant are
-    the "default" tenant's): a thread-scoped user's own conversation.
+def _owned(recorded: list[str], found: list[tuple[str, Any]], tenant_id: str,
+           user_id: str | None) -> list[str]:
+    """The threads to delete: those the nodes recorded for the scope, and those with a
+    checkpoint (thread, metadata) whose metadata (written before the nodes recorded threads)
+    reads as the scope's.
 
     Example:
-        >>> from types import SimpleNamespace as C
-        >>> runs = [C(metadata={"tenant_id": "acme"}), C(metadata={"user_id": "bob"}),
-        ...         C(metadata={"tenant_id": "globex"})]
-        >>> len(_anonymous(runs, "acme")), len(_anonymous(runs, "default"))
-        (1, 0)
+        >>> _owned(["t1"], [("t2", {"user_id": "bob"}), ("t3", {"user_id": "bob",
+        ...        "langgraph_auth_user_id": "carol"})], "default", "bob")
+        ['t1', 't2']
     """
-    return [c for c in checkpoints
-            if not (c.metadata or {}).get("user_id")
-            and not (c.metadata or {}).get("langgraph_auth_user_id")
-            and ((c.metadata or {}).get("tenant_id") or "default") == tenant_id]
+    legacy = {t for t, meta in found if owned_by(meta, t, tenant_id, user_id)}
+    return sorted({*recorded, *legacy})
 
 
-def _threads(checkpoints: Iterable[Any]) -> list[str]:
-    return sorted({c.config["configurable"]["thread_id"] for c in checkpoints})
+def _kept(report: ErasureReport, recorded: list[str]) -> None:
+    """Without a checkpointer the scope's threads stay: say so, and keep their records for
+    an erasure that is given one."""
+    report.threads_kept = recorded
+    if recorded:
+        logger.warning("erase %s/%s: no checkpointer given, so its %d conversation thread(s) "
+                       "were kept; erase again with checkpointer= to delete them",
+                       report.tenant_id, report.user_id, len(recorded))

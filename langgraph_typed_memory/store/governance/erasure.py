@@ -39,6 +39,8 @@ class ErasureReport:
     audit_events: int = 0
     threads: list[str] = field(default_factory=list)
     """Checkpointer threads deleted."""
+    threads_kept: list[str] = field(default_factory=list)
+    """The scope's threads left in place because no checkpointer was given."""
 
 
 def scope_filter(tenant_id: str, user_id: str | None, alias: str = "") -> tuple[str, list[Any]]:

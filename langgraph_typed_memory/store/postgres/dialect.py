@@ -233,6 +233,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 BEFORE INSERT OR UPDATE OF search_text ON memories
                 FOR EACH ROW EXECUTE FUNCTION memory_keep_tokens()""",
         )),
+        q.THREADS_MIGRATION,
     )
     if dims is None:
         return base

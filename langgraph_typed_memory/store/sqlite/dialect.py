@@ -311,7 +311,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         statement for table in FTS_TABLES.values() for statement in (
             f"DROP TRIGGER {table}_insert", f"DROP TRIGGER {table}_delete",
             f"DROP TRIGGER {table}_update", f"DROP TABLE {table}_vocab", f"DROP TABLE {table}",
-        ))),
+        ))),    q.THREADS_MIGRATION,
 )
 
 _TEXT_AT = q.INSERT_COLUMNS.index("search_text")
