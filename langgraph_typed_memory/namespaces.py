@@ -475,13 +475,21 @@ def scope_from_config(config: RunnableConfig | None) -> Scope:
 
     Raises:
         ConfigurationError: an id that cannot name a scope (over 128 characters, a ':' or a
-            control character); the message names the `configurable` key.
+            control character), or a user id starting with `thread-` (reserved for callers
+            that name no user); the message names the `configurable` key.
     """
     configurable = (config or {}).get("configurable", {}) or {}
     tenant = _checked(configurable, "tenant_id", "tenant")
     agent = _checked(configurable, "agent_id", "agent")
     user = _checked(configurable, AUTH_USER_KEY, "user") or _checked(
         configurable, "user_id", "user")
+    if user is not None and user.startswith(THREAD_USER):
+        key = AUTH_USER_KEY if _given(configurable, AUTH_USER_KEY) else "user_id"
+        raise ConfigurationError(
+            f"configurable[{key!r}]={user!r:.80}: user ids starting with {THREAD_USER!r} are "
+            "reserved for callers that name no user (their memory is their thread's, "
+            f"{THREAD_USER}<thread_id>), so a caller could otherwise read an anonymous "
+            "thread's memory by naming it. Send another user id, or none.")
     if user is None and (thread := _given(configurable, "thread_id")):
         user = f"{THREAD_USER}{thread}"
         if not is_valid_id(user):

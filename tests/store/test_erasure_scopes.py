@@ -208,3 +208,27 @@ async def test_async_nodes_record_the_thread_and_async_erasure_deletes_it(tmp_pa
         report = await store.aerase("default", str(UUID), checkpointer=saver)
         assert report.threads == ["u-1"]
         assert saver.get_tuple({"configurable": {"thread_id": "u-1"}}) is None
+
+
+def test_a_deleted_threads_anonymous_memory_is_erased_and_a_live_one_kept(tmp_path):
+    with sqlite_backend(tmp_path) as (store, saver, dump, _):
+        graph = create_memory_chat_graph(store=store, checkpointer=saver)
+        gone, live = canary(), canary()
+        say(graph, {"tenant_id": "acme"}, "tmp-1", gone)
+        say(graph, {"tenant_id": "acme"}, "live-1", live)
+        saver.delete_thread("tmp-1")  # a stateless run's thread, deleted after the run
+        reports = store.erase_abandoned(saver)
+        assert [(r.tenant_id, r.user_id) for r in reports] == [("acme", "thread-tmp-1")]
+        assert gone not in dump() and live in dump()
+        assert store.erase_abandoned(saver) == []
+
+
+@pytest.mark.parametrize("key", ["user_id", "langgraph_auth_user_id"])
+def test_a_named_user_cannot_take_an_anonymous_threads_scope(tmp_path, key):
+    from langgraph_typed_memory.errors import ConfigurationError
+
+    with sqlite_backend(tmp_path) as (store, saver, _, _):
+        graph = create_memory_chat_graph(store=store, checkpointer=saver)
+        say(graph, {"tenant_id": "acme"}, "t42", canary())
+        with pytest.raises(ConfigurationError, match="reserved for callers that name no user"):
+            say(graph, {"tenant_id": "acme", key: "thread-t42"}, "mine", "hello")

@@ -28,6 +28,8 @@ from langgraph_typed_memory.store.governance.review import PendingFact, pending_
 from langgraph_typed_memory.store.governance.sweeps import SweepReport, sweep_plan
 from langgraph_typed_memory.store.governance.threads import (
     SeenThreads,
+    anonymous_scopes_plan,
+    anonymous_thread,
     forget_threads_plan,
     legacy_lookups,
     owned_by,
@@ -201,6 +203,59 @@ class GovernanceApi:
             self._threads_seen.clear()
             await self.arun_plan(partial(purge_plan, self.records))
         return report
+
+    def erase_abandoned(
+        self,
+        checkpointer: BaseCheckpointSaver[Any],
+        *,
+        tenant_id: str | None = None,
+        actor: str = "api",
+        reason: str = "its thread was deleted",
+    ) -> list[ErasureReport]:
+        """Erase the memory of callers that named no user whose thread is gone from the
+        checkpointer: such a caller's scope is its thread's (`thread-<thread_id>`), and once
+        the thread is deleted (a stateless run's temporary thread, a thread deleted through
+        the API) nobody can read that memory again. One `erase` per such scope, in one tenant
+        or all; returns their reports.
+
+        Example:
+            >>> from langgraph.checkpoint.memory import InMemorySaver
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.setup()
+            ...     store.put(("tenant:acme", "user:thread-t1", "preference"), "tone",
+            ...               {"value": "terse"})
+            ...     [(r.user_id, r.records) for r in store.erase_abandoned(InMemorySaver())]
+            [('thread-t1', {'preference': 1})]
+        """
+        reports = []
+        for tenant, user in self.run_plan(partial(anonymous_scopes_plan, tenant_id)):
+            thread = anonymous_thread(user)
+            if thread is None or checkpointer.get_tuple(
+                    {"configurable": {"thread_id": thread}}) is not None:
+                continue
+            reports.append(self.erase(tenant, user, checkpointer=checkpointer, actor=actor,
+                                      reason=reason))
+        return reports
+
+    async def aerase_abandoned(
+        self,
+        checkpointer: BaseCheckpointSaver[Any],
+        *,
+        tenant_id: str | None = None,
+        actor: str = "api",
+        reason: str = "its thread was deleted",
+    ) -> list[ErasureReport]:
+        """Async `erase_abandoned` (the checkpointer's async API)."""
+        reports = []
+        for tenant, user in await self.arun_plan(partial(anonymous_scopes_plan, tenant_id)):
+            thread = anonymous_thread(user)
+            if thread is None or await checkpointer.aget_tuple(
+                    {"configurable": {"thread_id": thread}}) is not None:
+                continue
+            reports.append(await self.aerase(tenant, user, checkpointer=checkpointer,
+                                             actor=actor, reason=reason))
+        return reports
 
     def pending_reviews(self, tenant_id: str) -> list[PendingFact]:
         """The facts users proposed for the whole tenant that await an operator's review

@@ -27,8 +27,9 @@ from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.namespaces import THREAD_USER, Scope, scope_from_config
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 
-__all__ = ["Lookup", "SeenThreads", "forget_threads_plan", "legacy_lookups", "owned_by",
-           "record_thread_plan", "scope_label", "threads_plan"]
+__all__ = ["Lookup", "SeenThreads", "anonymous_scopes_plan", "anonymous_thread",
+           "forget_threads_plan", "legacy_lookups", "owned_by", "record_thread_plan",
+           "scope_label", "threads_plan"]
 
 SQL_RECORD_THREAD = (
     "INSERT INTO memory_threads (thread_id, scope, tenant_id, user_id, agent_id, at) "
@@ -37,6 +38,9 @@ SQL_RECORD_THREAD = (
 SQL_TENANT_THREADS = "SELECT DISTINCT thread_id FROM memory_threads WHERE tenant_id = ?"
 SQL_USER_THREADS = (
     "SELECT DISTINCT thread_id FROM memory_threads WHERE tenant_id = ? AND user_id = ?")
+SQL_ANONYMOUS_SCOPES = (
+    "SELECT DISTINCT tenant_id, user_id FROM memories WHERE kind IS NOT NULL "
+    "AND substr(user_id, 1, 7) = 'thread-'")
 SQL_FORGET_TENANT_THREAD = "DELETE FROM memory_threads WHERE tenant_id = ? AND thread_id = ?"
 SQL_FORGET_USER_THREAD = (
     "DELETE FROM memory_threads WHERE tenant_id = ? AND user_id = ? AND thread_id = ?")
@@ -81,6 +85,26 @@ Lookup = tuple[RunnableConfig | None, dict[str, Any] | None]
 """A checkpointer `list(config, filter=...)` call's two arguments."""
 
 
+def anonymous_scopes_plan(tenant_id: str | None) -> Plan[list[tuple[str, str]]]:
+    """The (tenant, `thread-<id>` user) scopes holding memory of callers that named no user,
+    in one tenant or all."""
+    rows = yield (Sql(SQL_ANONYMOUS_SCOPES, []) if tenant_id is None
+                  else Sql(SQL_ANONYMOUS_SCOPES + " AND tenant_id = ?", [tenant_id]))
+    return sorted((str(t), str(u)) for t, u in rows)
+
+
+def anonymous_thread(user_id: str) -> str | None:
+    """The thread whose own scope `user_id` is (`thread-<thread_id>`), else None.
+
+    Example:
+        >>> anonymous_thread("thread-t7"), anonymous_thread("alice")
+        ('t7', None)
+    """
+    if user_id.startswith(THREAD_USER) and len(user_id) > len(THREAD_USER):
+        return user_id[len(THREAD_USER):]
+    return None
+
+
 def legacy_lookups(tenant_id: str, user_id: str | None) -> list[Lookup]:
     """The checkpointer lookups that find every checkpoint a scope's runs may have written
     (and others, which `owned_by` then refuses); `(None, None)` lists every checkpoint.
@@ -104,8 +128,8 @@ def legacy_lookups(tenant_id: str, user_id: str | None) -> list[Lookup]:
                            (None, {"langgraph_auth_user_id": user_id})]
     if user_id.isascii() and user_id.isdigit() and str(int(user_id)) == user_id:
         found.append((None, {"user_id": int(user_id)}))
-    if user_id.startswith(THREAD_USER) and len(user_id) > len(THREAD_USER):
-        found.append(({"configurable": {"thread_id": user_id[len(THREAD_USER):]}}, None))
+    if (thread := anonymous_thread(user_id)) is not None:
+        found.append(({"configurable": {"thread_id": thread}}, None))
     return found
 
 
