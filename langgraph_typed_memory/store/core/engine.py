@@ -105,7 +105,7 @@ class Engine(Records):
         for name, statements in d.migrations(dims):
             if name in applied:
                 continue
-            yield Begin()
+            yield Begin(read_committed=True)
             lock = d.lock_migrations()
             if lock is not None:
                 yield lock
@@ -178,6 +178,10 @@ class Engine(Records):
             results[i] = value
         if writes or promotions:
             yield Begin()
+            held = self.dialect.lock_scopes(
+                _written_scopes(writes.values(), promotions.values()), shared=True)
+            if held is not None:  # an erasure of a scope written here waits, or is waited for
+                yield held
             if self.access.due():  # buffered access counts ride along when they are due
                 yield from self.access.flush()
             currents = yield from self._current_rows([(w.ns, w.op.key) for w in writes.values()])
@@ -425,6 +429,14 @@ class Engine(Records):
 
 
 _BULK_ORDER = list(q.Bulk)
+
+
+def _written_scopes(writes: Iterable[_Write],
+                    promotions: Iterable[list[promote.Prepared]]) -> list[str]:
+    """The scope locks (`queries.scope_locks`) of the typed records a batch writes."""
+    return q.scope_locks([*(w.typed.scope for w in writes if w.typed is not None),
+                          *(p.typed.scope for ps in promotions for p in ps
+                            if p.typed is not None)])
 """Records before their vectors."""
 
 

@@ -92,6 +92,11 @@ class Wait:
 class Begin:
     """Open the batch's write transaction."""
 
+    read_committed: bool = False
+    """Each statement sees what was committed before it (Postgres READ COMMITTED), not one
+    snapshot of the transaction's start: for plans that first wait on a lock (migrations,
+    erasure) and must then see what its holder committed."""
+
 
 @dataclass(frozen=True, slots=True)
 class Commit:

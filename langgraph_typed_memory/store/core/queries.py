@@ -6,9 +6,12 @@ vectors, migrations) live in each backend's `dialect.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from langgraph_typed_memory.namespaces import Scope
 
 TYPED_FIELD = "$memory"
 """The vector field name of a typed record's embedded text."""
@@ -243,6 +246,24 @@ THREADS_MIGRATION: tuple[str, tuple[str, ...]] = (
 """Migration 0024: which conversation threads each scope's runs used, recorded by the memory
 nodes with the scope they computed (`governance/threads.py`): what erasure deletes from the
 checkpointer."""
+
+
+def scope_locks(scopes: Iterable[Scope]) -> list[str]:
+    """The names of the advisory locks a write to these scopes holds shared, in order: its
+    tenant's and its user's. Erasing a user takes the user's exclusively, erasing a tenant
+    the tenant's, so an erasure waits for the scope's writes under way and the next ones
+    wait for it (instead of both retrying on each other's rows).
+
+    Example:
+        >>> scope_locks([Scope("acme", "bob"), Scope("acme", "alice", "bot"), Scope("acme")])
+        ['tenant:acme', 'tenant:acme/user:alice', 'tenant:acme/user:bob']
+    """
+    names = set()
+    for scope in scopes:
+        names.add("/".join(Scope(scope.tenant_id).labels()))
+        if scope.user_id is not None:
+            names.add("/".join(Scope(scope.tenant_id, scope.user_id).labels()))
+    return sorted(names)
 
 
 Cell = tuple[str, str, str | None, str | None]

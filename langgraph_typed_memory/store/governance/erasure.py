@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.index import FORGET_CHANGES
 
@@ -81,7 +82,12 @@ def erase_plan(
     d = records.dialect
     where, params = scope_filter(tenant_id, user_id)
     report = ErasureReport(uuid.uuid4().hex, tenant_id, user_id)
-    yield Begin()
+    # Each statement sees what was committed before it, once the scope's writes under way
+    # have ended (their lock is shared); the next ones wait for this transaction.
+    yield Begin(read_committed=True)
+    lock = d.lock_scopes(["/".join(Scope(tenant_id, user_id).labels())], shared=False)
+    if lock is not None:
+        yield lock
     for kind, count in (yield Sql(
         f"SELECT kind, count(*) FROM memories WHERE kind IS NOT NULL AND {where} GROUP BY kind",
         params,

@@ -393,6 +393,10 @@ for a term the parser splits (`foo_bar`; `foo-bar` gives `foo-bar`, `foo` and `b
 a text)."""
 
 
+SQL_LOCK = "pg_advisory_xact_lock(hashtextextended(?, 0))"
+SQL_LOCK_SHARED = "pg_advisory_xact_lock_shared(hashtextextended(?, 0))"
+
+
 class PostgresDialect:
     """The Postgres flavour of the statements the engine needs.
 
@@ -414,6 +418,13 @@ class PostgresDialect:
 
     def lock_migrations(self) -> Sql | None:
         return Sql("SELECT pg_advisory_xact_lock(7305924117)")
+
+    def lock_scopes(self, names: Sequence[str], *, shared: bool) -> Sql | None:
+        """Advisory locks keyed by a 64-bit hash of each name, taken in the order given."""
+        if not names:
+            return None
+        take = SQL_LOCK_SHARED if shared else SQL_LOCK
+        return Sql("SELECT " + ", ".join([take] * len(names)), list(names))
 
     def dump_json(self, value: Any) -> Any:
         from psycopg.types.json import Jsonb

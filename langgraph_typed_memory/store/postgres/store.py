@@ -59,13 +59,14 @@ def to_psycopg(text: str) -> str:
 BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ"
 """Write transactions: a concurrent change to a row this one read or writes is a
 serialization failure, which the store retries, never a lost update."""
-MIGRATION_ISOLATION = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
-"""Migrations wait on an advisory lock and must see what the holder committed meanwhile."""
+BEGIN_READ_COMMITTED = "BEGIN ISOLATION LEVEL READ COMMITTED"
+"""Transactions that first wait on an advisory lock (migrations, erasure) and must then see
+what its holder committed (`Begin.read_committed`)."""
 
 
 def _statement(req: Sql | Begin | Commit) -> str:
     if isinstance(req, Begin):
-        return BEGIN
+        return BEGIN_READ_COMMITTED if req.read_committed else BEGIN
     if isinstance(req, Commit):
         return "COMMIT"
     return to_psycopg(req.text)
@@ -93,24 +94,6 @@ def _shared_lock(conn: Any, make: Callable[[], Any]) -> Any:
         if lock is None:
             lock = _LOCKS[conn] = make()
         return lock
-
-class _Isolation:
-    """Chooses the isolation of each transaction: REPEATABLE READ, except for migrations.
-
-    `prelude(req)` returns a statement to run before `req`: `SET TRANSACTION ...` when `req`
-    is the migration lock opening a transaction (it must run before any query in it).
-    """
-
-    def __init__(self, migration_lock: Sql | None) -> None:
-        self.migration_lock = migration_lock
-        self.fresh = False
-
-    def prelude(self, req: Sql | Begin | Commit) -> str | None:
-        fresh, self.fresh = self.fresh, isinstance(req, Begin)
-        if fresh and req == self.migration_lock:
-            return MIGRATION_ISOLATION
-        return None
-
 
 def _has_rows(cur: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> bool:
     """Whether the cursor's statement returned rows: `description`, without building a
@@ -230,14 +213,10 @@ class PostgresMemoryStore(SyncMemoryStore):
 
     def _attempt(self, plan: Any, attempt: Attempt) -> Any:
         # A connection per attempt: the pool (or the lock) is free during the backoff.
-        isolation = _Isolation(self._engine.dialect.lock_migrations())
         with self._connection() as conn:
 
             def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
                 with conn.cursor(row_factory=tuple_row) as cur:
-                    prelude = isolation.prelude(req)
-                    if prelude is not None:
-                        cur.execute(prelude)
                     if isinstance(req, Sql) and req.many is not None:
                         cur.executemany(_statement(req), req.many)
                         return []
@@ -247,8 +226,6 @@ class PostgresMemoryStore(SyncMemoryStore):
                     return cur.fetchall() if _has_rows(cur) else []
 
             def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
-                if any(isolation.prelude(req) is not None for req in steps):
-                    raise RuntimeError("a prelude to send first: one statement at a time")
                 with conn.pipeline():
                     cursors = [conn.cursor(row_factory=tuple_row) for _ in steps]
                     for cur, req in zip(cursors, steps, strict=True):
@@ -353,13 +330,9 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         self, conn: psycopg.AsyncConnection[Any], plan: Any, attempt: Attempt
     ) -> Any:
         _check_autocommit(conn)
-        isolation = _Isolation(self._engine.dialect.lock_migrations())
 
         async def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
             async with conn.cursor(row_factory=tuple_row) as cur:
-                prelude = isolation.prelude(req)
-                if prelude is not None:
-                    await cur.execute(prelude)
                 if isinstance(req, Sql) and req.many is not None:
                     await cur.executemany(_statement(req), req.many)
                     return []
@@ -369,8 +342,6 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
                 return await cur.fetchall() if _has_rows(cur) else []
 
         async def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
-            if any(isolation.prelude(req) is not None for req in steps):
-                raise RuntimeError("a prelude to send first: one statement at a time")
             async with conn.pipeline():
                 cursors = [conn.cursor(row_factory=tuple_row) for _ in steps]
                 for cur, req in zip(cursors, steps, strict=True):

@@ -342,6 +342,9 @@ class SqliteDialect:
     def lock_migrations(self) -> Sql | None:
         return None  # BEGIN IMMEDIATE already serializes writers
 
+    def lock_scopes(self, names: Sequence[str], *, shared: bool) -> Sql | None:
+        return None  # BEGIN IMMEDIATE already serializes writers
+
     def dump_json(self, value: Any) -> Any:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
