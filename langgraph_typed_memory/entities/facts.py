@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from langgraph_typed_memory.entities.aliases import find_aliases
+from langgraph_typed_memory.entities.mentions import Mention, find_mentions
 from langgraph_typed_memory.entities.relations import STATEFUL, Relation, find_relations
 from langgraph_typed_memory.extraction.candidates import (
     EXPLICIT_CONFIDENCE,
@@ -27,7 +28,12 @@ from langgraph_typed_memory.extraction.candidates import (
     Candidate,
 )
 from langgraph_typed_memory.extraction.statements import MANY_HELD_ROLES
-from langgraph_typed_memory.extraction.text import sentences
+from langgraph_typed_memory.extraction.text import (
+    HYPOTHETICAL,
+    is_question,
+    quoted,
+    sentences,
+)
 
 __all__ = ["relation_facts", "SAME_AS_RULES"]
 
@@ -44,6 +50,24 @@ _HEDGE = ("i think", "maybe", "probably", "might", "not sure", "i guess")
 _PRONOUNS = frozenset("him her them it he she they".split())
 _UNRESOLVED_OWNERS = _PRONOUNS | frozenset("his her their its".split())
 """Owners a role names by a pronoun ("his sister"), which the rules cannot resolve here."""
+_NAMED_FRAMES = frozenset({"leads", "reports_to", "founded", "married_to", "works_at"})
+"""Relations only a person holds: their subject is one even where no other word says so
+("Ana founded Brightwave"); the others need a subject the turn shows is a person ("Barcelona
+is a must-visit city" is no job of Barcelona's)."""
+
+
+def _of_a_person(relation: Relation, mentions: Sequence[Mention]) -> bool:
+    """Whether a relation's subject is the speaker or a person the turn names (not a pronoun
+    left unresolved, a pet, a place or a word that only starts a sentence)."""
+    if relation.subject == "user":
+        return True
+    said = next((m for m in mentions if m.start == relation.subject_at), None)
+    if said is None or said.is_pronoun:
+        return False
+    pets = {m.text for m in mentions if m.type == "pet"}
+    if relation.subject in pets:  # "my dog Toby": Toby is nobody's girlfriend
+        return False
+    return said.type == "person" or (said.type is None and relation.relation in _NAMED_FRAMES)
 
 
 def _role_fact(relation: Relation, speaker: str, sentence: str,
@@ -54,6 +78,8 @@ def _role_fact(relation: Relation, speaker: str, sentence: str,
     resolve here. One name at a time, as the rules hold a role (`MANY_HELD_ROLES` aside): a
     later "Tom's manager Ana" replaces Priya."""
     owner, name = relation.object, relation.subject
+    if re.search(rf"\b{re.escape(name)}\s+(?:is|'s)\s+(?:\w+\s+)?my\s+best\s+friend", sentence):
+        return None  # "Barnaby is my best friend": praise, of a dog as often as of a person
     if owner.lower() in _UNRESOLVED_OWNERS or any(
             c.kind == "fact" and str(c.value).lower() == name.lower() for c in already):
         return None
@@ -64,7 +90,8 @@ def _role_fact(relation: Relation, speaker: str, sentence: str,
         return Candidate(kind="fact", subject=subject,
                          predicate=relation.relation.removesuffix("_of") + "_name", value=name,
                          content=f"{whose} {role} is {name}.", grounding=sentence,
-                         confidence=confidence, stateful=role not in MANY_HELD_ROLES)
+                         confidence=confidence, stateful=role not in MANY_HELD_ROLES,
+                         rule="relation.role_name")
     except ValidationError:  # a predicate or value the schema refuses
         return None
 
@@ -74,6 +101,9 @@ def _content(relation: Relation, speaker: str, sentence: str) -> str:
     subject = "The user" if relation.subject == "user" and speaker == "user" else (
         speaker if relation.subject == "user" else relation.subject)
     phrase = _PHRASES.get(relation.relation, relation.relation.replace("_", " "))
+    if relation.relation == "works_as":  # "Tom works as a chef."
+        article = "an" if relation.object[:1] in "aeiou" else "a"
+        return f"{subject} {phrase} {article} {relation.object}."
     whole = re.search(rf"\b{re.escape(relation.object)}\s+(?:team|department|group|squad)\b",
                       sentence, re.I)  # "on the data team": the team, not "the data"
     other = whole.group() if whole else relation.object
@@ -101,14 +131,20 @@ def relation_facts(text: str, *, speaker: str = "user",
         >>> relation_facts(text, already=extract_rules(text))
         []
         >>> [c.content for c in relation_facts("Lena's husband Tom is a chef.")]
-        ["Lena's husband is Tom.", 'Tom works as chef.']
+        ["Lena's husband is Tom.", 'Tom works as a chef.']
     """
     held = {((c.subject or "").lower(), c.predicate) for c in already if c.kind == "fact"}
     named: set[tuple[str, str]] = set()
     out: list[Candidate] = []
     for sentence in (s for s in sentences(text) if len(s) <= 1_000):
+        if is_question(sentence) or HYPOTHETICAL.match(sentence) or quoted(
+                text, text.find(sentence) + len(sentence) - len(sentence.lstrip(" '\"\u201c"))):
+            continue  # "if I moved to Canada...?", text pasted to proofread: not so
         hedged = any(h in sentence.lower() for h in _HEDGE)
-        for relation in find_relations(sentence):
+        mentions = find_mentions(sentence)
+        for relation in find_relations(sentence, mentions):
+            if not _of_a_person(relation, mentions) and relation.relation != "located_in":
+                continue
             if relation.relation.endswith("_of") and relation.relation != "member_of":
                 role = _role_fact(relation, speaker, sentence, already,
                                   HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE)
@@ -126,7 +162,7 @@ def relation_facts(text: str, *, speaker: str = "user",
                     kind="fact", subject=subject, predicate=predicate, value=relation.object,
                     content=_content(relation, speaker, sentence), grounding=sentence,
                     confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
-                    stateful=relation.relation in STATEFUL))
+                    stateful=relation.relation in STATEFUL, rule=f"relation.{relation.relation}"))
             except ValidationError:  # a predicate or value the schema refuses
                 continue
         for alias in find_aliases(sentence):  # "Volkswagen (VW)": a question about VW finds it
@@ -138,7 +174,7 @@ def relation_facts(text: str, *, speaker: str = "user",
                     kind="fact", subject=alias.name, predicate="also_called", value=alias.alias,
                     content=f"{alias.name} is also called {alias.alias}.", grounding=sentence,
                     confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
-                    stateful=False))
+                    stateful=False, rule="relation.also_called"))
             except ValidationError:
                 continue
     return out

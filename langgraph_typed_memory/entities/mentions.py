@@ -20,7 +20,14 @@ from functools import lru_cache
 from typing import Literal
 
 from langgraph_typed_memory.entities.similarity import spelling_distance
-from langgraph_typed_memory.extraction.roles import DEPARTMENTS, Pronoun, Role, role
+from langgraph_typed_memory.extraction.lexicon import (
+    DEPARTMENTS,
+    JOBS,
+    ORG_WORDS,
+    Pronoun,
+    Role,
+    role,
+)
 from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.extraction.values import typed_spans
 
@@ -33,13 +40,6 @@ ORG_SUFFIXES = frozenset(
     "gmbh ag sa s.a. bv nv oy ab srl spa pty kk".split())
 """Legal forms that end an organisation's name ("Acme Inc"); a name is the same without."""
 
-_ORG_WORDS = frozenset(
-    "labs lab bank university college school hospital clinic group foundation institute "
-    "partners technologies technology systems software solutions airlines airways motors "
-    "ventures capital consulting studios studio agency council ministry department "
-    "association society club team squad committee office media health insurance "
-    "pharmaceuticals pharma games network networks holdings industries enterprises "
-    "logistics analytics robotics dynamics electric energy".split())
 _TITLES = {"mr": "he", "mrs": "she", "ms": "she", "miss": "she", "dr": None, "prof": None,
            "sir": "he", "dame": "she", "madam": "she"}
 _NOT_ENTITIES = frozenset(
@@ -105,9 +105,8 @@ _PERSON_AFTER = re.compile(
     r"^(?:\s+(?:(?:just|also|finally|recently|then|never|always)\s+)?(?:said|says|told|tells|"
     r"asked|asks|thinks|thought|texted|emailed|messaged|replied|mentioned|suggested|promised|"
     r"is\s+leading|leads|was\s+leading|is\s+visiting|visited|lent|cooked|brought|got\s+engaged|"
-    r"got\s+married|turned\s+\d|is\s+(?:a|an)\s+(?:nurse|doctor|dentist|teacher|chef|lawyer|"
-    r"engineer|designer|developer|pilot|courier|barista|student|mechanic|paramedic|midwife|"
-    r"accountant|manager|friend)|is\s+my\b|is\s+pregnant|is\s+retiring|retired|"
+    r"got\s+married|turned\s+\d|is\s+(?:a|an)\s+(?:[\w-]+\s+)?(?:friend|"
+    + "|".join(sorted(JOBS)) + r")\b|is\s+my\b|is\s+pregnant|is\s+retiring|retired|"
     r"and\s+i\b|and\s+her\b|and\s+his\b|and\s+(?-i:[A-Z])\w+\s+(?:came|are|were|got))|"
     r"'s\s+(?:wife|husband|partner|kids?|son|daughter|mum|mom|dad|birthday|wedding|flight))",
     re.I)
@@ -235,7 +234,7 @@ def _type_of(name: str, before: str, after: str) -> tuple[EntityType | None, Pro
     first = name.split()[0].lower().rstrip(".")
     if first in _TITLES and len(name.split()) > 1:
         return "person", _TITLES[first]  # type: ignore[return-value]
-    if words and (words[-1] in ORG_SUFFIXES or words[-1] in _ORG_WORDS):
+    if words and (words[-1] in ORG_SUFFIXES or words[-1] in ORG_WORDS):
         return "organisation", None
     if _PROJECT_BEFORE.search(before) or _PROJECT_AFTER.match(after):
         return "project", None
@@ -256,8 +255,15 @@ _OTHERS_HAVE = re.compile(
 the role is theirs, not the speaker's."""
 
 
+_LISTED = re.compile(r"^\s*(?:and|&|or)\b|^\s*,\s*(?:(?-i:[A-Z])|and\b)", re.I)
+"""A name that goes on a list ("my girlfriend, Toby and I"): the role before it is another's."""
+
+
 def _role_cues(before: str, after: str) -> tuple[Role | None, str | None]:
-    for m, lead in ((_ROLE_BEFORE.search(before), before), (_ROLE_AFTER.match(after), ""),
+    appositive = _ROLE_BEFORE.search(before)
+    if appositive and "," in appositive.group() and _LISTED.match(after):
+        appositive = None  # "me, my girlfriend, Toby and I": three people, not one
+    for m, lead in ((appositive, before), (_ROLE_AFTER.match(after), ""),
                     (_NAMED_ROLE.search(before), before)):
         words = m["role"].split() if m else []
         found = next((r for w in reversed(words) if (r := role(w))), None)  # "sales lead"
@@ -275,7 +281,8 @@ def _role_cues(before: str, after: str) -> tuple[Role | None, str | None]:
 
 def _affiliation(after: str) -> tuple[str, int] | None:
     """The group a name's following words give it, and where in `after` they end."""
-    if (m := _AFFILIATION.match(after)) and m["dept"].lower() in DEPARTMENTS:
+    if (m := _AFFILIATION.match(after)) and m["dept"].lower() in DEPARTMENTS and (
+            m["dept"] != "it"):  # "from IT", not "walking in it"
         return m["dept"].lower(), m.end()
     if m := _AFFILIATION_GROUP.match(after):
         return " ".join((m["group"] or m["place"]).lower().split()), m.end()

@@ -289,7 +289,9 @@ def read_entities(text: str, known: KnownEntities, *, scope: str, speaker: str =
             continue
         proposals.append({"kind": "entity", "key": ident, "value": entity_value(entity, links),
                           "confidence": ENTITY_CONFIDENCE,
-                          "grounding": text[:_GROUNDING_CHARS]})
+                          "grounding": text[:_GROUNDING_CHARS],
+                          "proposed_by": "rule:entity.mention" if ident in ids
+                          else "rule:entity.relation"})
     after = KnownEntities(turn.known.entities, turn.known.recent,
                           tuple((s, r, o) for s, links in held.items() for r, o in links))
     return EntityRead(tuple(ids), names, tuple(proposals), after, speaker_id)

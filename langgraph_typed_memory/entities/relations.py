@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from langgraph_typed_memory.entities.mentions import Mention, find_mentions
+from langgraph_typed_memory.extraction.lexicon import occupation
 from langgraph_typed_memory.extraction.statements import person_drafts
 
 __all__ = ["Relation", "find_relations", "STATEFUL"]
@@ -48,11 +49,9 @@ _FRAMES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?:is|'s|was)\s+(?:originally\s+)?from\s+(?P<o>\S)", "from"),
     ))
 _JOB = re.compile(
-    r"^\s*(?:,\s*)?" + _ADV + r"(?:is|'s|was|works\s+as|became|trained\s+as|qualified\s+as)\s+"
+    r"^\s*(?:,\s*)?" + _ADV + r"(?:is|'s|works\s+as|became|trained\s+as|qualified\s+as)\s+"
     r"(?:an?\s+)(?P<job>[a-z][\w-]*(?:\s+(?!(?:at|for|in|and|who|with)\b)[a-z][\w-]*)?)(?:\s+(?P<prep>at|for|in)\s+(?P<o>\S))?",
     re.I)
-_NOT_JOBS = frozenset("bit lot fan big great good nice little huge real total new member part "
-                      "friend sister brother mother father wife husband".split())
 _SLOTS = {"home_city": "lives_in", "employer": "works_at", "occupation": "works_as"}
 _SELF = re.compile(r"\bI\b|\bI'm\b|\bI've\b|\bwe\b", re.I)
 
@@ -134,9 +133,8 @@ def find_relations(text: str, mentions: Sequence[Mention] | None = None) -> list
                 break
         if found:
             continue
-        if (job := _JOB.match(rest)) and job["job"].split()[0].lower() not in _NOT_JOBS:
-            words = job["job"].split()
-            out.append(Relation(name, "works_as", " ".join(words), at, -1, value=True))
+        if (job := _JOB.match(rest)) and (held := occupation(job["job"])):  # not "was a kid"
+            out.append(Relation(name, "works_as", held, at, -1, value=True))
             if job["o"] and (obj := _mention_at(text, mentions, end + shift + job.start("o"))):
                 relation = "works_in" if job["prep"].lower() == "in" else "works_at"
                 out.append(Relation(name, relation, obj.text, at, obj.start))

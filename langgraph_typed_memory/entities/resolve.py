@@ -48,7 +48,7 @@ from langgraph_typed_memory.entities.similarity import (
     similarity,
     spelling_distance,
 )
-from langgraph_typed_memory.extraction.roles import Pronoun, role, roles_conflict
+from langgraph_typed_memory.extraction.lexicon import Pronoun, role, roles_conflict
 
 __all__ = ["Entity", "Resolution", "Stage", "ModelFallback", "entity_id", "compatible",
            "resolve_mention", "ENTITY_NAMESPACE"]

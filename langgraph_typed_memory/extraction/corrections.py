@@ -6,8 +6,8 @@ Deloitte", "a Prius, not a Corolla", "switched from vim to helix"), with only th
 Achterberg", "these days it's rooibos"), or with no marker at all ("My manager is Priya." ...
 "My manager is Tomasz."). `find_changes` reads a turn against the speaker's earlier
 statements (the thread's previous messages, what memory returned for the turn) and returns
-each `Change`: the old value, the new one, and the earlier statement with the old value
-swapped for the new. The gate then supersedes whatever holds the old value. Pure functions.
+each `Change`: the old value, the new one, and the earlier statement that held the old
+value. The gate then supersedes whatever holds the old value. Pure functions.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from langgraph_typed_memory.extraction.frames import (
     clean,
     copula_change,
     copula_value,
-    frame_change,
     modifier_change,
-    noun_change,
     stem,
 )
 from langgraph_typed_memory.extraction.markers import (
@@ -47,8 +45,7 @@ from langgraph_typed_memory.extraction.olds import (
     widen,
 )
 from langgraph_typed_memory.extraction.subjects import same_subject
-from langgraph_typed_memory.extraction.text import is_question, sentences
-from langgraph_typed_memory.extraction.topics import topic_change
+from langgraph_typed_memory.extraction.text import FIRST_PERSON, is_question, sentences
 from langgraph_typed_memory.extraction.values import (
     CONTENT_STOP,
     STRONG_TYPES,
@@ -56,7 +53,7 @@ from langgraph_typed_memory.extraction.values import (
     typed_spans,
 )
 
-__all__ = ["Change", "find_changes", "swap"]
+__all__ = ["Change", "find_changes"]
 
 _PAST_EVENT = re.compile(
     r"\b(?:i|we|she|he|they|it)\s+(?:just\s+|finally\s+|also\s+|recently\s+)?(?:went|saw|did|"
@@ -64,7 +61,7 @@ _PAST_EVENT = re.compile(
     r"got|gave|left|won|ran|wrote|sent|spent|paid|kept|brought|told|felt|came|began|sold|"
     r"[a-z]+ed)\b|\b(?:was|were|yesterday|last\s+(?:week|night|month|year|weekend)|ago)\b",
     re.I)
-_CAPTION = re.compile(r"\[image:[^\]]*\]", re.I)
+_CAPTION = re.compile(r"\[[^\]]*\]")  # an image's caption, a template's "[name]"
 _TOKEN = re.compile(r"[£$€]\s?\d[\d,.]*\w*|[\w'@.+-]*\w|[,;:!?]")
 _SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|as|while|since|because|for|before|after)\b",
                           re.I)
@@ -76,8 +73,7 @@ class Change:
     """One value a turn replaces.
 
     Example:
-        >>> Change("Denver", "Austin", "I work in the Denver office.",
-        ...        "I work in the Austin office.").old
+        >>> Change("Denver", "Austin", "I work in the Denver office.").old
         'Denver'
     """
 
@@ -88,19 +84,6 @@ class Change:
     "stop with the tables")."""
     statement: str | None
     """The earlier statement that holds the old value (None: not among those given)."""
-    corrected: str | None
-    """That statement with the old value swapped for the new."""
-
-
-def swap(text: str, old: str, new: str) -> str | None:
-    """`text` with every whole-word `old` (any case) made `new`; None if it has none.
-
-    Example:
-        >>> swap("We're on Node 18 across all services.", "18", "22")
-        "We're on Node 22 across all services."
-    """
-    pattern = re.compile(rf"(?<!\w){re.escape(old.strip())}(?!\w)", re.I)
-    return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
 
 
 _NOW_AT_END = re.compile(r"\bnow\W*$", re.I)  # "primary is db-prod-07 now": a changed value
@@ -331,8 +314,9 @@ def _typed_change(clause: str, statement: str, near: bool, cued: bool) -> tuple[
                 kind != "name" or REPLACING.search(clause) or (
                     (CORRECTIVE.search(clause) or _NOW_AT_END.search(clause)) and same_slot)))):
             return old, new
-        if kind == "name" and not same_role and len(shared) < 2:
-            continue  # without a cue, a name is swapped for one in its role or on its topic
+        if kind == "name" and not same_role and (len(shared) < 2 or not (
+                FIRST_PERSON.search(clause) and FIRST_PERSON.search(statement))):
+            continue  # without a cue, a name is swapped for one in its role or the speaker's
         if len(shared) >= 2 or (kind != "name" and len(shared) >= 1 and (
                 same_unit or kind in STRONG_TYPES)):
             return old, new
@@ -389,14 +373,13 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     when the turn has a change or correction cue: "typo", "now", "moved", "new").
 
     Example:
-        >>> [(c.old, c.new, c.corrected) for c in find_changes(
+        >>> [(c.old, c.new) for c in find_changes(
         ...     "Small update: my team moved me to the Austin office.",
         ...     ["I work in the Denver office, mostly on the payments team."])]
-        ... # doctest: +NORMALIZE_WHITESPACE
-        [('Denver', 'Austin', 'I work in the Austin office, mostly on the payments team.')]
-        >>> [(c.old, c.new) for c in find_changes("honestly my favourite food is ramen",
-        ...                                      ["My favourite food is lasagne, no contest."])]
-        [('lasagne', 'ramen')]
+        [('Denver', 'Austin')]
+        >>> find_changes("honestly my favourite food is ramen",  # a keyed fact supersedes
+        ...              ["My favourite food is lasagne, no contest."])
+        []
         >>> [(c.old, c.new) for c in find_changes("ugh, wrong number, it's 555-0199",
         ...     ["The plumber is Dale, his number is 555-0142."])]
         [('555-0142', '555-0199')]
@@ -413,13 +396,12 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
     cued = bool(CUE.search(turn))
     for sentence in parts:
         pairs, olds, news = _explicit(sentence, cued)
-        for old, new in pairs:
-            changes.append(_change(old, new, statements))
+        for old, new in pairs:  # a plain word no statement holds is no value: "not bad, but"
+            change = _change(old, new, statements)
+            if change.statement or type_of(change.old) != "word" or change.old[:1].isupper():
+                changes.append(change)
         lone_olds += olds
         lone_news += [n for n in news if n not in olds]
-    if not lone_olds and not changes and (pointed := _pointed(turn, statements)):
-        # "we moved off that": what the statement before uses, withdrawn
-        changes.append(Change(pointed, None, statements[0], None))
     for old in lone_olds:  # "I left Deloitte in June. I'm at Grant Thornton now."
         old = named(old, statements)  # "that school": "local public school"
         statement = next((s for s in statements if holds(s, old)), None)
@@ -430,7 +412,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
                         None)
             if mate is not None:
                 lone_news = [n for n in lone_news if n != mate]
-                changes.append(Change(old, mate, None, None))
+                changes.append(Change(old, mate, None))
             continue
         wide = refine(statement, old, None)
         want = _kin(type_of(wide))
@@ -439,8 +421,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
              and not holds(statement, v.text) and v.text.lower() not in wide.lower()), None)
         if mate is not None:
             lone_news = [n for n in lone_news if n != mate]
-        changes.append(Change(wide, mate, statement,
-                              swap(statement, wide, mate) if mate else None))
+        changes.append(Change(wide, mate, statement))
     for new in lone_news:  # "switched to helix a few weeks ago"
         if type_of(new) == "word":  # "I meant the blue one, Marseille": the name
             after = re.search(rf"{re.escape(new)}\W{{1,3}}((?:\S+\s*){{1,3}})", turn)
@@ -449,7 +430,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         # the one right before may share no word ("switched to helix" after "I use vim")
         if found := _replaced_by(new, turn, statements):
             statement, replaced = found
-            changes.append(Change(replaced, new, statement, swap(statement, replaced, new)))
+            changes.append(Change(replaced, new, statement))
     if changes:
         return _distinct(changes)
     clauses = [c for s in parts for c in ([s] if cued else _clauses(s)) if cued or _state(c)]
@@ -457,24 +438,12 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         for i, statement in enumerate(s for s in statements if cued or _state(s)):
             if not same_subject(clause, statement):
                 continue
-            found = _typed_change(clause, statement, near=i < 3,
-                                  cued=cued or bool(_NOW_AT_END.search(clause))) or (
-                (noun_change(clause, statement) or copula_change(clause, statement)) if cued
-                else frame_change(clause, statement))
+            found = _typed_change(clause, statement, near=i < 3, cued=cued or bool(
+                _NOW_AT_END.search(clause))) or (copula_change(clause, statement) if cued else None)
             if found and not cued and not _state(statement):
                 found = None
             if found and not holds(turn, found[0]):
-                changes.append(Change(*found, statement, swap(statement, *found)))
-                break
-    if changes:
-        return _distinct(changes)
-    for sentence in (p for p in parts if _state(p) and not p.rstrip().endswith("!")):
-        # a new value for the same thing, said plainly (an exclamation is a reaction)
-        for statement in (s for s in statements if _state(s)):
-            found = topic_change(sentence, statement) if same_subject(
-                sentence, statement) else None
-            if found and not holds(turn, found[0]):
-                changes.append(Change(*found, statement, swap(statement, *found)))
+                changes.append(Change(*found, statement))
                 break
     return _distinct(changes)
 
@@ -492,34 +461,13 @@ def _replaced_by(new: str, turn: str, statements: Sequence[str]) -> tuple[str, s
     return None
 
 
-_LEFT_IT = re.compile(r"\b(?:(?:moved|migrated|switched|came|got)\s+off(?:\s+of)?|ditched|"
-                      r"dropped|stopped\s+using|gave\s+up(?:\s+on)?|got\s+rid\s+of|quit|"
-                      r"moved\s+away\s+from)\s+(?:it|that|this|them)\b|\b(?:ripped|tore|"
-                      r"dug|pulled)\s+(?:it|that|them)(?:\s+all)?\s+(?:up|out)\b", re.I)
-
-
-def _pointed(turn: str, statements: Sequence[str]) -> str | None:
-    """What "we moved off that" leaves: what the statement right before says the speaker
-    uses ("Our team uses gitflow for branching": "gitflow").
-
-    Example:
-        >>> _pointed("Correction: we moved off that last quarter.",
-        ...          ["Our team uses gitflow for branching."])
-        'gitflow'
-    """
-    if not statements or not _LEFT_IT.search(turn):
-        return None
-    first = _clauses(statements[0])[0]
-    return used(first, turn) or copula_value(first, None)
-
-
 def _change(old: str, new: str, statements: Sequence[str]) -> Change:
     old = named(old, statements)
     statement = next((s for s in statements if holds(s, old)), None)
     if statement is None:
-        return Change(old, new, None, None)
+        return Change(old, new, None)
     old = refine(statement, old, type_of(new))
-    return Change(old, new, statement, swap(statement, old, new))
+    return Change(old, new, statement)
 
 
 def _distinct(changes: list[Change]) -> list[Change]:

@@ -1,23 +1,19 @@
 """Two statements that say one thing with one value swapped, and what counts as a value.
 
-`frame_change`: the same subject and verb, another value at the end ("My favourite food is
-lasagne" / "honestly my favourite food is ramen"); `copula_change`: the same noun said to be
-something else ("breakfast is eggs on toast these days"); `noun_change` and
-`modifier_change`: the same noun with other words before it ("the night shift" / "the day
-shift"); `copula_value`: what an earlier statement said a thing named again is. `clean`
+`copula_change`: the same noun said to be something else ("breakfast is eggs on toast these
+days"); `modifier_change`: the same noun with other words before it ("the night shift" / "the
+day shift"); `copula_value`: what an earlier statement said a thing named again is. `clean`
 trims a captured value to the value. Pure functions; `corrections.find_changes` uses them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from langgraph_typed_memory.extraction.olds import holds
 from langgraph_typed_memory.extraction.values import CONTENT_STOP
 
-__all__ = ["clean", "copula_change", "copula_value", "frame_change", "modifier_change",
-           "noun_change", "stem"]
+__all__ = ["clean", "copula_change", "copula_value", "modifier_change", "stem"]
 
 _TOKEN = re.compile(r"[£$€]\s?\d[\d,.]*\w*|[\w'@.+-]*\w|[,;:!?]")
 _ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
@@ -29,8 +25,8 @@ _VALUE_FILLER = re.compile(
     r"\s+(?:now|too|instead|again|then|please|anymore|any more|these days|nowadays|"
     r"for good|at all|a few \w+ ago|last \w+|this \w+)$", re.I)
 
-_CLAUSE = re.compile(r"^(?:i|we|you|they|he|she|i'm|we're|you're|they're|he's|she's)\s+\w",
-                     re.I)
+_CLAUSE = re.compile(r"^(?:i|we|you|they|he|she|it|i'm|we're|you're|they're|he's|she's|it's|"
+                     r"that's|there's)\s+\w", re.I)
 _PRONOUN = frozenset("it him her them that this those these one something anything".split())
 
 
@@ -98,100 +94,24 @@ def copula_change(clause: str, statement: str) -> tuple[str, str] | None:
     return old, new
 
 
-def copula_value(statement: str, turn: str | None) -> str | None:
+def copula_value(statement: str, turn: str) -> str | None:
     """What an earlier statement says a thing the turn names again is ("Our standup is
-    first thing in the morning" / "Standup got pushed to late afternoon"); with no turn,
-    what it says the thing is ("Our backyard is mostly lawn": "lawn").
+    first thing in the morning" / "Standup got pushed to late afternoon").
 
     Example:
         >>> copula_value("Our team standup is first thing in the morning.",
         ...               "Standup got pushed to late afternoon.")
         'first thing in the morning'
-        >>> copula_value("Our backyard is mostly lawn.", None)
-        'lawn'
     """
     said = _COPULA.search(statement)
-    if said is None or said["head"].lower() in CONTENT_STOP or (
-            turn is not None and not holds(turn, said["head"])) or (
+    if said is None or said["head"].lower() in CONTENT_STOP or not holds(turn, said["head"]) or (
             re.match(r"\s*(?:my|our|your)\b", said["value"], re.I)):  # "Dance is my passion"
         return None
     value = clean(_ARTICLE_LEAD.sub("", _VALUE_END.sub("", said["value"]).strip(" '\"")))
-    if not value or len(value.split()) > 5 or (turn is not None and holds(turn, value)):
+    if not value or len(value.split()) > 5 or holds(turn, value):
         return None
     return value
 
 
-def noun_change(clause: str, statement: str) -> tuple[str, str] | None:
-    """A noun both say, with other modifiers before it ("I'm on night shift" / "I work the
-    day shift"): the (old, new) phrases."""
-    tokens = _TOKEN.findall(clause)
-    for j, token in enumerate(tokens):
-        if j == 0 or not token[0].isalpha() or token.lower() in CONTENT_STOP or len(token) < 3:
-            continue
-        lead: list[str] = []
-        for word in reversed(tokens[max(0, j - 2):j]):
-            if not word[0].isalpha() or word.lower() in CONTENT_STOP:
-                break
-            lead.insert(0, word)
-        if not lead or any(holds(statement, w) for w in lead):
-            continue
-        new = " ".join([*lead, token])
-        old = modifier_change(new, statement, clause)
-        if old and not any(holds(clause, w) for w in old.split()[:-1]):
-            return old, new
-    return None
-
-
 def stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
-_SUBJECT = re.compile(r"^(?:\w+\W+){0,2}?(?:(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,3}?"
-                      r"(?:is|are|'s|'re|runs?|uses?|targets?|lives?|works?|keeps?|sits?|"
-                      r"stays?|ships?|leaves?|starts?|gives?)|(?:i|we)\s+(?:\w+\s+)?(?:keep|use|"
-                      r"live|work|drive|run|target|prefer|take|own|rent|bank|host|deploy))\b",
-                      re.I)
-
-
-def frame_change(clause: str, statement: str) -> tuple[str, str] | None:
-    """Two statements of one frame with one value swapped at its end ("My favourite food is
-    lasagne" / "honestly my favourite food is ramen"): both start, past any filler, with the
-    same subject and verb (at least three words, "my"/"our"/"the"/"I"...), then differ in
-    one value; the (old, new) pair."""
-    a, b = _frame_words(statement), _frame_words(clause)
-    if a is None or b is None:
-        return None
-    common = 0
-    while common < min(len(a), len(b)) and a[common].lower() == b[common].lower():
-        common += 1
-    rest_a, rest_b = _until_punctuation(a[common:]), _until_punctuation(b[common:])
-    if common < 3 or not rest_a or not rest_b or len(rest_a) > 4 or len(rest_b) > 4:
-        return None
-    old, new = clean(" ".join(rest_a)), clean(" ".join(rest_b))
-    if not old or not new or old.lower() == new.lower():
-        return None
-    return old, new
-
-
-def _frame_words(text: str) -> list[str] | None:
-    """A statement's words from its subject on ("honestly my favourite food is ramen" ->
-    my favourite food is ramen); None when it has no subject."""
-    m = _SUBJECT.search(text)
-    if m is None:
-        return None
-    return _TOKEN.findall(text[_subject_start(text, m):])
-
-
-def _subject_start(text: str, m: re.Match[str]) -> int:
-    """Where the subject ("my", "our", "the"...) of a matched statement begins."""
-    found = re.search(r"\b(?:my|our|the|his|her|their|i|we)\b", m.group(), re.I)
-    return m.start() + (found.start() if found else 0)
-
-
-def _until_punctuation(tokens: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for token in tokens:
-        if not token[0].isalnum() and token[0] not in "£$€":
-            break
-        out.append(token)
-    return out

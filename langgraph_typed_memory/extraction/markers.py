@@ -31,6 +31,8 @@ def _p(pattern: str) -> re.Pattern[str]:
 
 
 _ART = r"(?:(?:a|an|the|my|our|his|her|their)\s+)?"
+_MAKE_THAT = (r"(?<!\bto\s)(?<!help\s)(?<!'ll\s)(?<!can\s)(?<!will\s)(?<!and\s)make\s+that"
+              r"(?!\s+happen\b)")  # "make that kilometres"; not "help make that happen"
 BOTH = tuple(_p(p.replace("ART", _ART)) for p in (  # the old and the new value in one sentence
     r"\b(?:switched|moved|migrated|changed|went|upgraded|downgraded|converted|transitioned|"
     r"swapped|shifted|jumped|bumped)\b(?:\s+[\w'-]+){{0,4}}?\s+from\s+ART{old}\s+(?:to|for)\s+"
@@ -40,7 +42,7 @@ BOTH = tuple(_p(p.replace("ART", _ART)) for p in (  # the old and the new value 
     r"\bnot\s+ART{old},?\s+but\s+ART{new}" + _END,
     r"\bi\s+(?:said|typed|wrote|put|told\s+you)\s+ART{short_old}\s+but\s+(?:i\s+meant\s+|"
     r"(?:it'?s|it\s+is|it\s+was|they'?re)\s+(?:actually\s+)?|actually\s+)?ART{short_new}" + _END,
-    r"\b(?:meant|is|are|it's|its|it\s+is|was|use|make\s+that|prefer)\s+ART"
+    r"\b(?:meant|is|are|it's|its|it\s+is|was|use|" + _MAKE_THAT + r"|prefer|to|in|at)\s+ART"
     r"{short_new},\s+not\s+(?:in\s+|on\s+|at\s+)?ART{short_old}" + _END,
     r"(?:^|\s){short_new}\s+(?:instead\s+of|rather\s+than)\s+ART{old}" + _END,
     r"\bnot\s+(?:\w+\s+){{0,3}}?ART{short_old}\s*[,;—–]\s+(?:it'?s|it\s+is|they'?re|that'?s)\s+"
@@ -73,7 +75,7 @@ NEW = tuple(_p(p.replace("ART", _ART)) for p in (  # the new value only, after a
     r"(?P<new>(?-i:[A-Z][\w-]*))",
     r"\b(?:replaced|swapped)\s+(?:it|him|her|them|that)\s+(?:with|for)\s+ART{new}" + _END,
     r"\bnew\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:is|are|will\s+be)\s+|,\s+)ART{new}" + _END,
-    r"\b(?:i\s+meant|make\s+that|(?:it'?s|it\s+is)\s+actually|correction\s*[:—–-])\s*"
+    r"\b(?:i\s+meant|" + _MAKE_THAT + r"|(?:it'?s|it\s+is)\s+actually|correction\s*[:—–-])\s*"
     r"ART{new}" + _END,
     r"\b(?:it'?s|its|it\s+is|they'?re|that'?s)\s+(?:mostly\s+|now\s+|actually\s+)?"
     r"ART{new}\s+(?:these\s+days|nowadays|now)\b",
@@ -97,7 +99,8 @@ ACQUIRED = tuple(_p(p.replace("ART", _ART)) for p in (  # a new value, when the 
 CORRECTIVE = re.compile(  # the user says an earlier statement was wrong
     r"^\W*(?:(?:hmm+|um+|uh+|eh|ah|oh|ok|okay|so|well|hold\s+on)\W+)?(?:actually|correction|"
     r"scratch\s+that|sorry|oops|whoops|wait|no\s+wait|my\s+bad|"
-    r"ugh\W+no|no,)\b|\b(?:i\s+meant|make\s+that|typo|mistake|misspoke|mixed\s+(?:it|them)\s+up|"
+    r"ugh\W+no|no,)\b|\b(?:i\s+meant|" + _MAKE_THAT + r"|typo|mistake|misspoke|"
+    r"mixed\s+(?:it|them)\s+up|"
     r"wrong\s+(?:number|name|date|day|time|address|email|one|person|place|year|month)|"
     r"(?:got|had)\s+(?:it|that)\s+wrong|was\s+wrong|correction|scratch\s+that|"
     r"not\s+\w+\s*[,—–]\s)\b", re.I)

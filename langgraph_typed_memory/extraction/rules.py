@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import ValidationError
 
@@ -15,6 +15,15 @@ from langgraph_typed_memory.extraction.candidates import (
     Candidate,
 )
 from langgraph_typed_memory.extraction.corrections import Change, find_changes
+from langgraph_typed_memory.extraction.lexicon import (
+    FAMILY_AND_PET_WORDS,
+    LANGUAGES,
+    NOT_A_VALUE,
+    ROLES,
+    WORKPLACES,
+    occupation,
+    possession,
+)
 from langgraph_typed_memory.extraction.statements import (
     Draft,
     named_people,
@@ -22,9 +31,14 @@ from langgraph_typed_memory.extraction.statements import (
     slug,
     statement_drafts,
 )
-from langgraph_typed_memory.extraction.text import sentences, statement_parts
+from langgraph_typed_memory.extraction.text import (
+    HYPOTHETICAL,
+    quoted,
+    sentences,
+    statement_parts,
+)
 
-__all__ = ["extract_rules"]
+__all__ = ["extract_rules", "Rule", "RULES", "rule_table"]
 
 _CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|,\s+(?=so\s)|\s+[—–]\s+(?=(?:i|i'm|my|we|our)\s)|"
                            r"(?:,?\s+(?:and|but|also|plus)\s+|,\s+)"
@@ -33,13 +47,20 @@ _CLAUSE_BREAK = re.compile(r"\s*;\s+|:\s+|,\s+(?=so\s)|\s+[—–]\s+(?=(?:i|i'm
                            r"actually)\b)", re.I)
 _LEAD_IN = re.compile(  # stripped before matching; `standing` marks a lasting instruction
     r"^(?:(?P<standing>from now on|going forward|in the future|from here on(?: out)?|always)|"
-    r"actually|no|nope|oh|well|also|and|but|so|ok|okay|btw|by the way|fyi|for the record|"
-    r"correction|wait|oops|whoops|sorry|yes|yeah|hey|hi|hello|anyway|i mean|please|ugh|hm+|"
+    r"actually|no(?!\s+more\b)|nope|oh|well|also|and|but|so|ok|okay|btw|by the way|fyi|"
+    r"for the record|correction|wait|oops|whoops|sorry|yes|yeah|hey|hi|hello|anyway|i mean|"
+    r"please|ugh|hm+|"
     r"change of plans?|on second thought|(?:i'?ve )?changed my mind|scratch that|update|"
     r"before i forget|some background|for context|quick context|background|context|fwiw|"
+    r"i'?d\s+rather\s+you|i(?:'d|\s+would)\s+like\s+you\s+to|i\s+(?:want|need)\s+you\s+to|"
     r"tbh|honestly|side note|oh and|also fyi|technically|basically|officially|"
     r"(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly)(?:\s+that)?)"
     r"\b[\s,:;.!—–-]*", re.I)
+_ONE_OFF = re.compile(r"\b(?:for|in)\s+(?:this|that|the\s+next)\s+(?:one|email|message|letter|"
+                      r"reply|answer|response|draft|post|document|doc|time|question|case|chat)\b|"
+                      r"\bthis\s+time\b|\bjust\s+this\s+once\b|\bfor\s+now\b", re.I)
+"""A request for one answer ("for this email, use a formal tone"): no standing preference."""
+_QUOTES = " \t'\"\u201c\u2018"
 _HEDGE = re.compile(r"\b(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly|"
                     r"not sure|kind of|sort of|might)\b", re.I)
 _CORRECTION = re.compile(
@@ -50,7 +71,11 @@ _CUT = re.compile(  # "Lyon, not Paris" keeps "Lyon"; "Lyon because ..." keeps "
     r"(?:,\s*|\s+(?:and|but)\s+)not\s.*$|\s+(?:rather than|instead of|over|because|since|but|so|"
     r"which|who|where|while|when|until|though|although|if|whereas|with|instead)\b.*$"
     r"|\s*(?:,|\s[-—–])\s*(?:we|i|it|they|he|she|you|that|this|my|our|easier|better|"
-    r"since|as)\b.*$", re.I)
+    r"since|as)\b.*$|\s+and\s+(?:i|i'm|i've|we|my|it|it's|she|he|they)\b.*$", re.I)
+_CUT_BUT_WITH = re.compile(_CUT.pattern.replace("whereas|with|", "whereas|")
+                           + r"|\s+and\s+[a-z]+ing\s+(?:on|to|at|for|a|the|my)\b.*$", re.I)
+"""`_CUT` keeping "with" ("animals with fur" is what one is allergic to), and cutting "and
+working on ...", another clause."""
 _TAIL = re.compile(  # filler at the end of a value: "Lyon now", "JSON from now on, please"
     r"(?:[\s,]+(?:now|right now|these days|nowadays|at the moment|currently|for now|anymore|"
     r"any more|any longer|please|thanks|thank you|from now on|going forward|in the future|too|"
@@ -58,21 +83,13 @@ _TAIL = re.compile(  # filler at the end of a value: "Lyon now", "JSON from now 
     r"if possible|by the way|btw|as well|again|recently|instead|originally|(?:last|this) "
     r"(?:year|month|week)|a while ago|(?:a few|\w+) (?:years|months|weeks|days) ago))+$", re.I)
 _TRIM = " \t\"'`.,;:!?)(\u2026-"
-_LANGUAGES = frozenset("english french german spanish italian portuguese dutch swedish norwegian "
-                       "danish finnish polish czech russian ukrainian greek turkish arabic hebrew "
-                       "hindi chinese mandarin japanese korean vietnamese thai indonesian".split())
 _FORMATS = {f.split("=")[0].replace("_", " "): f.split("=")[-1].replace("_", " ") for f in (
     "json markdown md=markdown yaml csv html xml latex prose plain_text bullet_points "
     "bullets=bullet_points bulleted_list=bullet_points bulleted_lists=bullet_points table=tables "
     "tables numbered_list=numbered_lists numbered_lists").split()}
 _FORMAT_WORDS = "|".join(sorted(map(re.escape, _FORMATS), key=len, reverse=True))
-_LANGUAGE_WORDS = "|".join(sorted(_LANGUAGES))
-_ROLES = {r.split("=")[0].replace("_", " "): r.split("=")[-1] for r in (  # family and pets
-    "dog cat pet puppy=dog kitten=cat horse pony rabbit bunny=rabbit hamster guinea_pig parrot "
-    "bird fish turtle tortoise ferret snake lizard son daughter baby child kid=child "
-    "baby_girl=daughter little_girl=daughter baby_boy=son little_boy=son wife husband partner "
-    "spouse boyfriend girlfriend fiance fiancee brother sister twin").split()}
-_ROLE_WORDS = "|".join(sorted((w.replace(" ", r"\s+") for w in _ROLES), key=len, reverse=True))
+_LANGUAGE_WORDS = "|".join(sorted(LANGUAGES))
+_ROLE_WORDS = "|".join(w.replace(" ", r"\s+") for w in FAMILY_AND_PET_WORDS)
 _ROLE_AT_START = re.compile(rf"^(?:{_ROLE_WORDS})\b", re.I)
 _TONES = ("brief|concise|terse|short|shorter|succinct|formal|informal|casual|friendly|direct|"
           "detailed|polite|professional|blunt|warm|simple|simpler|technical|serious|playful|"
@@ -86,7 +103,12 @@ _UNIT_RUN = re.compile(rf"^(?:(?:{_UNITS})(?:\s*(?:,|and|&|or|/)\s*|\s+)?)+(?:un
                        re.I)
 _DATE_FORMAT = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}|iso(?:[ -]?8601)?", re.I)
 _DATE_PATTERN = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}", re.I)
-_SETTING = re.compile(r"\b(?:answers?|responses?|replies|output|everything|always|all)\b", re.I)
+_ADDRESSED = re.compile(r"\byou(?:'ll|\s+will|\s+can)?\s+(?:write|give|suggest|recommend|use|"
+                        r"answer|reply|draft|show|make|generate|pick|choose|book|plan|send|"
+                        r"code)\b|\byour\s+(?:answers?|replies|responses|suggestions|code)\b",
+                        re.I)
+"""Words that say a taste is for the assistant's work ("for any tests you write")."""
+_SETTING = re.compile(r"\b(?:answers?|responses?|replies|output|everything)\b", re.I)
 _TEMPLATES = {  # "<kind initial>:<key or predicate>" -> content; "p:" and "f:" are the defaults
     "p:language": "The user wants replies in {v}.", "p:name": "The user wants to be called {v}.",
     "p:output_format": "The user wants answers formatted as {v}.", "p:": "The user prefers {v}.",
@@ -97,25 +119,18 @@ _TEMPLATES = {  # "<kind initial>:<key or predicate>" -> content; "p:" and "f:" 
     "f:occupation": "The user works as {a} {v}.", "f:allergy": "The user is allergic to {v}.",
     "f:diet": "The user is {v}.", "f:relationship_status": "The user is {v}.",
     "f:origin": "The user is from {v}.", "f:spoken_language": "The user speaks {v}.",
-    "f:": "The user's {p} is {v}.",
+    "f:teaches": "The user teaches {v}.", "f:": "The user's {p} is {v}.",
 }
 _REJECT = {k: frozenset(v.split()) for k, v in {  # words that make a match mean something else
-    "occupation": "fan person big huge little bit lot believer lover beginner newbie novice "
-                  "total real member part",  # "I'm a big fan of jazz"
-    "employer": "myself me home free fun money",  # "I work for myself"
     "origin": "it hr support sales marketing accounting finance legal team department office "
               "company future past",  # "I'm from IT", "I'm from Acme support"
     "car": "lot bit little hard bargain uber lyft taxi cab bus ambulance forklift",  # a job
-    "name": "back later tomorrow tonight now when if at on after before sometime anytime asap "
-            "maybe a an the out up",  # "call me back"
-    "has": "question questions problem issue bug meeting call appointment doubt idea suggestion "
-           "request feeling few lot minute second look try",  # "I have a question"
     "my": "question questions problem issue point guess concern bad answer request idea "
           "suggestion thought feeling code error output fault pleasure turn mistake bet advice "
           "opinion take reason test query prompt",  # "my point is"
     # "my X is": X is a clause, not a noun phrase ("my friend said she is from Brazil")
     "my_clause": "is are was were said says say told tells thinks think thought believes "
-                 "believe knows know claims claimed heard she he they it that who which if",
+                 "believe knows know claims claimed heard she he they it that who which if and",
 }.items()}
 _NOT_A_NAME = "|".join((  # capitalized after "I'm" but not a name: "I'm Sorry", "I'm Nigerian"
     "in off here there home done sorry fine good great ok okay sure ready new lost stuck confused "
@@ -132,23 +147,23 @@ _NOT_A_NAME = "|".join((  # capitalized after "I'm" but not a name: "I'm Sorry",
     "christian catholic protestant hindu buddhist sikh atheist agnostic mormon").split())
 _PRONOUNS = {"my": "their", "me": "them", "i": "they"}
 _Kind = Literal["preference", "fact"]
-_Draft = Draft
-_slug = slug
 
 
 _ASIDE = re.compile(r"\s*\([^()]*\)?")
 """A parenthesis in a value: an aside or another name ("Volkswagen (VW)"), not the value."""
 
 
-def _clean(value: str | None) -> str:
+def _clean(value: str | None, cut: re.Pattern[str] = _CUT) -> str:
     value = _ASIDE.sub("", (value or "")).strip(_TRIM)
-    for pattern in (_CUT, _TAIL):
+    for pattern in (cut, _TAIL):
         value = pattern.sub("", value).strip(_TRIM)
-    return "" if value.lower().startswith(("not ", "no ", "that ")) else value
+    if "[" in value or "]" in value:  # a template's placeholder ("I'm [name]"), no value
+        return ""
+    return "" if value.lower().startswith(("not ", "no ", "that ")) else value.replace('"', "")
 
 
 def _draft(kind: _Kind, name: str, value: str, template: str = "",
-           stateful: bool | None = None) -> _Draft:
+           stateful: bool | None = None) -> Draft:
     """A draft whose content is `template` (default: by kind and name) in the third person."""
     template = template or _TEMPLATES.get(f"{kind[0]}:{name}", _TEMPLATES[f"{kind[0]}:"])
     third = re.sub(r"\b(?:my|me|I)\b", lambda m: _PRONOUNS[m[0].lower()], value, flags=re.I)
@@ -167,7 +182,7 @@ def _classify(value: str) -> tuple[str, str] | None:
     if scale := _TEMPERATURE.search(v):  # "temperatures in Fahrenheit please", "Celsius"
         return "temperature_units", scale.group(1).capitalize()
     bare = re.sub(r"\s+(?:format|formatting|units?|system|language|dates?)$", "", v)
-    if bare in _LANGUAGES:
+    if bare in LANGUAGES:
         return "language", bare.capitalize()
     if bare in _FORMATS:
         return "output_format", _FORMATS[bare]
@@ -213,14 +228,45 @@ def _role(phrase: str) -> str:
 
     So "We have a baby girl named Lily" and "my daughter's name is Lily" share a predicate.
     """
-    return _ROLE_AT_START.sub(lambda m: _ROLES[" ".join(m[0].lower().split())], phrase)
+    return _ROLE_AT_START.sub(lambda m: ROLES[" ".join(m[0].lower().split())].name, phrase)
 
 
+_SAID_VALUE = re.compile(r"(?:an?|the)\s|\d|(?-i:[A-Z])", re.I)
+"""What "my X's ..." says X is, when it is "is": "a dentist", "5", "Sam" (else a possessive)."""
+_ELLIPTIC = frozenset("favorite favourite favorites favourites".split())
+"""A subject that needs what was said before ("my favorite is the sundae": of what?)."""
 _NOW_MODIFIER = re.compile(r"^(?:new|current|present)\s+(?=\S)", re.I)
+_PLACE = re.compile(r"^(?:the\s+)?(?-i:[A-Z])")
+"""A place is a name ("Lyon", "the Netherlands"), not "the city" or "a big city"."""
+_EMPLOYER = re.compile(rf"^(?:the\s+)?(?-i:[A-Z])|^(?:an?|the)\s+(?:[\w'-]+\s+){{0,2}}"
+                       rf"(?:{'|'.join(sorted(WORKPLACES))})$", re.I)
+"""An employer is a name ("Acme", "the Museum of Natural History") or "a bank"."""
+_A_GROUP = re.compile(r"(?:the|a|an|our|my)\s+(?:team|squad|group|club|office|department)", re.I)
+"""Who one plays or works with, no employer ("a shooting guard for the team")."""
 
 
-def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
-    """The drafts of a matched rule; `how` is explained above `_RULES`."""
+def _value_for(predicate: str, value: str) -> str | None:
+    """The value a fact of that predicate may hold, cut to what it names; None if it names
+    none: a job noun for an occupation, a place's name for a home, a name or an organisation
+    for an employer, family, pets or a business for what one has."""
+    if predicate == "occupation":
+        return occupation(value)
+    if predicate == "has":
+        return possession(value)
+    if predicate == "home_city":
+        return value if _PLACE.match(value) else None
+    if predicate == "employer":  # "a small startup called Freightly": Freightly
+        called = re.search(rf"\b(?:called|named)\s+({_NAME})", value)
+        value = called.group(1) if called else re.sub(r"\s+in\s+.*$", "", value)  # "in Leeds"
+        return value if _EMPLOYER.match(value) and len(value.split()) <= 6 and not (
+            _A_GROUP.fullmatch(value)) else None
+    if predicate == "teaches":
+        return None if re.match(r"(?:at|in|for|to|with|on)\b", value, re.I) else value
+    return value
+
+
+def _build(m: re.Match[str], how: str, standing: bool) -> list[Draft]:
+    """The drafts of a matched rule; `how` is explained above `RULES`."""
     kind, _, spec = how.partition(":")
     if kind == "p":
         value = _clean(m["v"] if m["v"] is not None else m.groupdict().get("w"))
@@ -229,16 +275,23 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
         if spec == "?setting" and not (standing or _SETTING.search(m.string)):
             return []  # "put this in a table" is a one-off request, not a setting
         found = _classify(value) if spec.startswith("?") else (spec, value)
-        if found is None and spec in ("?slug", "?response_style"):
-            found = ("prefers_" + _slug(value) if spec == "?slug" else spec[1:], value)
+        if found is None and spec == "?response_style":
+            found = ("response_style", value)
+        elif found is None and spec == "?prefers" and _ADDRESSED.search(m.string):
+            found = ("prefers_" + slug(value), value)  # "I prefer pytest for tests you write"
         return [_draft("preference", *found)] if found and re.match(SNAKE, found[0]) else []
     if spec.startswith("my"):  # "my X is Y"; "my_name": "my X is named Y"; "my_origin": from Y
         subject, suffix = " ".join(m["x"].lower().split()), spec[2:]
         value = _clean(m["v"])
+        if spec == "my's" and not _SAID_VALUE.match(value):
+            return []  # "my daughter's football match": whose match, not what she is
+        suffix = "" if spec == "my's" else suffix
         current = _NOW_MODIFIER.sub("", subject)  # "my new manager" is my manager now
-        predicate = _slug(_role(current).replace("'s", ""), words=5) + suffix
+        predicate = slug(_role(current).replace("'s", ""), words=5) + suffix
         if (not value or subject.split()[-1] in _REJECT["my"] or _REJECT["my_clause"] & set(
-                subject.split()) or not re.match(SNAKE, predicate)):
+                subject.split()) or not re.match(SNAKE, predicate) or subject in _ELLIPTIC
+                or value.split()[0].lower() in NOT_A_VALUE or re.match(  # "my fam's been awesome"
+                    r"(?:my|our|your|their|his|her)\s+(?-i:[a-z])", value, re.I)):
             return []
         verb = f"{m.groupdict().get('be') or 'is'} {_MY_VERBS[suffix]}".lower().rstrip()
         text = "" if f"f:{predicate}" in _TEMPLATES else f"The user's {subject} {verb} {{v}}."
@@ -247,15 +300,37 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[_Draft]:
     if spec == "named":  # "I have a cat named Miso": keyed like "my cat's name is Miso"
         owned, value = " ".join(m["n"].lower().split()), _clean(m["v"])
         text = f"The user has {m['a'].lower()} {owned} named {{v}}."
-        return [_draft("fact", _slug(_role(owned)) + "_name", value, text)] if value else []
+        return [_draft("fact", slug(_role(owned)) + "_name", value, text)] if value else []
     out = []
-    for name, group in zip(spec.split("+"), ("v", "w"), strict=False):
-        predicate, value = name.lstrip("~"), _clean(m.groupdict().get(group))
+    names = spec.split("+")
+    groups = ("v", "w") if len(names) > 1 else (next(  # one value, said one of several ways
+        (g for g in ("v", "w", "x") if m.groupdict().get(g) is not None), "v"),)
+    for name, group in zip(names, groups, strict=False):
+        predicate = name.lstrip("~")
+        value = _clean(m.groupdict().get(group), _CUT_BUT_WITH if predicate == "allergy" else _CUT)
         reject = _REJECT.get(predicate, frozenset())
         if value and value.lower() not in reject and (
-                predicate == "employer" or not reject & set(value.lower().split()[:3])):
-            out.append(_draft("fact", predicate, "no longer " + value if name[0] == "~" else value))
+                predicate == "employer" or not reject & set(value.lower().split()[:3])) and (
+                held := _value_for(predicate, value)):
+            out.append(_draft("fact", predicate, "no longer " + held if name[0] == "~" else held))
     return out
+
+
+class Rule(NamedTuple):
+    """A rule of the table: its id (what a memory's `proposed_by` names), the pattern it
+    matches on a clause (lead-ins stripped), what it emits (see above `RULES`), and phrasings
+    it writes (`examples`) and leaves (`non_examples`: nothing typed), which run as tests."""
+
+    id: str
+    pattern: re.Pattern[str]
+    emits: str
+    examples: tuple[str, ...] = ()
+    non_examples: tuple[str, ...] = ()
+
+
+def _rule(ident: str, pattern: str, emits: str, examples: tuple[str, ...] = (),
+          non_examples: tuple[str, ...] = ()) -> Rule:
+    return Rule(ident, re.compile(pattern, re.I), emits, examples, non_examples)
 
 
 _ADV = (r"(?:(?:now|currently|still|just|also|actually|recently|really|finally|mostly|usually|"
@@ -279,119 +354,227 @@ _WE = r"(?:we|my\s+(?:wife|husband|partner|spouse)\s+and\s+i)"
 _HAVE = r"(?:\s+have(?:\s+got)?|'ve\s+got|\s+own)\s+"  # "I have", "I've got", "we own"
 _MY = r"^my\s+(?P<x>[a-z][a-z' -]{0,40}?)"
 _MY_VERBS = {"": "", "_name": "named", "_origin": "from"}
-# "p:<key>": preference; "p:?": key by the value's class (JSON -> output_format), "?slug" or
-# "?response_style" if unclassified, "?setting" if standing. "f:<predicate>[+<of group w>]": fact;
-# "f:~<predicate>": a state that ended ("no longer vegan"); "f:my[_name|_origin]": "my X is [named
-# |from] Y", predicate X[_name|_origin]; "f:named": "I have a <role n> named Y", predicate n_name.
-_RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), how) for p, how in [
-    (r"^(?:(?:you\s+can\s+|you\s+may\s+|just\s+)?call\s+me|i\s+go\s+by)\s+(?P<v>.+)", "p:name"),
-    (rf"\b(?:call|address)\s+me\s+(?:as\s+|formally,?\s+(?:as\s+)?|by\s+)?"
-     rf"(?P<v>(?:(?-i:Dr|Prof|Mr|Mrs|Ms|Mx|Sir|Dame)\.?\s+)?{_NAME})|"
-     rf"\brefer\s+to\s+me\s+as\s+"
-     rf"(?P<w>{_NAME})", "p:name"),
-    (r"^(?:talk|speak|write|reply|respond)\s+(?:to\s+me\s+)?like\s+(?P<v>.+)", "p:tone"),
-    (rf"\b(?P<v>(?:{_UNITS})(?:\s*(?:,|and|&|or)\s*(?:{_UNITS}))*)\s+(?:for|in|when)\s+"
-     r"(?:recipes|cooking|baking|distances?|measurements?|weights?|temperatures?|"
-     r"(?:the\s+)?weather)\b", "p:units"),
-    (r"^(?P<v>.+?)\s+works?\s+(?:better|best)\s+for\s+me\b", "p:?"),
-    (r"\b(?:(?:they|she|he|my\s+\w+)\s+(?:made|promoted)\s+me|i(?:'ve|\s+have)?\s+"
-     r"(?:just\s+)?(?:been\s+promoted|got\s+promoted)\s+to)\s+(?:an?\s+|the\s+)?(?P<v>.+)",
-     "f:occupation"),
-    (rf"^(?:{_AM}|i(?:'ll|\s+will)\s+be\s+|i(?:'ve|\s+have)\s+been\s+)(?:joining|starting|hired|"
-     r"taken\s+on|brought\s+in)\b[^,.;!?]*?\bas\s+(?:an?\s+|the\s+|their\s+|our\s+)?"
-     r"(?P<v>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)(?=\s+(?:on|from|at|in|next|this|starting|"
-     r"with)\b|\s*[,.;!?]|$)", "f:occupation"),  # "I'm joining the data team as an analyst"
-    (r"^(?:use|write|format|show)\s+(?:all\s+)?dates\s+(?:as|like|in)\s+(?P<v>.+)",
-     "p:date_format"),
-    (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format\s+)?(?:for\s+dates|dates|date\s+format)\b",
-     "p:date_format"),
-    (r"^(?:my\s+)?time\s*zone\s+is\s+(?:now\s+)?(?P<v>.+)", "p:timezone"),
-    (rf"^{_AM}on\s+(?P<v>[\w/+:-]+(?:\s+[\w/+:-]+)?)\s+time\b", "p:timezone"),
-    (rf"^(?:{_AM}on|(?:my\s+)?time\s*zone\s+is(?:\s+now)?)\s+(?P<v>(?-i:{_ZONES})(?:[+-]\d{{1,2}})?)"
-     r"(?![\w+-])", "p:timezone"),  # "so i'm on CET now"
-    (r"^(?:(?:only|always)\s+)?(?:answer|respond|reply|write|talk|speak|communicate)"
-     r"(?:\s+(?:to|with)\s+me|\s+me)?\s+(?:only\s+|always\s+)?in\s+(?P<v>.+)",
-     "p:?response_style"),  # "answer me in Spanish", "reply to me in German"
-    (rf"^i(?:'d|\s+would)?\s+(?:like|prefer|want|need)\s+(?:your\s+|the\s+|all\s+|my\s+)?"
-     rf"{_ANSWERS}\s+(?:to\s+be\s+)?(?:in|as|formatted\s+(?:in|as)|written\s+in)\s+(?P<v>.+)",
-     "p:?response_style"),
-    (r"^use\s+(?:the\s+)?(?P<v>.+?)\s+(?:format|formatting)\b", "p:?"),
-    (r"^(?:(?:please\s+)?give\s+me|i\s+(?:want|need)|(?:please\s+)?go)\s+(?P<v>.+)", "p:?"),
-    (r"^(?:use|(?:let's\s+)?switch\s+(?:over\s+)?to)\s+(?P<v>.+)", "p:?"),
-    (r"^(?P<v>celsius|fahrenheit)(?:\s+please)?$", "p:?"),  # "wait, Celsius please"
-    (rf"^(?:be|stay|keep\s+it|(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWERS}|things))\s+"
-     rf"(?:(?:more|a\s+(?:bit|little)\s+more|very|extra|super|really)\s+)?"
-     rf"(?P<v>(?:less\s+)?(?:{_TONES}))\b", "p:?"),
-    (rf"\b(?:in|as)\s+(?P<v>(?:a\s+)?(?:{_FORMAT_WORDS}))\b", "p:?setting"),
-    (rf"^i(?:'d|\s+would)?\s+{_ADV}prefer\s+(?P<v>.+)", "p:?slug"),
-    (rf"^i\s+{_ADV}like\s+(?P<v>.+?)\s+(?:better|more|best)\b", "p:?slug"),
-    (r"^i(?:'d|\s+would)\s+(?:rather\s+(?:have\s+|get\s+|use\s+|see\s+)?|like\s+|want\s+)"
-     r"(?P<v>.+)", "p:?"),
-    (rf"^(?:{_AM}(?:very\s+|severely\s+|mildly\s+)?allergic\s+to|i\s+have\s+an?\s+(?:severe\s+|"
-     r"mild\s+)?allergy\s+to)\s+(?P<v>.+)", "f:allergy"),
-    (r"^i\s+have\s+an?\s+(?:severe\s+|mild\s+)?(?P<v>[\w -]+?)\s+allergy\b", "f:allergy"),
-    (rf"^{_AM}(?:an?\s+)?(?P<v>{_DIETS})(?![\w-])", "f:diet"),
-    (rf"^i(?:'ve|\s+have)?\s+{_ADV}(?:gone|turned|become|went)\s+(?:fully\s+|completely\s+|"
-     rf"full\s+|strictly\s+)?(?P<v>{_DIETS})(?![\w-])", "f:diet"),
-    (rf"^{_AM}(?:an?\s+)?(?P<v>{_STATUSES})(?![\w-])(?!\s+(?:in|on|by|from|into|at)\b)",
-     "f:relationship_status"),  # not "engaged in a project"
-    (rf"^i\s+{_ADV}got\s+(?P<v>married|divorced|engaged)\b", "f:relationship_status"),
-    (rf"{_ENDED}(?P<v>{_DIETS})(?![\w-])", "f:~diet"),
-    (rf"^(?:i\s+{_ADV}|{_AM})?(?:(?:have\s+|'ve\s+)?started\s+|began\s+)?(?P<v>eating\s+"
-     rf"{_FOODS}(?:\s+(?:and|or)\s+{_FOODS})?\s+again)\b", "f:diet"),  # no longer vegetarian
-    (rf"{_ENDED}(?P<v>{_STATUSES})(?![\w-])", "f:~relationship_status"),
-    (rf"^(?:{_AM}|i\s+{_ADV}turned\s+)(?P<v>\d{{1,3}})(?:\s+years?\s+old\b|{_END})", "f:age"),
-    (rf"^(?:i(?:'ve|\s+have)?\s+{_ADV}(?:live|moved|relocated)\s+(?:in|to)|{_AM}(?:based|living|"
-     r"located|staying)\s+in)\s+(?P<v>.+)", "f:home_city"),
-    (rf"^(?:{_AM}|(?:i|{_WE})(?:'re|\s+are|'ve|\s+have)?\s+{_ADV})(?:renting|rent|own|bought|"
-     r"got\s+the\s+keys\s+to|moved\s+into|moving\s+into|living\s+in|live\s+in)\s+"
-     r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:flat|house|apartment|place|home|condo|"
-     r"studio|bungalow|cottage|townhouse|loft)\s+in\s+(?P<v>.+)", "f:home_city"),
-    (rf"^(?:{_AM}from|i\s+{_ADV}(?:come\s+from|grew\s+up\s+in))\s+(?P<v>(?:the\s+)?{_CAP}.+)",
-     "f:origin"),
-    (rf"^(?:i\s+{_ADV}(?:can\s+)?speak|{_AM}fluent\s+in)\s+(?:(?:some|a\s+little|a\s+bit\s+of|"
-     rf"basic|fluent|conversational|native)\s+)?(?P<v>{_SPOKEN})", "f:spoken_language"),
-    (rf"^{_AM}an?\s+(?:native|fluent)\s+(?P<v>{_SPOKEN})\s+speaker\b", "f:spoken_language"),
-    (rf"^i\s+{_ADV}drive\s+(?P<v>an?\s+[\w'-]+(?:\s+(?!(?:to|for|in|on|at|from|with|every|each|"
-     r"around|and|but|because)\b)[\w'-]+){0,3})", "f:car"),
-    (rf"^(?:i\s+{_ADV}work|{_AM}(?:employed|working))\s+(?:at|for|by)\s+(?P<v>.+?)"
-     r"(?:\s+as\s+(?:an?\s+)?(?P<w>.+))?$", "f:employer+occupation"),
-    (rf"^i\s+{_ADV}teach\s+(?P<v>.+?)(?:\s+at\s+(?P<w>.+))?$", "f:teaches+employer"),
-    (rf"^(?:i\s+{_ADV}work\s+as\s+(?:an?\s+)?|{_AM}an?\s+)(?P<v>.+?)"
-     r"(?:\s+(?:at|for)\s+(?P<w>.+))?$", "f:occupation+employer"),
-    (rf"^i(?:'m|\s+am)\s+(?!(?:{_NOT_A_NAME})\b)(?P<v>{_NAME}){_END}", "f:name"),  # "I'm Priya"
-    (rf"^(?:i|{_WE}){_HAVE}(?P<a>an?|one)\s+(?P<n>{_ROLE_WORDS})\s+(?:named|called)\s+"
-     rf"(?P<v>{_NAME}){_END}", "f:named"),
-    (rf"^i{_HAVE}(?P<v>(?:an?|one|two|three|four|five|\d+)\s+.+)", "f:has"),
-    (rf"^{_WE}{_HAVE}(?P<v>(?:an?|one|two|three|four|five|\d+)\s+(?:[\w-]+\s+)?"
-     rf"(?:children|(?:{_ROLE_WORDS})s?)\b.*)", "f:has"),  # family and pets, not "two offices"
-    (rf"{_MY}(?:\s+(?P<be>is|are)|'s)\s+(?:named|called)\s+(?P<v>{_NAME})", "f:my_name"),
-    (rf"{_MY}\s+(?P<be>is|are)\s+(?:originally\s+)?from\s+(?P<v>(?:the\s+)?{_CAP}.+)",
-     "f:my_origin"),
-    (rf"{_MY}\s+(?P<be>is|are)\s+(?!(?:named|called|from)\b)(?P<v>.+)", "f:my"),
-    (r"^my\s+(?P<x>[a-z]+(?:\s+[a-z]+)?)'s\s+(?!(?:named|called|from)\b)(?P<v>.+)", "f:my"),
-]]
+# "p:<key>": preference; "p:?": key by the value's class (JSON -> output_format), or
+# "?response_style" if unclassified, "?prefers": `prefers_<slug>` if unclassified and said of
+# the assistant's work, "?setting" if standing. "f:<predicate>[+<of group w>]":
+# fact; "f:~<predicate>": a state that ended ("no longer vegan"); "f:my's": "my X's Y" when it
+# is "my X is Y" ("my brother's a dentist"); "f:my[_name|_origin]": "my X
+# is [named|from] Y", predicate X[_name|_origin]; "f:named": "I have a <role n> named Y",
+# predicate n_name.
+RULES: tuple[Rule, ...] = (
+    _rule("preference.name",
+          rf"(?<!n't\s)(?<!not\s)(?<!never\s)\b(?:(?:call|address)\s+me\s+(?:as\s+|formally,?\s+"
+          rf"(?:as\s+)?|by\s+)?|refer\s+to\s+me\s+as\s+|^i\s+go\s+by\s+)"
+          rf"(?P<v>(?:(?-i:Dr|Prof|Mr|Mrs|Ms|Mx|Sir|Dame)\.?\s+)?{_NAME})", "p:name",
+          ("Call me Sam from now on.", "I go by Jo.", "Please address me as Dr Whitcombe."),
+          ("Call me crazy, but I love it.", "Call me back tomorrow.", "Don't call me Bob.")),
+    _rule("preference.tone_like", r"^(?:talk|speak|write|reply|respond)\s+(?:to\s+me\s+)?like\s+"
+          r"(?P<v>.+)", "p:tone", ("Talk to me like a pirate.",)),
+    _rule("preference.units_for",
+          rf"\b(?P<v>(?:{_UNITS})(?:\s*(?:,|and|&|or)\s*(?:{_UNITS}))*)\s+(?:for|in|when)\s+"
+          r"(?:recipes|cooking|baking|distances?|measurements?|weights?|temperatures?|"
+          r"(?:the\s+)?weather)\b", "p:units", ("Use cups and ounces for recipes.",)),
+    _rule("preference.works_better", r"^(?P<v>.+?)\s+works?\s+(?:better|best)\s+for\s+me\b",
+          "p:?", ("JSON works better for me.",), ("Mornings work better for me.",)),
+    _rule("fact.occupation_new",  # a job one is given or takes, then what "as" names
+          rf"^(?:\w+\s+)?(?:(?:they|she|he|my\s+\w+)\s+(?:made|promoted)\s+me(?:\s+to)?|"
+          rf"i(?:'ve|\s+have)?\s+{_ADV}(?:been\s+|got\s+)promoted\s+to|(?:(?:{_AM}|"
+          rf"i(?:'ll|\s+will)\s+be\s+|i(?:'ve|\s+have)\s+been\s+)(?:joining|starting|hired|"
+          rf"taken\s+on|brought\s+in)|i(?:'ve|\s+have)?\s+{_ADV}(?:got|landed|found)\s+a\s+"
+          r"(?:new\s+)?(?:job|role|position))\b[^,.;!?]*?\bas)\s+(?P<v>.+)", "f:occupation",
+          ("They promoted me to senior engineer.", "I'm joining the data team as an analyst.",
+           "I got a job as a financial analyst."),
+          ("They promoted me to the top of the list.", "I'm starting the season as a rookie.")),
+    _rule("preference.date_format",
+          r"^(?:(?:use|write|format|show)\s+(?:all\s+)?dates\s+(?:as|like|in)\s+(?P<v>.+)|use\s+"
+          r"(?:the\s+)?(?P<w>.+?)\s+(?:format\s+)?(?:for\s+dates|dates|date\s+format)\b)",
+          "p:date_format", ("Write dates as DD/MM/YYYY.", "Use ISO 8601 format for dates.")),
+    _rule("preference.timezone", r"^(?:my\s+)?time\s*zone\s+is\s+(?:now\s+)?(?P<v>.+)",
+          "p:timezone", ("My timezone is Europe/Paris.",)),
+    _rule("preference.timezone_on",
+          rf"^{_AM}on\s+(?:(?P<v>[\w/+:-]+(?:\s+[\w/+:-]+)?)\s+time\b|"
+          rf"(?P<w>(?-i:{_ZONES})(?:[+-]\d{{1,2}})?)(?![\w+-]))", "p:timezone",
+          ("I'm on Pacific time.", "so I'm on CET now"), ("I'm on PTO next week.",)),
+    _rule("preference.answer_in",
+          r"^(?:(?:only|always)\s+)?(?:answer|respond|reply|write|talk|speak|communicate)"
+          r"(?:\s+(?:to|with)\s+me|\s+me)?\s+(?:only\s+|always\s+)?in\s+(?P<v>.+)",
+          "p:?response_style", ("Answer me in Spanish.", "Reply in one sentence.")),
+    _rule("preference.answers_in",
+          rf"^i(?:'d|\s+would)?\s+(?:like|prefer|want|need)\s+(?:your\s+|the\s+|all\s+|my\s+)?"
+          rf"{_ANSWERS}\s+(?:to\s+be\s+)?(?:in|as|formatted\s+(?:in|as)|written\s+in)\s+"
+          r"(?P<v>.+)", "p:?response_style", ("I'd like answers in French please.",)),
+    _rule("preference.give_me",
+          r"^(?:(?:please\s+)?give\s+me|i\s+(?:want|need)|(?:please\s+)?go)\s+(?P<v>.+)", "p:?",
+          ("Give me all your answers in JSON.",), ("I need a break.", "Give me five minutes.")),
+    _rule("preference.use", r"^(?:use|(?:let's\s+)?switch\s+(?:over\s+)?to)\s+(?P<v>.+)", "p:?",
+          ("Use metric units.", "Use markdown format.", "Switch to German, please."),
+          ("Use your head.",)),
+    _rule("preference.temperature", r"^(?P<v>celsius|fahrenheit)(?:\s+please)?$", "p:?",
+          ("wait, Celsius please",)),
+    _rule("preference.tone",
+          rf"^(?:be|stay|keep\s+it|(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWERS}|things))\s+"
+          rf"(?:(?:more|a\s+(?:bit|little)\s+more|very|extra|super|really)\s+)?"
+          rf"(?P<v>(?:less\s+)?(?:{_TONES}))\b", "p:?",
+          ("From now on, be more concise.", "Keep your answers short."),
+          ("Be careful out there!", "Stay positive!")),
+    _rule("preference.format_setting", rf"\b(?:in|as)\s+(?P<v>(?:a\s+)?(?:{_FORMAT_WORDS}))\b",
+          "p:?setting", ("Everything in markdown from now on.",),
+          ("Put this list in a table.", "I always keep my notes in a table.")),
+    _rule("preference.prefer", rf"^i(?:'d|\s+would)?\s+{_ADV}prefer\s+(?P<v>.+)",
+          "p:?prefers", ("I prefer JSON.", "I prefer pytest over unittest for tests you write."),
+          ("I prefer to spend my money on travel.", "I prefer window seats over aisle seats.")),
+    _rule("preference.like_better", rf"^i\s+{_ADV}like\s+(?P<v>.+?)\s+(?:better|more|best)\b",
+          "p:?prefers", ("I like tables better.",),
+          ("I like Baby One More Time.", "I usually like them a lot more then.")),
+    _rule("preference.rather",
+          r"^i(?:'d|\s+would)\s+(?:rather\s+(?:have\s+|get\s+|use\s+|see\s+)?|like\s+|want\s+)"
+          r"(?P<v>.+)", "p:?prefers", ("I'd rather have plain text.",),
+          ("I'd like to visit Paris.",)),
+    _rule("fact.allergy",
+          rf"^(?:{_AM}(?:very\s+|severely\s+|mildly\s+)?allergic\s+to\s+(?P<v>.+)|i\s+have\s+an?\s+"
+          r"(?:severe\s+|mild\s+)?(?:allergy\s+to\s+(?P<w>.+)|(?P<x>[\w -]+?)\s+allergy\b))",
+          "f:allergy", ("I'm allergic to peanuts.", "I have a peanut allergy.")),
+    _rule("fact.diet",
+          rf"^(?:{_AM}(?:an?\s+)?|i(?:'ve|\s+have)?\s+{_ADV}(?:gone|turned|become|went)\s+"
+          rf"(?:fully\s+|completely\s+|full\s+|strictly\s+)?)(?P<v>{_DIETS})(?![\w-])", "f:diet",
+          ("I'm vegetarian.", "I've gone vegan."), ("I'm not vegetarian.",)),
+    _rule("fact.relationship_status",
+          rf"^(?:{_AM}(?:an?\s+)?(?P<v>{_STATUSES})(?![\w-])(?!\s+(?:in|on|by|from|into|at)\b)|"
+          rf"i\s+{_ADV}got\s+(?P<w>married|divorced|engaged)\b)", "f:relationship_status",
+          ("I'm married.", "I just got divorced."), ("I'm engaged in a big project.",)),
+    _rule("fact.diet_ended", rf"{_ENDED}(?P<v>{_DIETS})(?![\w-])", "f:~diet",
+          ("I'm not vegan anymore.",)),
+    _rule("fact.diet_eating_again",
+          rf"^(?:i\s+{_ADV}|{_AM})?(?:(?:have\s+|'ve\s+)?started\s+|began\s+)?(?P<v>eating\s+"
+          rf"{_FOODS}(?:\s+(?:and|or)\s+{_FOODS})?\s+again)\b", "f:diet",
+          ("I started eating fish again.",)),
+    _rule("fact.relationship_status_ended", rf"{_ENDED}(?P<v>{_STATUSES})(?![\w-])",
+          "f:~relationship_status", ("I'm not married anymore.",)),
+    _rule("fact.age",
+          rf"^(?:{_AM}|i\s+{_ADV}turned\s+)(?P<v>\d{{1,3}})(?:\s+years?\s+old\b|{_END})",
+          "f:age", ("I'm 34 years old.", "I just turned 30."), ("I'm 30 minutes late.",)),
+    _rule("fact.home_city",
+          rf"^(?:i(?:'ve|\s+have)?\s+{_ADV}(?:live|moved|relocated)\s+(?:in|to)|{_AM}(?:based|"
+          r"living|located|staying)\s+in)\s+(?P<v>.+)", "f:home_city",
+          ("I moved to Berlin last month.", "I'm based in Montreal, Canada."),
+          ("I live in the city.", "I live in a rural farming community.",
+           "I just moved in a few weeks ago.", "I'm staying in bed today.")),
+    _rule("fact.home_city_home",
+          rf"^(?:{_AM}|(?:i|{_WE})(?:'re|\s+are|'ve|\s+have)?\s+{_ADV})(?:renting|rent|own|"
+          r"bought|got\s+the\s+keys\s+to|moved\s+into|moving\s+into|living\s+in|live\s+in)\s+"
+          r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:flat|house|apartment|place|home|condo|"
+          r"studio|bungalow|cottage|townhouse|loft)\s+in\s+(?P<v>.+)", "f:home_city",
+          ("I'm renting a studio flat in Leith.",), ("We bought a house in the countryside.",)),
+    _rule("fact.origin",
+          rf"^(?:{_AM}from|i\s+{_ADV}(?:come\s+from|grew\s+up\s+in))\s+(?P<v>(?:the\s+)?{_CAP}.+)",
+          "f:origin", ("I'm from Brazil.",), ("I'm from a small town.",)),
+    _rule("fact.spoken_language",
+          rf"^(?:i\s+{_ADV}(?:can\s+)?speak|{_AM}fluent\s+in)\s+(?:(?:some|a\s+little|"
+          rf"a\s+bit\s+of|basic|fluent|conversational|native)\s+)?(?P<v>{_SPOKEN})|"
+          rf"^{_AM}an?\s+(?:native|fluent)\s+(?P<w>{_SPOKEN})\s+speaker\b", "f:spoken_language",
+          ("I speak Portuguese and English.", "I'm a native Portuguese speaker."),
+          ("I speak my mind.",)),
+    _rule("fact.car",
+          rf"^i\s+{_ADV}drive\s+(?P<v>an?\s+[\w'-]+(?:\s+(?!(?:to|for|in|on|at|from|with|every|"
+          r"each|around|and|but|because)\b)[\w'-]+){0,3})", "f:car", ("I drive a Tesla.",),
+          ("I drive a hard bargain.",)),
+    _rule("fact.employer",
+          rf"^(?:i\s+{_ADV}work|{_AM}(?:employed|working))\s+(?:at|for|by)\s+(?P<v>.+?)"
+          r"(?:\s+as\s+(?:an?\s+)?(?P<w>.+))?$", "f:employer+occupation",
+          ("I work at Acme as a data scientist.", "I work at a bank."),
+          ("I work for myself.", "I work for the team and our season opener is next week.")),
+    _rule("fact.teaches", rf"^i\s+{_ADV}teach\s+(?P<v>.+?)(?:\s+at\s+(?P<w>.+))?$",
+          "f:teaches+employer", ("I teach fifth grade.",), ("I teach at a public school.",)),
+    _rule("fact.occupation",
+          rf"^(?:i\s+{_ADV}work\s+as\s+(?:an?\s+)?|{_AM}an?\s+)(?P<v>.+?)"
+          r"(?:\s+(?:at|for)\s+(?!home\b)(?P<w>.+))?$", "f:occupation+employer",
+          ("I work as a nurse.", "I'm a software engineer at Google.", "I'm a stay at home dad."),
+          ("I'm a mix of excited and scared.", "I'm a much better cook because of it.",
+           "I'm a big fan of jazz.", "I'm a 12 year old girl.", "I'm a [user1_job].")),
+    _rule("fact.name", rf"^i(?:'m|\s+am)\s+(?!(?:{_NOT_A_NAME})\b)(?P<v>{_NAME}){_END}",
+          "f:name", ("I'm Priya.",), ("I'm Sorry.", "I'm French.")),
+    _rule("fact.named",
+          rf"^(?:i|{_WE}){_HAVE}(?P<a>an?|one)\s+(?P<n>{_ROLE_WORDS})\s+(?:named|called)\s+"
+          rf"(?P<v>{_NAME}){_END}", "f:named", ("I have a cat named Miso.",)),
+    _rule("fact.has", rf"^(?:i|{_WE}){_HAVE}(?P<v>(?:an?|one|two|three|four|five|\d+)\s+.+)",
+          "f:has", ("I have two dogs who live with me.", "We have two kids."),
+          ("I have a funny story.", "I have a question about my order.",
+           "We have two offices in Berlin.")),
+    _rule("fact.my_name",
+          rf"{_MY}(?:\s+(?P<be>is|are)|'s)\s+(?:named|called)\s+(?P<v>{_NAME})", "f:my_name",
+          ("My wife is called Ana.",), ("My cat is called whenever dinner is ready.",)),
+    _rule("fact.my_origin",
+          rf"{_MY}\s+(?P<be>is|are)\s+(?:originally\s+)?from\s+(?P<v>(?:the\s+)?{_CAP}.+)",
+          "f:my_origin", ("My parents are from Brazil.",)),
+    _rule("fact.my", rf"{_MY}\s+(?P<be>is|are)\s+(?!(?:named|called|from)\b)(?P<v>.+)", "f:my",
+          ("My favorite color is blue.", "My birthday is May 3."),
+          ("My fam's been awesome.", "My son's ok.", "My laptop is like half of my lifeline.",
+           "My husband is my best friend.", "My kids are so excited about summer break!",
+           "My name is [name].")),
+    _rule("fact.my_possessive",
+          r"^my\s+(?P<x>[a-z]+(?:\s+[a-z]+)?)'s\s+(?!(?:named|called|from)\b)(?P<v>.+)", "f:my's",
+          ("My brother's a dentist.", "My name's Sam."),
+          ("My week's been busy.", "My journal's pretty much my rock.",
+           "Work Monday to Thursday, and my daughter's football match on Saturday.")),
+)
 
 
-def _clause_drafts(clause: str, standing: bool = False, known: frozenset[str] = frozenset()
-                   ) -> list[_Draft]:
+_BRACKETED = re.compile(r"\s*\[[^\]]*\]?")
+"""An image's caption ("[image: a photo of a dog]") or a template's "[name]": no one's words."""
+
+
+def _emits_text(emits: str) -> str:
+    """What a rule's `emits` writes, in words (the docs table's second column)."""
+    kind, _, how = emits.partition(":")
+    if kind == "p":
+        return {"?": "preference by the value's class",
+                "?prefers": "preference by the value's class",
+                "?response_style": "preference by the value's class, else `response_style`",
+                "?setting": "preference by the value's class (a standing setting only)",
+                }.get(how, f"preference `{how}`")
+    if how.startswith("~"):
+        return f'fact `{how[1:]}`, "no longer X" (a correction)'
+    named = {"my": 'fact `X` ("my X is Y")', "my's": 'fact `X` ("my X is Y")',
+             "my_name": "fact `X_name`", "my_origin": "fact `X_origin`",
+             "named": "fact `<role>_name`"}
+    if how in named:
+        return named[how]
+    return "fact " + " and ".join(f"`{p}`" for p in how.split("+"))
+
+
+def rule_table(rules: Sequence[Rule] = ()) -> str:
+    """The rule table of docs/extraction.md, made from the rules (a test holds the docs to
+    it): id, what it writes, its first two examples and non-examples.
+
+    Example:
+        >>> print(rule_table(RULES[:1]))  # doctest: +NORMALIZE_WHITESPACE
+        | rule | candidate | writes | writes nothing |
+        |---|---|---|---|
+        | `preference.name` | preference `name` | "Call me Sam from now on."; "I go by Jo." | \
+"Call me crazy, but I love it."; "Call me back tomorrow." |
+    """
+    lines = ["| rule | candidate | writes | writes nothing |", "|---|---|---|---|"]
+    for rule in rules or RULES:
+        said = ["; ".join(f'"{t}"' for t in texts[:2])
+                for texts in (rule.examples, rule.non_examples)]
+        lines.append(f"| `{rule.id}` | {_emits_text(rule.emits)} | {said[0]} | {said[1]} |")
+    return "\n".join(lines)
+
+
+def _clause_drafts(clause: str, standing: bool = False, known: frozenset[str] = frozenset(),
+                   said: str = "") -> list[Draft]:
     """The drafts of the first rule that matches a clause, after its lead-ins (`standing`:
-    the sentence began with "from now on" and the like; `known`: people named before)."""
-    body = clause.replace("\u2019", "'").strip(_TRIM)
+    the sentence began with "from now on" and the like; `known`: people named before; `said`:
+    the whole sentence), each with the id of the rule that made it."""
+    body = _BRACKETED.sub("", clause.replace("\u2019", "'")).strip(_TRIM)
     while (lead := _LEAD_IN.match(body)) and lead.end():
         standing, body = standing or bool(lead["standing"]), body[lead.end():].strip(_TRIM)
     if people := named_people(body, known):
         return people
-    for pattern, how in _RULES:
-        if (m := pattern.search(body)) and (drafts := _build(m, how, standing)):
-            return drafts
-    if found := statement_drafts(body):
-        return found
-    standing = standing or bool(re.match(r"(?:never|don't ever|do not ever)\b", body, re.I))
-    if standing and len(body.split()) >= 2 and not re.match(r"(?:i|my|we|our)\b", body, re.I):
-        key = "instruction_" + (_slug(body) or "general")  # "From now on, cite your sources."
-        return [_draft("preference", key, body, "Standing instruction from the user: {v}.")]
-    return []
+    for rule in RULES:
+        if (m := rule.pattern.search(body)) and (drafts := _build(m, rule.emits, standing)):
+            return [d._replace(rule=rule.id) for d in drafts]
+    return statement_drafts(body, standing, said)
 
 
 def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = ()
@@ -422,23 +605,33 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
         >>> [(c.value, c.replaces, c.content) for c in extract_rules(
         ...     "Small update: my team moved me to the Austin office.",
         ...     earlier=["I work in the Denver office."])]
-        [('Austin', 'Denver', 'user (updated): I work in the Austin office.')]
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('Austin', 'Denver',
+          'user (updated): Small update: my team moved me to the Austin office.')]
     """
     out: list[Candidate] = []
     seen: set[tuple[str, str, str]] = set()
     known = people_named([*earlier, text])
-    for sentence in (s for s in sentences(text) if len(s) <= 1_000):  # bounds regex work
+    at = 0
+    for sentence in sentences(text):
+        at = text.find(sentence, at)
+        if len(sentence) > 1_000 or HYPOTHETICAL.match(sentence):  # bounds regex work; "if I"
+            continue
         correction = bool(_CORRECTION.search(sentence))
+        one_off = bool(_ONE_OFF.search(sentence))  # "for this email, use a formal tone"
         standing = False
         for clause in (c for p in statement_parts(sentence) for c in _CLAUSE_BREAK.split(p)):
+            where = at + sentence.find(clause) + len(clause) - len(clause.lstrip(_QUOTES))
+            if quoted(text, where):  # pasted text to proofread or translate: not the speaker's
+                continue
             confidence = HEDGED_CONFIDENCE if _HEDGE.search(clause) else EXPLICIT_CONFIDENCE
             lead = _LEAD_IN.fullmatch(clause.strip(_TRIM) + " ")
             if lead and lead["standing"]:  # "Going forward, please cite sources."
                 standing = True
                 continue
-            for draft in _clause_drafts(clause, standing, known):
+            for draft in _clause_drafts(clause, standing, known, sentence):
                 fact, ident = draft.kind == "fact", (draft.kind, draft.name, draft.value.lower())
-                if ident in seen:
+                if ident in seen or (one_off and not fact) or draft.value == speaker:
                     continue
                 seen.add(ident)
                 content = draft.content
@@ -451,7 +644,8 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
                         subject=(draft.subject or speaker) if fact else None,
                         predicate=draft.name if fact else None, content=content,
                         value=draft.value, confidence=confidence, grounding=sentence,
-                        correction=correction, stateful=draft.stateful, scope=draft.scope))
+                        correction=correction, stateful=draft.stateful, scope=draft.scope,
+                        rule=draft.rule))
                 except ValidationError:  # e.g. a lone surrogate in the value
                     continue
     if len(text) <= 4_000:
@@ -508,7 +702,8 @@ def _ended_diet(candidate: Candidate, earlier: Sequence[str]) -> Candidate:
 
 def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> list[Candidate]:
     """A change joins the candidate that states its new value (or, for a withdrawal, the
-    turn's first candidate), else becomes a candidate of its own."""
+    turn's first candidate), else becomes a candidate of its own: the user's sentence that
+    says the new value, word for word, or, for a withdrawal, what else the turn says."""
     new = (change.new or "").lower()
     for i, c in enumerate(found):
         value = str(c.value or "").lower()
@@ -517,15 +712,15 @@ def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> l
             return found
     said = next((s for s in sentences(text) if change.new and change.new.lower() in s.lower()),
                 text.strip()[:1_000])
-    if change.corrected:
-        content = f"{speaker} (updated): {change.corrected}"
+    if change.new:
+        content, rule = f"{speaker} (updated): {said}", "correction.replaces"
     else:  # a withdrawal: what the turn says besides the old value
-        content = f"{speaker}: {_without(text, change.old)[:2_000]}"
+        content, rule = f"{speaker}: {_without(text, change.old)[:2_000]}", "correction.withdraws"
     try:
         found.append(Candidate(kind="fact", subject=speaker, content=content,
                                value=change.new, replaces=change.old[:512],
                                confidence=EXPLICIT_CONFIDENCE, grounding=said,
-                               correction=True))
+                               correction=True, rule=rule))
     except ValidationError:
         pass
     return found

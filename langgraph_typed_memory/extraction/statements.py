@@ -26,6 +26,12 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
+from langgraph_typed_memory.extraction.lexicon import (
+    INSTRUCTION_VERBS,
+    PERSON_ROLE_WORDS,
+    names_output,
+    occupation,
+)
 from langgraph_typed_memory.extraction.values import STRONG_TYPES, typed_spans
 
 __all__ = ["Draft", "named_people", "people_named", "statement_drafts", "slug"]
@@ -45,6 +51,8 @@ class Draft(NamedTuple):
     subject: str | None = None
     """A fact's subject when it is not the speaker ("Tom", "organisation")."""
     scope: Literal["user", "tenant"] = "user"
+    rule: str | None = None
+    """The id of the rule that made it ("fact.home_city"): the memory's `proposed_by`."""
 
 
 def slug(text: str, words: int = 4) -> str:
@@ -69,11 +77,13 @@ def _value(text: str) -> str:
 
 
 _INSTRUCTION = re.compile(
-    r"^(?:please\s+)?(?:(?:stop|quit|avoid)\s+\w+ing\b|never\b|no\s+more\b|don'?t\s+(?:ever\s+|"
-    r"bother\s+with\b|use\b|add\b|include\b|give\b|write\b|start\b|end\b|mention\b|sign\b)|"
-    r"do\s+not\s+(?:ever\s+)?\w+|always\b|(?:could|can|would)\s+you\s+(?:please\s+)?always\b|"
+    r"^(?:please\s+)?(?:(?:stop|quit|avoid)\s+\w+ing\b|never\b|no\s+more\b|don'?t\s+|"
+    r"do\s+not\s+|always\b|(?:could|can|would)\s+you\s+(?:please\s+)?always\b|"
     r"i\s+(?:want|need|'d\s+like|would\s+like)\s+(?:your\s+)?(?:replies|answers|responses|"
     r"you)\s+to\b|keep\s+(?:your\s+)?(?:replies|answers|responses)\b)", re.I)
+_VERB_LEAD = re.compile(r"^(?:please\s+|(?:could|can|would)\s+you\s+|i\s+(?:want|need|'d\s+like|"
+                        r"would\s+like)\s+you\s+to\s+|(?:don'?t|do\s+not|never|always|ever|"
+                        r"no\s+more)\s+)*", re.I)
 
 _ORG = "(?:our|the\\s+company'?s|the\\s+team'?s|my\\s+(?:company|team)'?s)"
 _V = r"(?:[^,;.]|(?<=\d)\.(?=\d))+"  # a value: up to punctuation, "3.12" whole
@@ -91,13 +101,7 @@ _ORG_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"takes?\s+place|lives?|goes\s+out)\s+(?P<v>{V})", "our"),
     ))
 
-_PEOPLE = ("manager|boss|supervisor|mentor|colleague|coworker|co-worker|teammate|friend|"
-           "best friend|neighbour|neighbor|landlord|landlady|doctor|dentist|therapist|"
-           "physio|coach|trainer|teacher|tutor|lawyer|accountant|partner|wife|husband|"
-           "girlfriend|boyfriend|fiance|fiancee|son|daughter|kid|child|brother|sister|mum|mom|"
-           "mother|dad|father|grandma|grandpa|grandmother|grandfather|aunt|uncle|cousin|niece|"
-           "nephew|dog|cat|puppy|kitten|vet|cofounder|co-founder|roommate|flatmate|housemate|"
-           "stepson|stepdaughter|baby|twin|pet|horse|rabbit|parrot|hamster")
+_PEOPLE = "|".join(w.replace(" ", r"\s+") for w in (*PERSON_ROLE_WORDS, "best friend"))
 _CAP = r"(?-i:[A-Z])"
 _WHEN_WORD = (r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|"
               r"March|April|May|June|July|August|September|October|November|December)\b")
@@ -121,13 +125,37 @@ _THING = re.compile(
     r"lives\s+at|is\s+at|sits\s+at)\s+(?P<v>.+)", re.I)
 
 
-def _instruction(body: str) -> list[Draft]:
-    if not _INSTRUCTION.match(body) or len(body.split()) < 2:
+def _instruction(body: str, standing: bool = False, said: str = "") -> list[Draft]:
+    """A standing instruction to the assistant: an imperative ("never", "always", "stop
+    ...ing", "don't", or any after "from now on") whose verb is one of answering or writing
+    (`INSTRUCTION_VERBS`) and whose words name what the assistant produces (answers, emojis,
+    sources: `names_output`), in it or in its sentence (`said`: "When you write code for me,
+    always use type hints"). Encouragement and advice between people ("don't give up", "never
+    give up", "always here to help") name none of it."""
+    trigger = _INSTRUCTION.match(body)
+    if not (trigger or standing) or len(body.split()) < 2 or (
+            not trigger and re.match(r"(?:i|my|we|our)\b", body, re.I)):
+        return []
+    rest = _VERB_LEAD.sub("", body)
+    if re.match(r"[a-z]+\s+(?:up|out|away|back|over)\b", rest, re.I):
+        return []  # "don't give up", "never back out": advice, whatever else the clause says
+    verbs = [w.lower() for w in re.findall(r"[a-z][\w-]*", rest, re.I)[:2]]
+    if not any(re.sub(r"(?:ing|s)$", "", v) in INSTRUCTION_VERBS or v in INSTRUCTION_VERBS
+               or re.sub(r"ing$", "e", v) in INSTRUCTION_VERBS for v in verbs):
+        if not re.match(r"(?:no\s+more|i\s+(?:want|need|'d\s+like|would\s+like)\s+(?:your\s+)?"
+                        r"(?:replies|answers|responses))\b", body, re.I):
+            return []
+    if not (names_output(body) or names_output(said)):
         return []
     text = re.sub(r"^(?:could|can|would)\s+you\s+(?:please\s+)?", "", body, flags=re.I)
     text = text.strip(_TRIM)
     return [Draft("preference", "instruction_" + (slug(text) or "general"), text,
-                  f"Standing instruction from the user: {text}.")]
+                  f"Standing instruction from the user: {text}.", rule="preference.instruction")]
+
+
+_NOT_ORG_VALUE = re.compile(r"(?:it|that|this|them|our|my|your|their|his|her|a|an|the|some|"
+                            r"lots?|same)\b", re.I)
+"""What starts a phrase that names no tool or place ("we're on the same page")."""
 
 
 def _organisation(body: str) -> list[Draft]:
@@ -136,7 +164,8 @@ def _organisation(body: str) -> list[Draft]:
         if not m:
             continue
         value = _value(m["v"])
-        if not value or value.lower() in ("it", "that", "this", "them"):
+        if not value or (_NOT_ORG_VALUE.match(value) if name != "our" else not typed_spans(
+                value, fragment=True)):  # "we're on a trip", "our kids are our future"
             continue
         thing = m.groupdict().get("x")
         if name == "uses_for" and thing:
@@ -151,7 +180,8 @@ def _organisation(body: str) -> list[Draft]:
         if not predicate or not re.match(r"^[a-z][a-z0-9_]*$", predicate):
             continue
         return [Draft("fact", predicate, value, f"The user's organisation {text}.",
-                      stateful=name != "uses", subject="organisation", scope="tenant")]
+                      stateful=name != "uses", subject="organisation", scope="tenant",
+                      rule=f"fact.organisation_{name}")]
     return []
 
 
@@ -171,8 +201,6 @@ _FRAMES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"started\s+(?:a\s+new\s+job\s+)?at|is\s+now\s+at)\s+(?P<v>" + _CAP_WORDS + ")",
          "employer"),
     ))
-_NOT_A_JOB = re.compile(rf"^(?:{_PEOPLE}|parent|grandparent|member|fan|regular|bit|lot|"
-                        r"little|couple|good|great|better|pro|expert|vegan|vegetarian)\b", re.I)
 
 
 def person_drafts(name: str, rest: str, content: str, subject: str) -> list[Draft]:
@@ -189,9 +217,12 @@ def person_drafts(name: str, rest: str, content: str, subject: str) -> list[Draf
         if m is None:
             continue
         value = _value(m["v"])
-        if not value or (slot == "occupation" and _NOT_A_JOB.match(value)):
+        if slot == "occupation":
+            value = occupation(value) or ""
+        if not value:
             continue
-        return [Draft("fact", slot, value, content, stateful=True, subject=subject)]
+        return [Draft("fact", slot, value, content, stateful=True, subject=subject,
+                      rule=f"fact.person_{slot}")]
     return []
 
 
@@ -240,46 +271,52 @@ def named_people(body: str, known: frozenset[str] = frozenset()) -> list[Draft]:
         return person_drafts(first["name"], rest, f"{first['name']} {rest}.", first["name"])
     role = " ".join(m["role"].lower().split())
     adj = (m["adj"] or "").strip().lower()
-    name = m["name"]
+    name = re.sub(r"'s$", "", m["name"])  # "my daughter Sara's birthday": Sara
     whose = "The user's" if m["who"].lower() == "my" else "The user's family's"
     label = f"{adj} {role}".strip()
     out = [Draft("fact", slug(label, 3) + "_name", name, f"{whose} {label} is {name}.",
-                 stateful=adj not in ("", "new") or role not in MANY_HELD_ROLES)]
+                 stateful=adj not in ("", "new") or role not in MANY_HELD_ROLES,
+                 rule="fact.person_role_name")]
     rest = (m["rest"] or "").strip(_TRIM)
     if rest:
         rest = re.sub(r"^'s\b", "is", rest)
         content = f"{name} ({whose[0].lower()}{whose[1:]} {label}) {rest}."
         out.extend(person_drafts(name, rest, content, name)
-                   or [Draft("fact", "about_" + slug(name, 2), rest, content, subject=name)])
+                   or [Draft("fact", "about_" + slug(name, 2), rest, content, subject=name,
+                             rule="fact.person_about")])
     return out
 
 
 def _identifier(body: str) -> list[Draft]:
     m = _THING.match(body)
-    if not m:
+    if not m or m["x"].lower() in ("favorite", "favourite"):
         return []
-    values = [s for s in typed_spans(m["v"], fragment=True)
+    said = re.split(r"\s[-—–]\s|[,;]\s", m["v"])[0]  # the value, not the clause after it
+    values = [s for s in typed_spans(said, fragment=True)
               if s.type in STRONG_TYPES or s.type == "number"]
-    if len(values) != 1:
-        return []
+    if len(values) != 1 or len(said[:values[0].start].split()) > 2:
+        return []  # "my favorite is the sundae - after a day of volunteering": no identifier
     thing = " ".join(m["x"].split())
     predicate = slug(thing, 4)
     if not predicate or not re.match(r"^[a-z][a-z0-9_]*$", predicate):
         return []
     said = body.strip(_TRIM)
-    return [Draft("fact", predicate, values[0].text, f"The user: {said}.", stateful=True)]
+    return [Draft("fact", predicate, values[0].text, f"The user: {said}.", stateful=True,
+                  rule="fact.identifier")]
 
 
-def statement_drafts(body: str) -> list[Draft]:
-    """Drafts of a clause (its lead-ins stripped) from the instruction, organisation and
-    identifier rules of this module, the first that matches (`named_people` runs before the
-    main rule table, these after it).
+def statement_drafts(body: str, standing: bool = False, said: str = "") -> list[Draft]:
+    """Drafts of a clause (its lead-ins stripped; `standing`: it follows "from now on" and
+    the like; `said`: its sentence) from the instruction, organisation and identifier rules
+    of this module, the first that matches (`named_people` runs before the main rule table,
+    these after it).
 
     Example:
         >>> [(d.name, d.value, d.scope) for d in statement_drafts("we use Jenkins for CI")]
         [('uses_for_ci', 'Jenkins', 'tenant')]
+        >>> statement_drafts("never give up"), statement_drafts("make us smile", standing=True)
+        ([], [])
+        >>> [d.name for d in statement_drafts("never use emojis in your replies")]
+        ['instruction_never_use_emojis_in']
     """
-    for rule in (_instruction, _organisation, _identifier):
-        if drafts := rule(body):
-            return drafts
-    return []
+    return _instruction(body, standing, said) or _organisation(body) or _identifier(body)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langgraph_typed_memory.extraction.roles import role
+from langgraph_typed_memory.extraction.lexicon import role
 from langgraph_typed_memory.extraction.values import CONTENT_STOP
 
 __all__ = ["same_subject"]

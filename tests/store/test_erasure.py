@@ -166,7 +166,7 @@ async def test_async_erasure_with_an_async_checkpointer(tmp_path):
         saver = InMemorySaver()
         graph = create_memory_chat_graph(store=store, checkpointer=saver)
         config = {"configurable": {"thread_id": "t-a", "tenant_id": "acme", "user_id": "alice"}}
-        await graph.ainvoke({"messages": [HumanMessage(f"I live in {CANARY}ville.")]}, config)
+        await graph.ainvoke({"messages": [HumanMessage(f"I live in {NAME}ville.")]}, config)
         report = await store.aerase("acme", "alice", checkpointer=saver)
         assert report.threads == ["t-a"] and report.records["fact"] == 1
         assert await store.asearch(("tenant:acme", "user:alice", "fact"), query=CANARY) == []
@@ -182,7 +182,7 @@ async def test_erasing_a_thread_scoped_user_deletes_that_thread(tmp_path, asynch
         store.setup()
         saver = InMemorySaver()
         graph = create_memory_chat_graph(store=store, checkpointer=saver)
-        said = {"messages": [HumanMessage(f"I live in {CANARY}ville.")]}
+        said = {"messages": [HumanMessage(f"I live in {NAME}ville.")]}
         await graph.ainvoke(said, {"configurable": {"thread_id": "anon-1",
                                                     "tenant_id": "acme"}})
         await graph.ainvoke(said, {"configurable": {"thread_id": "t-bob", "tenant_id": "acme",

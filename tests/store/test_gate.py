@@ -232,14 +232,15 @@ def test_a_correction_naming_the_old_value_finds_the_fact_that_holds_it(store):
     assert current(store, EPISODES) == []  # the turn that said green tea went with it
 
 
-def test_a_correction_of_what_only_a_turn_said_rewrites_that_turn(store):
+def test_a_correction_of_what_only_a_turn_said_supersedes_that_turn(store):
     store.promote([said("Our standup is at 9:15 every morning.")], run_id="r1", turn=1, **ALICE)
     fix = {"kind": "fact", "value": "9:45", "replaces": "9:15", "confidence": 0.9,
            "content": "user (updated): standup at 9:45", "correction": True,
            "grounding": "it's actually 9:45"}
     out = store.promote([fix, said("sorry, it's actually 9:45")], run_id="r2", turn=2, **ALICE)
     assert [(o.kind, o.outcome) for o in out] == [("fact", "written"), ("episode", "written")]
-    assert current(store, FACTS) == ["user (updated): Our standup is at 9:45 every morning."]
+    # the correcting words as said, never the old turn with the new value swapped in
+    assert current(store, FACTS) == ["user (updated): standup at 9:45"]
     assert "9:15" not in json.dumps(current(store, EPISODES))
 
 

@@ -393,8 +393,8 @@ def test_maintain_while_the_chat_graph_writes(make, clock):
 
     def chat() -> None:
         try:
-            for i in range(6):
-                graph.invoke({"messages": [HumanMessage(f"I live in city number {i}.")]},
+            for city in ("Lyon", "Graz", "Porto", "Turku", "Ghent", "Brno"):
+                graph.invoke({"messages": [HumanMessage(f"I live in {city}.")]},
                              {"configurable": {"thread_id": "t", "tenant_id": "acme",
                                                "user_id": "alice"}})
         except BaseException as exc:  # pragma: no cover - reported below

@@ -28,7 +28,7 @@ from langgraph_typed_memory.entities import (
 )
 from langgraph_typed_memory.entities.facts import relation_facts
 from langgraph_typed_memory.extraction import extract_rules
-from langgraph_typed_memory.extraction.roles import ROLES
+from langgraph_typed_memory.extraction.lexicon import ROLES
 
 SCOPE = "tenant:acme/user:u1"
 

@@ -45,8 +45,6 @@ CASES: list[tuple[str, list[tuple[str, str, str, bool]]]] = [
     ("I'd rather have plain text.", [(P, "output_format", "plain text", False)]),
     ("Could you answer in Spanish from now on?", [(P, "language", "Spanish", False)]),
     ("Reply in one sentence.", [(P, "response_style", "one sentence", False)]),
-    ("I prefer window seats over aisle seats.", [(P, "prefers_window_seats", "window seats",
-                                                  False)]),
     ("From now on, don't use emojis.", [(P, "instruction_dont_use_emojis", "don't use emojis",
                                          False)]),
     ("Always cite your sources.", [(P, "instruction_cite_your_sources", "cite your sources",
@@ -96,6 +94,7 @@ CASES: list[tuple[str, list[tuple[str, str, str, bool]]]] = [
     ("Tell me a joke about cats.", []),
     ("No, I meant Berlin.", []),
     ("I might move to Berlin next year.", []),
+    ("I prefer window seats over aisle seats.", []),  # a taste, no instruction to the assistant
 ]
 
 
@@ -127,10 +126,10 @@ def test_hedged_statements_fall_below_the_fact_threshold(text: str) -> None:
 
 
 def test_content_is_third_person_and_grounding_is_the_sentence() -> None:
-    text = "Hi there! I live in my parents' house. Thanks."
+    text = "Hi there! I'm allergic to my neighbour's cat. Thanks."
     [c] = extract_rules(text)
-    assert c.content == "The user lives in their parents' house."
-    assert c.grounding == "I live in my parents' house."
+    assert c.content == "The user is allergic to their neighbour's cat."
+    assert c.grounding == "I'm allergic to my neighbour's cat."
     assert text.index(c.grounding) == 10
 
 

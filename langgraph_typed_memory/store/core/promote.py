@@ -325,10 +325,10 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
     The newest current fact or preference of the scope whose value (or, for a fact, whose
     content) holds the old value gives the key, subject and predicate, and (for a proposal
     with no predicate of its own) its content with the old value swapped for the new one.
-    Failing that, the newest logged turn (not this
-    one) whose text holds it is superseded by the proposal (a fact, with the turn's sentence
-    corrected as its content when the new value is known). With neither, a proposal complete
-    on its own goes on as it is; one that is not is rejected (the reason is returned).
+    Failing that, the newest logged turn (not this one) whose text holds it is superseded by
+    the proposal (a fact, whose content stays what the proposal says: the correcting words,
+    never the old turn with a value swapped in). With neither, a proposal complete on its own
+    goes on as it is; one that is not is rejected (the reason is returned).
     """
     p, scope, d = item.proposal, item.typed.scope, records.dialect  # type: ignore[union-attr]
     assert p is not None and p.replaces is not None
@@ -370,12 +370,9 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
         if value.get("task_type") != TURN or (run_id, turn) == (op.run_id, op.turn) or (
                 not _holds(_norm(said), old)):
             continue
-        sentence = next((s for s in _SENTENCE.split(said) if _holds(_norm(s), old)), said)
-        corrected = _swap(sentence, p.replaces, new) if new else None
-        aimed = p.model_copy(update={
+        aimed = p.model_copy(update={  # its content stays the correcting words as said
             "kind": "fact", "subject": p.subject or speaker or "user",
-            "predicate": p.predicate or "statement", "correction": True,
-            "content": f"{speaker or 'user'} (updated): {corrected}" if corrected else p.content})
+            "predicate": p.predicate or "statement", "correction": True})
         item.typed = TypedNamespace(scope, "fact")
         item.key = record_key(aimed, settings)
         item.retires = (seq, ident, key)
@@ -383,9 +380,6 @@ def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
     if p.kind == "preference" or (p.subject and p.predicate):
         return None  # complete on its own: written as it is
     return f"corrects {p.replaces!r}, which no current memory in this scope holds"
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def _elsewhere(p: Proposal, kind: str, key: str, value: dict[str, Any]) -> bool:
