@@ -129,8 +129,9 @@ class TurnWriter:
         self.config: RunnableConfig = {"configurable": configurable}
         self._tenant, self._user, self._agent = tenant_id, user_id, agent_id
         self._at: datetime = datetime.now(UTC)
-        self._extract = create_extract_node(model, use_model=model is not None,
-                                            clock=lambda: self._at.timestamp(), store=store)
+        self._extract = create_extract_node(
+            model, extraction="model" if model is not None else "rules",
+            clock=lambda: self._at.timestamp(), store=store)
         self._promote = create_promote_node(store, clock=lambda: self._at)
         self._window: list[BaseMessage] = []
         self._recent: list[tuple[str, float]] = []

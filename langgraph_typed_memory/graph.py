@@ -21,6 +21,7 @@ from langgraph_typed_memory.nodes import (
     create_retrieve_node,
 )
 from langgraph_typed_memory.nodes._common import check_gate_store
+from langgraph_typed_memory.nodes.extract import Extraction
 from langgraph_typed_memory.state import MemoryState
 
 __all__ = ["build_memory_chat_graph", "create_memory_chat_graph"]
@@ -31,6 +32,7 @@ def build_memory_chat_graph(
     /,
     *,
     combined: bool = False,
+    extraction: Extraction = "auto",
     assembly: AssemblyConfig | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
     trim_absorbed: bool = True,
@@ -57,7 +59,7 @@ def build_memory_chat_graph(
                                                       model=model, trim_absorbed=trim_absorbed,
                                                       preamble=preamble))
     builder.add_node("respond", create_respond_node(model, combined=combined))
-    builder.add_node("extract", create_extract_node(model))
+    builder.add_node("extract", create_extract_node(model, extraction=extraction))
     builder.add_node("promote", create_promote_node())
     builder.add_edge(START, "retrieve")
     builder.add_edge("retrieve", "assemble")
@@ -75,6 +77,7 @@ def create_memory_chat_graph(
     store: BaseStore | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     combined: bool = False,
+    extraction: Extraction = "auto",
     assembly: AssemblyConfig | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
     trim_absorbed: bool = True,
@@ -102,6 +105,9 @@ def create_memory_chat_graph(
             turn raises `ConfigurationError`.
         checkpointer: LangGraph checkpointer, ideally on the same database.
         combined: One structured model call for the reply and the extraction candidates.
+        extraction: Who reads each kept turn for memories: "auto" (the chat model, in one
+            structured-output call, when one is configured; else the offline rules),
+            "model" (a run without a model raises `ConfigurationError`) or "rules".
         assembly: Prompt budget settings (`AssemblyConfig`).
         summarizer: Running-summary function (default extractive).
         trim_absorbed: Remove the messages the running summary absorbed from the state
@@ -132,8 +138,8 @@ def create_memory_chat_graph(
         check_gate_store(store)
         _check_own_connections(store, checkpointer)
     builder = build_memory_chat_graph(
-        model, combined=combined, assembly=assembly, summarizer=summarizer,
-        trim_absorbed=trim_absorbed, preamble=preamble,
+        model, combined=combined, extraction=extraction, assembly=assembly,
+        summarizer=summarizer, trim_absorbed=trim_absorbed, preamble=preamble,
     )
     return builder.compile(checkpointer=checkpointer, store=store, name="memory_chat")
 

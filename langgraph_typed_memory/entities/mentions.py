@@ -17,13 +17,13 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
 from langgraph_typed_memory.entities.similarity import spelling_distance
 from langgraph_typed_memory.extraction.lexicon import (
     DEPARTMENTS,
     JOBS,
     ORG_WORDS,
+    EntityType,
     Pronoun,
     Role,
     role,
@@ -32,8 +32,6 @@ from langgraph_typed_memory.extraction.text import sentences
 from langgraph_typed_memory.extraction.values import typed_spans
 
 __all__ = ["EntityType", "Mention", "find_mentions", "name_key", "ORG_SUFFIXES"]
-
-EntityType = Literal["person", "organisation", "place", "pet", "project"]
 
 ORG_SUFFIXES = frozenset(
     "inc inc. incorporated ltd ltd. limited llc llp plc corp corp. corporation co co. company "

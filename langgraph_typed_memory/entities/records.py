@@ -26,7 +26,7 @@ from langgraph.store.base import SearchOp
 from langgraph_typed_memory.entities.mentions import Mention, name_key
 from langgraph_typed_memory.entities.relations import STATEFUL
 from langgraph_typed_memory.entities.resolve import Entity, resolve_mention
-from langgraph_typed_memory.entities.turns import RECENT_LIMIT, KnownEntities, read_turn
+from langgraph_typed_memory.entities.turns import RECENT_LIMIT, KnownEntities, Told, read_turn
 from langgraph_typed_memory.lifecycle import ADDITIONS_KEY, IF_CHANGED_KEY, NEWEST_KEY
 
 __all__ = ["ENTITY_KIND", "ENTITY_CONFIDENCE", "SPEAKER", "EntityRead", "entity_value",
@@ -221,8 +221,8 @@ def _links_of(links: Iterable[tuple[str, str, str]]) -> dict[str, list[Link]]:
     return held
 
 
-def read_entities(text: str, known: KnownEntities, *, scope: str, speaker: str = SPEAKER
-                  ) -> EntityRead:
+def read_entities(text: str, known: KnownEntities, *, scope: str, speaker: str = SPEAKER,
+                  told: Told | None = None) -> EntityRead:
     """Read one turn against the scope's directory (`known`, its `recent` the thread's
     latest entities): the ids the turn's records carry, the entity records to write.
 
@@ -230,7 +230,8 @@ def read_entities(text: str, known: KnownEntities, *, scope: str, speaker: str =
     "I" is that entity in its relations. Relations whose both ends resolved become links of
     the subject's record; a relation that holds one object at a time (`STATEFUL`: lives in,
     works at) replaces the subject's earlier one. Only entities this turn mentions, or whose
-    links it changed, are proposed, and only when new or changed.
+    links it changed, are proposed, and only when new or changed. `told`: what a chat model
+    said the turn names (`turns.told`), read instead of the rules.
 
     Example:
         >>> scope = "tenant:acme/user:u1"
@@ -255,7 +256,7 @@ def read_entities(text: str, known: KnownEntities, *, scope: str, speaker: str =
         if found.entity is not None:
             speaker_id = found.entity.id
             known = _put(known, found.entity)
-    turn = read_turn(text, known, scope=scope)
+    turn = read_turn(text, known, scope=scope, told=told)
     held = _links_of(known.links)
     touched: list[str] = []
     for linked in turn.relations:
@@ -290,8 +291,8 @@ def read_entities(text: str, known: KnownEntities, *, scope: str, speaker: str =
         proposals.append({"kind": "entity", "key": ident, "value": entity_value(entity, links),
                           "confidence": ENTITY_CONFIDENCE,
                           "grounding": text[:_GROUNDING_CHARS],
-                          "proposed_by": "rule:entity.mention" if ident in ids
-                          else "rule:entity.relation"})
+                          "proposed_by": "model" if told is not None else
+                          "rule:entity.mention" if ident in ids else "rule:entity.relation"})
     after = KnownEntities(turn.known.entities, turn.known.recent,
                           tuple((s, r, o) for s, links in held.items() for r, o in links))
     return EntityRead(tuple(ids), names, tuple(proposals), after, speaker_id)

@@ -27,9 +27,11 @@ from langgraph_typed_memory.entities.resolve import (
     Resolution,
     resolve_mention,
 )
+from langgraph_typed_memory.extraction.candidates import Link, NamedThing
+from langgraph_typed_memory.extraction.lexicon import role
 
 __all__ = ["KnownEntities", "TurnEntities", "LinkedRelation", "read_turn", "RECENT_LIMIT",
-           "named_subjects"]
+           "named_subjects", "Told", "told"]
 
 RECENT_LIMIT = 30
 """How many of the thread's latest entities are kept for pronouns."""
@@ -142,8 +144,60 @@ class _Book:
         return KnownEntities(tuple(self.entities), tuple(self.recent), tuple(self.links))
 
 
+@dataclass(frozen=True, slots=True)
+class Told:
+    """What a chat model said a turn names (its structured output, checked against the
+    turn's words): read instead of the rules' mentions, aliases and relations."""
+
+    mentions: tuple[Mention, ...] = ()
+    aliases: tuple[Alias, ...] = ()
+    relations: tuple[Relation, ...] = ()
+
+
+def told(text: str, things: Sequence[NamedThing], links: Sequence[Link]) -> Told:
+    """The mentions, aliases and relations of a model's named things and links, placed where
+    the turn writes each name (the first time; a name the turn does not hold is left out).
+
+    Example:
+        >>> from langgraph_typed_memory.extraction.candidates import Link, NamedThing
+        >>> t = told("My sister Lena works at Volkswagen (VW).",
+        ...          [NamedThing(name="Lena", type="person", role="sister", pronoun="she"),
+        ...           NamedThing(name="Volkswagen", type="organisation", aliases=["VW"])],
+        ...          [Link(subject="Lena", relation="works_at", object="Volkswagen")])
+        >>> [(m.text, m.start, m.type, m.role and m.role.name, m.role_of) for m in t.mentions]
+        [('Lena', 10, 'person', 'sister', 'user'), ('Volkswagen', 24, 'organisation', None, None)]
+        >>> [(a.alias, a.name) for a in t.aliases], [(r.subject, r.relation, r.object_at)
+        ...                                          for r in t.relations]
+        ([('VW', 'Volkswagen')], [('Lena', 'works_at', 24)])
+    """
+    mentions: dict[str, Mention] = {}
+    for thing in things:
+        found = re.search(rf"(?<!\w){re.escape(thing.name)}(?!\w)", text, re.I)
+        if found is None or name_key(thing.name) in mentions:
+            continue
+        kin = role(thing.role.replace("_", " ")) if thing.role else None
+        mentions[name_key(thing.name)] = Mention(
+            found.group(), found.start(), found.end(), thing.type, thing.pronoun,
+            role=kin, role_of="user" if kin is not None else None)
+    aliases = tuple(Alias(a, t.name) for t in things for a in t.aliases
+                    if name_key(t.name) in mentions)
+    relations = []
+    for link in links:
+        ends = [(-1, "user") if e.lower() == "user" else (
+            mentions[name_key(e)].start, mentions[name_key(e)].text)
+            if name_key(e) in mentions else None for e in (link.subject, link.object)]
+        subject, obj = ends
+        if subject is None or (obj is None and link.relation != "works_as"):
+            continue
+        at, name = obj if obj is not None else (-1, link.object)
+        relations.append(Relation(subject[1], link.relation, name, subject[0], at,
+                                  value=obj is None))
+    return Told(tuple(sorted(mentions.values(), key=lambda m: m.start)), aliases,
+                tuple(relations))
+
+
 def read_turn(text: str, known: KnownEntities, *, scope: str,
-              model: ModelFallback | None = None) -> TurnEntities:
+              model: ModelFallback | None = None, told: Told | None = None) -> TurnEntities:
     """Resolve the mentions of a turn against what the scope and thread know.
 
     The relations the turn states type what they tie when the names alone did not: who
@@ -153,7 +207,8 @@ def read_turn(text: str, known: KnownEntities, *, scope: str,
     Aliases the turn states are learned before its names are resolved ("VW, short for
     Volkswagen": both name one entity); pronouns resolve against the thread, this turn
     included; a role's owner ("Tom's sister") is resolved first. `model` is the optional
-    fallback of `resolve_mention`.
+    fallback of `resolve_mention`. `told`: what a chat model said the turn names, read instead
+    of the rules' mentions, aliases and relations (`told()`).
 
     Example:
         >>> scope = "tenant:acme/user:u1"
@@ -170,8 +225,8 @@ def read_turn(text: str, known: KnownEntities, *, scope: str,
     """
     book = _Book(known)
     names = [n for e in known.entities for n in (e.name, *e.aliases)]
-    mentions = find_mentions(text, known_names=names)
-    aliases = find_aliases(text)
+    mentions = list(told.mentions) if told else find_mentions(text, known_names=names)
+    aliases = list(told.aliases) if told else find_aliases(text)
     alias_of = {name_key(a.alias): a for a in aliases}
     named = {name_key(a.name): a for a in aliases if a.pronoun is None}
     resolved: dict[int, Resolution] = {}
@@ -220,7 +275,7 @@ def read_turn(text: str, known: KnownEntities, *, scope: str,
         book.put(entity)
         by_text[key] = by_text[name_key(lookup.text)] = entity.id
         resolved[mention.start] = replace(result, mention=mention, entity=entity)
-    linked = _link(find_relations(text, mentions), resolved, book)
+    linked = _link(told.relations if told else find_relations(text, mentions), resolved, book)
     return TurnEntities(tuple(resolved[m.start] for m in mentions), tuple(linked),
                         tuple(aliases), book.frozen())
 

@@ -11,10 +11,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from langgraph_typed_memory.extraction.lexicon import EntityType, Pronoun
 from langgraph_typed_memory.schemas import MAX_TEXT_CHARS, check_json_value
 
-__all__ = ["Candidate", "ExtractionResult", "ValidatedCandidates", "candidates_from_model_output",
-           "EXPLICIT_CONFIDENCE", "HEDGED_CONFIDENCE", "SNAKE"]
+__all__ = ["Candidate", "ExtractionResult", "Link", "NamedThing", "ValidatedCandidates",
+           "candidates_from_model_output", "EXPLICIT_CONFIDENCE", "HEDGED_CONFIDENCE", "SNAKE"]
 
 SNAKE = r"^[a-z][a-z0-9_]*$"
 EXPLICIT_CONFIDENCE = 0.9  # a plain first-person statement
@@ -79,12 +80,54 @@ class Candidate(BaseModel):
         return self
 
 
+class NamedThing(BaseModel):
+    """A person, organisation, place, pet or project the message names (the model's part of
+    entity memory; the store resolves it to a stable entity).
+
+    Example:
+        >>> NamedThing(name="Lena", type="person", role="sister", pronoun="she").role
+        'sister'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    name: str = Field(min_length=1, max_length=120)
+    """The name exactly as the message writes it ("Lena", "Volkswagen", "platform team")."""
+    type: EntityType | None = None
+    """person, organisation, place, pet or project; null when the message does not tell."""
+    aliases: list[str] = Field(default_factory=list, max_length=8)
+    """Other names the message gives it ("VW" in "Volkswagen (VW)"), as written."""
+    pronoun: Pronoun | None = None
+    """she, he, they or it, when the message refers to it so."""
+    role: str | None = Field(default=None, pattern=SNAKE, max_length=40)
+    """What it is to the speaker, when the message says: sister, manager, friend, dog."""
+
+
+class Link(BaseModel):
+    """A relation the message states between named things (or the speaker).
+
+    Example:
+        >>> Link(subject="Sarah", relation="leads", object="platform team").relation
+        'leads'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    subject: str = Field(min_length=1, max_length=120)
+    """A named thing's name as in `entities`, or "user" for the speaker."""
+    relation: str = Field(pattern=SNAKE, max_length=40)
+    """snake_case: works_at, lives_in, reports_to, leads, member_of, married_to, located_in,
+    works_as (the object a job)."""
+    object: str = Field(min_length=1, max_length=120)
+    """A named thing's name, "user", or for works_as the job."""
+
+
 class ExtractionResult(BaseModel):
     """The schema to pass to `model.with_structured_output(ExtractionResult)`.
 
     Example:
-        >>> ExtractionResult().candidates
-        []
+        >>> ExtractionResult().candidates, ExtractionResult().entities
+        ([], [])
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
@@ -92,6 +135,10 @@ class ExtractionResult(BaseModel):
 
     candidates: list[Candidate] = Field(default_factory=list)
     """Every durable preference or fact the user stated in this message; [] when none."""
+    entities: list[NamedThing] = Field(default_factory=list)
+    """Every person, organisation, place, pet or project the message names; [] when none."""
+    relations: list[Link] = Field(default_factory=list)
+    """The relations the message states between them (or the speaker, "user")."""
 
 
 
@@ -110,6 +157,10 @@ class ValidatedCandidates:
     dropped: int
     reasons: list[str] = field(default_factory=list)
     """One short reason per dropped item: "item 2: invalid", "item 3: ungrounded"."""
+    entities: list[NamedThing] = field(default_factory=list)
+    """The named things whose name (and aliases) the message holds."""
+    relations: list[Link] = field(default_factory=list)
+    """The relations both of whose ends are the speaker or a kept named thing."""
 
 
 def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | None, text: str
@@ -147,10 +198,56 @@ def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | 
         except (ValidationError, ValueError, TypeError):
             reasons.append(f"item {i}: invalid")
             continue
-        words = candidate.grounding.strip(" \t\n\"'\u201c\u201d").split()
-        span = re.search(r"\s+".join(map(re.escape, words)), text, re.I) if words else None
+        span = _span(candidate.grounding, text)
         if span is None:
             reasons.append(f"item {i}: ungrounded")
         else:
-            kept.append(candidate.model_copy(update={"grounding": span.group()}))
-    return ValidatedCandidates(kept, len(reasons), reasons)
+            kept.append(candidate.model_copy(update={"grounding": span}))
+    things = _said_things(_items(result, "entities"), text, reasons)
+    names = {n.lower() for t in things for n in (t.name, *t.aliases)} | {"user"}
+    links = []
+    for i, item in enumerate(_items(result, "relations")):
+        try:
+            link = Link.model_validate(item.model_dump() if isinstance(item, Link) else item)
+        except (ValidationError, ValueError, TypeError):
+            reasons.append(f"relation {i}: invalid")
+            continue
+        if link.subject.lower() in names and (
+                link.object.lower() in names or link.relation == "works_as"):
+            links.append(link)
+        else:
+            reasons.append(f"relation {i}: names no entity of the message")
+    return ValidatedCandidates(kept, len(reasons), reasons, things, links)
+
+
+def _items(result: Any, name: str) -> list[Any]:
+    """The list `name` of a structured answer (a model or a mapping); [] when absent."""
+    items = result.get(name) if isinstance(result, Mapping) else getattr(result, name, None)
+    return list(items) if isinstance(items, (list, tuple)) else []
+
+
+def _span(words: str, text: str) -> str | None:
+    """`words` as `text` writes them (case and spacing aside), else None."""
+    parts = words.strip(" \t\n\"'\u201c\u201d").split()
+    span = re.search(r"\s+".join(map(re.escape, parts)), text, re.I) if parts else None
+    return span.group() if span is not None else None
+
+
+def _said_things(items: list[Any], text: str, reasons: list[str]) -> list[NamedThing]:
+    """The named things whose name the message holds, with the aliases it holds, as
+    written; the others are dropped with a reason."""
+    kept = []
+    for i, item in enumerate(items):
+        try:
+            thing = NamedThing.model_validate(
+                item.model_dump() if isinstance(item, NamedThing) else item)
+        except (ValidationError, ValueError, TypeError):
+            reasons.append(f"entity {i}: invalid")
+            continue
+        name = _span(thing.name, text)
+        if name is None:
+            reasons.append(f"entity {i}: ungrounded")
+            continue
+        aliases = [a for a in (_span(a, text) for a in thing.aliases) if a and a != name]
+        kept.append(thing.model_copy(update={"name": name, "aliases": aliases}))
+    return kept

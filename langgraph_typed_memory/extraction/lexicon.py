@@ -15,9 +15,11 @@ from typing import Literal, NamedTuple
 
 __all__ = ["Role", "ROLES", "role", "roles_conflict", "DEPARTMENTS", "PERSON_ROLE_WORDS",
            "FAMILY_AND_PET_WORDS", "JOBS", "occupation", "possession", "INSTRUCTION_VERBS",
-           "names_output", "NOT_A_VALUE", "LANGUAGES", "Pronoun", "ORG_WORDS", "WORKPLACES"]
+           "names_output", "NOT_A_VALUE", "LANGUAGES", "Pronoun", "ORG_WORDS", "WORKPLACES",
+           "EntityType"]
 
 Pronoun = Literal["she", "he", "they", "it"]
+EntityType = Literal["person", "organisation", "place", "pet", "project"]
 RoleClass = Literal["family", "social", "work", "pet"]
 
 

@@ -2,8 +2,9 @@
 
 It covers the same categories as the rule extractor (corrections with and without a marker,
 the user's organisation, standing instructions, named people and pets, identifiers, statements
-buried in a longer message, several statements in one), with one short example of each; what
-the model returns is validated by `candidates_from_model_output` as any model output is.
+buried in a longer message, several statements in one) and the entities and relations a
+message names, with one short example of each; what the model returns is validated by
+`candidates_from_model_output` as any model output is.
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ snake_case (home_city, employer, occupation, manager_name, brother_name, email, 
 service listens on), false when values add up (allergies, hobbies); `scope`: "tenant" only for \
 facts about the organisation as a whole ("we host everything on Azure").
 - episode: only when the user reports finishing a piece of work, summarized in `content`.
+A preference is a request TO YOU, the assistant, about how to answer or behave; advice, \
+encouragement or small talk between people ("never give up", "thanks for the tip") is none. \
+A fact is true of its subject and lasting, with a value of the right type (a job is a job; \
+a pet is not a partner); a mood, a plan for tonight or a hypothetical is none.
+entities: every person, organisation, place, pet or project the message names: `name` as \
+written, `type`, `aliases` (other names it gives: "VW" in "Volkswagen (VW)"), `pronoun`, \
+`role` (what it is to the user: sister, manager, dog). Never a pronoun, a common noun, a \
+language or a nationality.
+relations: what the message says ties them: `subject` and `object` a name from entities or \
+"user" for the speaker, `relation` in snake_case (works_at, lives_in, reports_to, leads, \
+member_of, married_to, located_in; works_as with the job as `object`).
 Corrections and updates: `correction` true whenever the message changes something said before, \
 with or without a marker ("actually", "scratch that", "not X anymore", "switched to", "these \
 days", or simply a new value for the same thing), the new `value`, and `replaces`: the old \
@@ -34,7 +46,7 @@ Never extract greetings, thanks, small talk, questions, one-off requests, hypoth
 user says is NOT true, or what the assistant said. `content`: one standalone third-person \
 sentence ("The user lives in Lyon."); `grounding`: copied verbatim from the message; \
 `confidence`: 0.9 when stated plainly, 0.6 when hedged ("I think", "maybe"). Nothing to \
-remember: {"candidates": []}.
+remember: {"candidates": [], "entities": [], "relations": []}.
 Examples (message -> candidates):
 "Actually I've gone off green tea, it's oolong these days." -> fact subject user, predicate \
 favourite_tea, value "oolong", replaces "green tea", correction true, stateful true.
@@ -45,7 +57,8 @@ value "Jenkins", scope tenant, stateful true.
 "Going forward, could you always put a TL;DR at the top?" -> preference key \
 instruction_tldr_at_top, value "put a TL;DR at the top".
 "My brother Tom is a dentist in Cork." -> fact user brother_name "Tom" (stateful); fact \
-subject Tom, predicate occupation, value "dentist in Cork".
+subject Tom, predicate occupation, value "dentist in Cork"; entities Tom (person, he, role \
+brother), Cork (place); relations Tom works_as "dentist", Tom lives_in Cork.
 "The staging db listens on 5433." -> fact subject user, predicate staging_db_port, value \
 "5433", stateful true.
 "Before I forget, some background: I teach chemistry, which is why I ask." -> fact subject \

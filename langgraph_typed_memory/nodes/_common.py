@@ -208,6 +208,19 @@ def last_human_at(messages: Sequence[BaseMessage]) -> int | None:
                  if isinstance(messages[i], HumanMessage)), None)
 
 
+def model_configured(model: BaseChatModel | str | None, config: RunnableConfig | None
+                     ) -> bool:
+    """Whether a chat model is named for the run (`resolve_model`'s sources), without
+    building it.
+
+    Example:
+        >>> model_configured(None, {"configurable": {"memory_model": "openai:gpt-4o"}})
+        True
+    """
+    return model is not None or bool(
+        ((config or {}).get("configurable") or {}).get(MODEL_KEY) or os.environ.get(MODEL_ENV))
+
+
 def resolve_model(
     model: BaseChatModel | str | None, config: RunnableConfig | None
 ) -> BaseChatModel | None:

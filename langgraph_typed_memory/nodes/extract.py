@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -22,6 +22,7 @@ from langgraph_typed_memory.entities.records import (
     stamp,
     with_recent,
 )
+from langgraph_typed_memory.entities.turns import Told, told
 from langgraph_typed_memory.errors import ConfigurationError, StoreUnusable
 from langgraph_typed_memory.extraction import (
     EXTRACTION_PROMPT,
@@ -35,13 +36,19 @@ from langgraph_typed_memory.gate import own_scope
 from langgraph_typed_memory.namespaces import scope_from_config
 from langgraph_typed_memory.nodes._common import (
     last_human,
+    model_configured,
     resolve_store,
     trace_of,
     try_resolve_model,
 )
 from langgraph_typed_memory.turns import message_text
 
-__all__ = ["create_extract_node"]
+__all__ = ["create_extract_node", "Extraction", "EXTRACTION_MODES"]
+
+Extraction = Literal["auto", "model", "rules"]
+"""Who reads a kept turn: the chat model when one is configured, else the rules ("auto");
+the model ("model"); the rules ("rules")."""
+EXTRACTION_MODES: tuple[Extraction, ...] = ("auto", "model", "rules")
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +70,9 @@ class _Kept:
     """The trace's `extraction` entry, filled as extraction goes."""
     combined: bool = False
     """A combined respond call already proposed the turn's candidates."""
+    told: Told | None = None
+    """What the model said the turn names (its entities and relations), read instead of the
+    rules when the model extracted the turn."""
 
     def request(self) -> list[Any]:
         """The model's input: the extraction prompt, earlier messages as context, the turn."""
@@ -77,7 +87,7 @@ def create_extract_node(
     model: BaseChatModel | str | None = None,
     /,
     *,
-    use_model: bool = True,
+    extraction: Extraction = "auto",
     messages_key: str = "messages",
     clock: Callable[[], float] = time.time,
     store: BaseStore | None = None,
@@ -86,12 +96,16 @@ def create_extract_node(
     """Build the extract node.
 
     The newest user message first meets the pre-filter (role, word count, chit-chat,
-    questions, near-duplicates of the last minute): most turns stop there. A kept turn goes to
-    the chat model's structured output (`ExtractionResult`) when one is configured (argument,
-    `configurable["model"]` or `TYPED_MEMORY_MODEL`) and `use_model` is true, else to the
-    rule-based extractor. Model output is validated (ungrounded candidates dropped); a failing
-    model falls back to the rules, recorded. If a combined respond call already produced
-    candidates this turn, the node keeps them. Candidates go to `memory_candidates`.
+    questions, near-duplicates of the last minute): most turns stop there. A kept turn is read
+    by one structured-output call of the chat model (`ExtractionResult`: facts, preferences,
+    corrections, the people, places and organisations it names and their relations) when
+    `extraction` is "model", or "auto" (the default) and a model is configured (the argument,
+    `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`); else by the offline rules. The
+    model's answer is checked as any output is (ungrounded items dropped); a failing model or
+    an answer that is not structured falls back to the rules, recorded in
+    `memory_trace["degraded"]` and logged. If a combined respond call already produced
+    candidates this turn, the node keeps them. Candidates go to `memory_candidates`, each with
+    `proposed_by` ("model", or "rule:<id>").
 
     With a store (the argument, else the graph's runtime store), a kept turn is also read
     for entities (`entities.records.read_entities`) against the scope's entity records (one
@@ -108,7 +122,8 @@ def create_extract_node(
 
     Args:
         model: A chat model or an `init_chat_model` string; None: configuration or rules.
-        use_model: Set False to always use the rule-based extractor.
+        extraction: "auto" (the model when one is configured, else the rules), "model" (a
+            run without a model is a `ConfigurationError`) or "rules" (never the model).
         messages_key: The state key holding the conversation.
         clock: Seconds since the epoch (inject one in tests).
         store: The memory store the entities are read from; default: the graph's runtime
@@ -117,11 +132,23 @@ def create_extract_node(
 
     Example:
         >>> from langchain_core.messages import HumanMessage
-        >>> node = create_extract_node(use_model=False)
+        >>> node = create_extract_node(extraction="rules")
         >>> out = node.invoke({"messages": [HumanMessage("I live in Lyon now.")]})
         >>> [(c["kind"], c["predicate"], c["value"]) for c in out["memory_candidates"]]
         [('fact', 'home_city', 'Lyon')]
     """
+
+    if extraction not in EXTRACTION_MODES:
+        raise ConfigurationError(
+            f"create_extract_node(extraction={extraction!r}): use \"auto\" (the model when "
+            "one is configured, else the rules), \"model\" or \"rules\".")
+
+    def check_model(config: RunnableConfig | None) -> None:
+        if extraction == "model" and not model_configured(model, config):
+            raise ConfigurationError(
+                "extraction=\"model\" but this run names no chat model: pass one to the "
+                "factory (or to create_memory_chat_graph), or set configurable['memory_model'] "
+                "or TYPED_MEMORY_MODEL; extraction=\"auto\" falls back to the rules instead.")
 
     def prepare(state: dict[str, Any]) -> tuple[_Kept | None, dict[str, Any]]:
         """The pre-filter's decision; the turn to extract from when it keeps it."""
@@ -168,12 +195,13 @@ def create_extract_node(
             return rules(turn, update, f"extraction model output unusable ({checked.reasons[0]})")
         turn.extraction.update(method="model", candidates=len(checked.candidates),
                                dropped=checked.dropped)
+        turn.told = told(turn.text, checked.entities, checked.relations)
         return {**update, "memory_candidates": [
             _proposal(c, "model") for c in checked.candidates]}
 
     def chosen(turn: _Kept, update: dict[str, Any], config: RunnableConfig | None
                ) -> BaseChatModel | None:
-        if not use_model:
+        if extraction == "rules":
             return None
         chat, why = try_resolve_model(model, config)
         if why:
@@ -188,7 +216,8 @@ def create_extract_node(
             return out
         labels = own_scope(scope_from_config(config)).labels()
         known = with_recent(scope_known, _recent_entities(state))
-        read = read_entities(turn.text, known, scope=scope_key(labels), speaker=turn.speaker)
+        read = read_entities(turn.text, known, scope=scope_key(labels), speaker=turn.speaker,
+                             told=turn.told)
         candidates = out.get("memory_candidates", state.get("memory_candidates")) or []
         turn.extraction["entities"] = {"mentioned": len(read.ids),
                                        "proposed": len(read.proposals)}
@@ -215,6 +244,7 @@ def create_extract_node(
         logger.warning("extract: %s", why)
 
     def extract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        check_model(config)
         turn, update = prepare(state)
         if turn is None:
             return update
@@ -241,6 +271,7 @@ def create_extract_node(
         return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)
 
     async def aextract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        check_model(config)
         turn, update = prepare(state)
         if turn is None:
             return update

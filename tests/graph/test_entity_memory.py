@@ -91,12 +91,12 @@ def test_named_speakers_are_entities_of_their_turns(store: Any) -> None:
 def test_extract_reads_no_entities_without_a_store_or_when_switched_off(store: Any) -> None:
     config = {"configurable": {"tenant_id": "acme", "user_id": "alice"}}
     state = {"messages": [HumanMessage("I live in Lyon now.")]}
-    for node in (create_extract_node(use_model=False),
-                 create_extract_node(use_model=False, store=store, entities=False)):
+    for node in (create_extract_node(extraction="rules"),
+                 create_extract_node(extraction="rules", store=store, entities=False)):
         out = node.invoke(state, config)
         assert [c["kind"] for c in out["memory_candidates"]] == ["fact"]
         assert out["memory_entities"]["mentioned"] == []
-    out = create_extract_node(use_model=False, store=store).invoke(state, config)
+    out = create_extract_node(extraction="rules", store=store).invoke(state, config)
     assert [c["kind"] for c in out["memory_candidates"]] == ["fact", "entity"]
 
 
@@ -105,7 +105,7 @@ def test_a_failing_entity_read_degrades_the_turn(store: Any, monkeypatch: Any) -
         raise OSError("disk gone")
 
     monkeypatch.setattr(store, "batch", broken)
-    out = create_extract_node(use_model=False, store=store).invoke(
+    out = create_extract_node(extraction="rules", store=store).invoke(
         {"messages": [HumanMessage("I live in Lyon now.")]},
         {"configurable": {"tenant_id": "acme", "user_id": "alice"}})
     assert [c["kind"] for c in out["memory_candidates"]] == ["fact"]

@@ -95,7 +95,8 @@ def test_graph_with_a_chat_model_and_structured_extraction(store):
         tool_reply("ExtractionResult", {"candidates": [{
             "kind": "fact", "subject": "user", "predicate": "home_city",
             "content": "The user lives in Lyon.", "value": "Lyon", "confidence": 0.9,
-            "grounding": "I live in Lyon"}]}),
+            "grounding": "I live in Lyon"}],
+            "entities": [{"name": "Lyon", "type": "place"}]}),
     )
     graph = create_memory_chat_graph(model, store=store, checkpointer=InMemorySaver())
     [state] = play(graph, "s1", ["I live in Lyon, by the river."])
@@ -104,7 +105,7 @@ def test_graph_with_a_chat_model_and_structured_extraction(store):
     assert trace["model_call"]["input_tokens"] == 20
     assert [(p["kind"], p["outcome"]) for p in trace["promotions"]] == [
         ("fact", "written"), ("entity", "written"), ("episode", "written")]
-    # the candidate, the entity it names (Lyon), then the turn log
+    # the candidate, the entity the model named (Lyon), then the turn log
     assert state["messages"][-1].content == "Sure."
 
 

@@ -265,7 +265,7 @@ def test_a_state_that_extends_memory_state_works(memory):
 def test_extract_and_promote_alone_in_a_memory_state_graph_work(memory):
     """No retrieve node before them: the state check must not take that for a bad schema."""
     builder = StateGraph(MemoryState)
-    builder.add_node("extract", create_extract_node(use_model=False))
+    builder.add_node("extract", create_extract_node(extraction="rules"))
     builder.add_node("promote", create_promote_node())
     builder.add_edge(START, "extract")
     builder.add_edge("extract", "promote")

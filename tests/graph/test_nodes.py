@@ -239,13 +239,13 @@ def test_respond_malformed_structured_output_degrades():
 
 
 def test_extract_prefilter_stops_chit_chat():
-    out = create_extract_node(use_model=False).invoke({"messages": [HumanMessage("thanks!")]})
+    out = create_extract_node(extraction="rules").invoke({"messages": [HumanMessage("thanks!")]})
     assert out["memory_candidates"] == []
     assert out["memory_trace"]["extraction"]["method"] == "prefiltered"
 
 
 def test_extract_near_duplicate_within_a_minute():
-    node = create_extract_node(use_model=False, clock=lambda: 1000.0)
+    node = create_extract_node(extraction="rules", clock=lambda: 1000.0)
     recent = [("I live in Lyon.", 990.0)]
     out = node.invoke({"messages": [HumanMessage("I live in Lyon.")], "memory_recent": recent})
     assert out["memory_trace"]["extraction"]["prefilter"] == "duplicate"
