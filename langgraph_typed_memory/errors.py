@@ -6,6 +6,9 @@ of these is raised from a store call: validation runs before any I/O.
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
 from langgraph.store.base import InvalidNamespaceError
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "ImportCollision",
     "InvalidVerdict",
     "UnknownMemory",
+    "shown",
 ]
 
 
@@ -250,3 +254,38 @@ class UnknownMemory(TypedMemoryError, LookupError):
         >>> issubclass(UnknownMemory, LookupError)
         True
     """
+
+
+class _MessageRepr(reprlib.Repr):
+    """`reprlib.Repr` for error messages: integers too long to print are described, not
+    printed (Python refuses to print one of more than 4,300 digits)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 256:
+            return f"<int of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_REPR = _MessageRepr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60
+
+
+def shown(value: Any, width: int = 80) -> str:
+    """`repr(value)` cut to at most `width` characters, for an error message: safe for any
+    value a caller may pass (nesting thousands deep, cycles, integers of thousands of digits,
+    a `__repr__` that raises).
+
+    Example:
+        >>> shown([[[[["deep"]]]]]), shown(10**5000)
+        ('[[[[...]]]]', '<int of 16610 bits>')
+        >>> shown("x" * 200, width=12)
+        "'xxxxxxx...'"
+    """
+    try:
+        text = _REPR.repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    if len(text) <= width:
+        return text
+    closing = text[-1] if text[-1] in "'\")]}" else ""
+    return text[: max(width - 3 - len(closing), 1)] + "..." + closing

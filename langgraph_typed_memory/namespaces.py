@@ -35,7 +35,12 @@ from typing import Any, Literal, get_args
 
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_typed_memory.errors import ConfigurationError, InvalidNamespace, UnknownKind
+from langgraph_typed_memory.errors import (
+    ConfigurationError,
+    InvalidNamespace,
+    UnknownKind,
+    shown,
+)
 
 __all__ = [
     "Kind",
@@ -370,8 +375,15 @@ def parse_namespace(namespace: tuple[str, ...]) -> TypedNamespace:
 
     Raises:
         UnknownKind: the last label is not a memory kind.
-        InvalidNamespace: the scope labels are malformed.
+        InvalidNamespace: the scope labels are malformed, or `namespace` is not a tuple (or
+            list) of strings.
     """
+    if (not isinstance(namespace, (tuple, list))
+            or not all(isinstance(label, str) for label in namespace)):
+        raise InvalidNamespace(
+            f"Namespace {shown(namespace)} must be a tuple of strings, e.g. "
+            "('tenant:acme', 'user:alice', 'fact')."
+        )
     if not is_typed(namespace):
         raise InvalidNamespace(
             f"Namespace {namespace!r} is not typed: a typed namespace starts with 'tenant:ID'."
@@ -407,14 +419,26 @@ def memory_namespace(
         ('tenant:acme', 'user:alice', 'preference')
 
     Raises:
-        InvalidNamespace: an id that is not a valid one (not a string, too long, a ':').
+        InvalidNamespace: an id that is not a valid one (not a string, too long, a ':'), or
+            no `tenant_id`.
         UnknownKind: `kind` is not a memory kind.
     """
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise UnknownKind(
+            f"memory_namespace: kind={shown(kind)} is not a memory kind; use one of "
+            f"{', '.join(KINDS)}."
+        )
     for what, ident in (("tenant_id", tenant_id), ("user_id", user_id),
                         ("agent_id", agent_id)):
+        if ident is None and what == "tenant_id":
+            raise InvalidNamespace(
+                "memory_namespace: tenant_id=None; every namespace has a tenant: give its id "
+                "as a string, e.g. tenant_id='acme'."
+            )
         if ident is not None and not isinstance(ident, str):
-            raise InvalidNamespace(f"{what} must be a string, not {type(ident).__name__} "
-                                   f"({ident!r:.60})")
+            raise InvalidNamespace(
+                f"memory_namespace: {what} must be a string, not {type(ident).__name__} "
+                f"({shown(ident, 60)}).")
     namespace = (*Scope(tenant_id, user_id, agent_id).labels(), kind)
     parse_namespace(namespace)
     return namespace

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from langgraph_typed_memory.errors import InvalidRecord, StatusNotAllowed
+from langgraph_typed_memory.errors import InvalidRecord, StatusNotAllowed, shown
 from langgraph_typed_memory.namespaces import Kind
 
 __all__ = [
@@ -32,6 +32,10 @@ __all__ = [
     "SCHEMAS",
     "COMPUTED_FIELDS",
     "MAX_TEXT_CHARS",
+    "MAX_VALUE_DEPTH",
+    "MAX_JSON_INT",
+    "MIN_JSON_INT",
+    "MAX_RUN_ID_CHARS",
     "ValidatedRecord",
     "validate_record",
     "check_json_value",
@@ -40,6 +44,20 @@ __all__ = [
 
 MAX_TEXT_CHARS = 32_000
 """Longest text field accepted; longer content belongs in a document store, not memory."""
+
+MAX_VALUE_DEPTH = 64
+"""The deepest a stored value may nest dicts and lists within one another (the value itself
+is the first level). Far below what the JSON encoders and Python's recursion limit bear
+(orjson stops at 254 levels, pydantic's serializer and SQLite's JSON functions not much
+further), and far beyond any record's shape."""
+MAX_JSON_INT = 2**63 - 1
+MIN_JSON_INT = -(2**63)
+"""The integers a value may hold: 64-bit, what both backends store and read back exactly
+(SQLite's JSON reads wider ones back as floats; Python will not print one of more than 4,300
+digits)."""
+MAX_RUN_ID_CHARS = 256
+"""Longest run id (`source_run_id`, `promote(run_id=...)`): it is indexed, and Postgres
+bounds an index entry (2,704 bytes)."""
 
 COMPUTED_FIELDS = frozenset(
     {
@@ -63,7 +81,7 @@ Confidence = Field(default=1.0, ge=0.0, le=1.0)
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    source_run_id: str | None = None
+    source_run_id: str | None = Field(default=None, max_length=MAX_RUN_ID_CHARS)
     """The run that produced the memory (provenance)."""
     source_turn: int | None = Field(default=None, ge=0, le=2**31 - 1)
     """The turn of that run."""
@@ -293,11 +311,24 @@ def content_hash(*parts: str) -> str:
 
 
 def check_json_value(value: Any, where: str, path: str = "value") -> None:
-    """Refuse what no backend can store faithfully: NUL bytes, lone surrogates, NaN/inf.
+    """Refuse what no backend can store faithfully: NUL bytes, lone surrogates, NaN/inf,
+    integers outside 64 bits (`MIN_JSON_INT`..`MAX_JSON_INT`), nesting deeper than
+    `MAX_VALUE_DEPTH`, and anything that is not JSON.
+
+    Example:
+        >>> check_json_value({"tags": ["a", {"n": 2**63 - 1}]}, "put 'k' in ('docs',)")
+        >>> check_json_value({"n": 2**64}, "put")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.InvalidRecord: put: value.n is 18446744073709551616, ...
 
     Raises:
         InvalidRecord: naming the path of the bad element.
     """
+    _check_json(value, where, path, 0)
+
+
+def _check_json(value: Any, where: str, path: str, depth: int) -> None:
     if isinstance(value, str):
         if "\x00" in value:
             raise InvalidRecord(f"{where}: {path} contains a NUL byte; remove it.")
@@ -308,23 +339,44 @@ def check_json_value(value: Any, where: str, path: str = "value") -> None:
                 f"{where}: {path} contains a lone surrogate ({exc.object[exc.start:exc.end]!r}); "
                 "pass valid Unicode text."
             ) from None
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int):
+        if not MIN_JSON_INT <= value <= MAX_JSON_INT:
+            raise InvalidRecord(
+                f"{where}: {path} is {shown(value, 40)}, an integer outside the 64-bit range "
+                f"{MIN_JSON_INT}..{MAX_JSON_INT} that every backend stores exactly; store it "
+                "as a string (or as a float if an approximation will do)."
+            )
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidRecord(f"{where}: {path} is {value}; use a finite number.")
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidRecord(f"{where}: {path} has a non-string key {k!r}.")
-            check_json_value(k, where, f"{path} key")
-            check_json_value(v, where, f"{path}.{k}")
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            check_json_value(v, where, f"{path}[{i}]")
-    elif value is not None and not isinstance(value, (bool, int)):
+    elif isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_VALUE_DEPTH:
+            raise InvalidRecord(
+                f"{where}: {_cut(path)} is nested more than {MAX_VALUE_DEPTH} levels deep "
+                "(dicts and lists within one another); flatten it, or store the deep part as "
+                "a JSON string."
+            )
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise InvalidRecord(f"{where}: {path} has a non-string key {shown(k)}.")
+                _check_json(k, where, f"{path} key", depth + 1)
+                _check_json(v, where, f"{path}.{k}", depth + 1)
+        else:
+            for i, v in enumerate(value):
+                _check_json(v, where, f"{path}[{i}]", depth + 1)
+    else:
         raise InvalidRecord(
             f"{where}: {path} is a {type(value).__name__}, which is not JSON; "
             "use dicts, lists, strings, numbers, booleans or None."
         )
+
+
+def _cut(path: str, width: int = 120) -> str:
+    """A long path for a message: its start and its end."""
+    return path if len(path) <= width else f"{path[: width // 2]}...{path[-width // 2 :]}"
 
 
 def _text(value: Any) -> str:

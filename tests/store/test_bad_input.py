@@ -68,6 +68,19 @@ ALICE = {"tenant_id": "acme", "user_id": "alice", "run_id": "run-bad"}
 TOO_LONG = "x" * 32_001
 
 
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def cyclic() -> list[Any]:
+    loop: list[Any] = []
+    loop.append(loop)
+    return loop
+
+
 class MarkedEmbeddings(HashEmbeddings):
     """The shared fake embedder, except for two marker words that make it misbehave.
 
@@ -294,37 +307,53 @@ class Bad:
     """Backends where the bug shows (None: all)."""
 
 
-LANGGRAPH_NS_CHECK = (
-    "BUG: put/get/search/delete/list_namespaces call LangGraph's _validate_namespace before "
-    "the package validates, so a malformed namespace raises LangGraph's bare "
-    "InvalidNamespaceError, not InvalidNamespace (not a TypedMemoryError); the same op through "
-    "batch() raises InvalidNamespace"
-)
-
 BAD: list[Bad] = [
     # ---- malformed namespaces
     Bad("put-empty-namespace", lambda s: s.put((), "k", {"text": "x"}),
-        InvalidNamespace, "empty", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "empty"),
     Bad("put-empty-label", lambda s: s.put(("docs", ""), "k", {"text": "x"}),
-        InvalidNamespace, "('docs', '')", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "('docs', '')"),
     Bad("put-dot-in-label", lambda s: s.put(("docs", "a.b"), "k", {"text": "x"}),
-        InvalidNamespace, "'a.b'", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "'a.b'"),
     Bad("put-non-str-label", lambda s: s.put(("docs", 5), "k", {"text": "x"}),
-        InvalidNamespace, "5", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "5"),
     Bad("put-reserved-root", lambda s: s.put(("langgraph", "x"), "k", {"text": "x"}),
-        InvalidNamespace, "langgraph", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "langgraph"),
     Bad("put-nul-in-label", lambda s: s.put(("docs\x00",), "k", {"text": "x"}),
-        InvalidNamespace, "NUL", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "NUL"),
     Bad("search-dot-in-prefix", lambda s: s.search(("docs", "a.b")),
-        InvalidNamespace, "'a.b'", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "'a.b'"),
     Bad("delete-empty-label", lambda s: s.delete(("docs", ""), "d1"),
-        InvalidNamespace, "('docs', '')", LANGGRAPH_NS_CHECK),
+        InvalidNamespace, "('docs', '')"),
     Bad("batch-put-empty-label", lambda s: s.batch([PutOp(("docs", ""), "k", {"text": "x"})]),
         InvalidNamespace, "('docs', '')"),
     Bad("batch-put-dot-in-label", lambda s: s.batch([PutOp(("a.b",), "k", {"text": "x"})]),
         InvalidNamespace, "'a.b'"),
     Bad("put-namespace-is-a-list", lambda s: s.put(["docs"], "k", {"text": "x"}),
         InvalidNamespace, "['docs']"),
+    Bad("put-bytes-label", lambda s: s.put((b"x",), "k", {"text": "x"}),
+        InvalidNamespace, "b'x'"),
+    Bad("get-namespace-is-an-int", lambda s: s.get(5, "k"), InvalidNamespace, "namespace 5"),
+    Bad("search-namespace-is-none", lambda s: s.search(None), InvalidNamespace, "None"),
+    Bad("delete-namespace-is-none", lambda s: s.delete(None, "k"), InvalidNamespace, "None"),
+    Bad("get-key-is-none", lambda s: s.get(DOCS, None), InvalidRecord, "key None"),
+    Bad("put-key-is-bytes", lambda s: s.put(DOCS, b"k", {"text": "x"}), InvalidRecord,
+        "key b'k'"),
+    Bad("list-namespaces-prefix-is-an-int", lambda s: s.list_namespaces(prefix=5),
+        InvalidQuery, "match path 5"),
+    Bad("list-namespaces-dot-in-prefix", lambda s: s.list_namespaces(prefix=("a.b",)),
+        InvalidNamespace, "'a.b'"),
+    Bad("list-namespaces-surrogate-in-suffix",
+        lambda s: s.list_namespaces(suffix=("a\ud800",)), InvalidNamespace, "surrogate"),
+    Bad("list-namespaces-max-depth-bool", lambda s: s.list_namespaces(max_depth=True),
+        InvalidQuery, "max_depth=True"),
+    Bad("batch-of-none", lambda s: s.batch(None), InvalidQuery, "ops=None"),
+    Bad("batch-of-a-non-op", lambda s: s.batch([GetOp(DOCS, "d1"), 5]), InvalidQuery,
+        "Unknown operation 5"),
+    Bad("namespace-over-1600-bytes", lambda s: s.put(("\u00e9" * 801,), "k", {"text": "x"}),
+        InvalidNamespace, "1602 bytes"),
+    Bad("key-over-1024-bytes", lambda s: s.put(DOCS, "\U0001f600" * 257, {"text": "x"}),
+        InvalidRecord, "1028 bytes"),
     Bad("put-lone-surrogate-in-label", lambda s: s.put(("docs\ud800",), "k", {"text": "x"}),
         InvalidNamespace, "surrogate"),
     Bad("typed-label-without-prefix", lambda s: s.put(("tenant:acme", "bob", "fact"), "k", fact()),
@@ -465,6 +494,27 @@ BAD: list[Bad] = [
         InvalidRecord, "value.confidence is inf"),
     Bad("minus-infinity-untyped", lambda s: s.put(DOCS, "k", {"x": -math.inf}),
         InvalidRecord, "value.x is -inf"),
+    # ---- integers past 64 bits, nesting too deep
+    Bad("integer-past-64-bits", lambda s: s.put(DOCS, "k", {"x": 2**64}),
+        InvalidRecord, "value.x is 18446744073709551616"),
+    Bad("integer-of-5000-digits", lambda s: s.put(DOCS, "k", {"x": 10**5000}),
+        InvalidRecord, "value.x is <int of 16610 bits>"),
+    Bad("typed-integer-past-64-bits",
+        lambda s: s.put(ALICE_FACTS, "k", fact(value=-(2**63) - 1)), InvalidRecord,
+        "value.value is -9223372036854775809"),
+    Bad("value-nested-2000-deep", lambda s: s.put(DOCS, "k", {"x": nested(2_000)}),
+        InvalidRecord, "nested more than 64 levels"),
+    Bad("value-nested-900-deep", lambda s: s.put(ALICE_FACTS, "k", fact(value=nested(900))),
+        InvalidRecord, "nested more than 64 levels"),
+    Bad("value-holding-itself", lambda s: s.put(DOCS, "k", {"x": cyclic()}),
+        InvalidRecord, "nested more than 64 levels"),
+    Bad("filter-nested-2000-deep", lambda s: s.search(DOCS, filter={"x": nested(2_000)}),
+        InvalidQuery, "nested more than 64 levels"),
+    Bad("filter-integer-of-5000-digits", lambda s: s.search(DOCS, filter={"n": 10**5000}),
+        InvalidQuery, "filter.n is <int of 16610 bits>"),
+    Bad("proposal-nested-2000-deep",
+        lambda s: s.promote([proposal(value=nested(2_000))], **ALICE),
+        Rejected, "nested more than 64 levels"),
     # ---- keys
     Bad("empty-key", lambda s: s.put(ALICE_FACTS, "", fact()), InvalidRecord, "key ''"),
     Bad("key-too-long", lambda s: s.put(DOCS, "k" * 1025, {"text": "x"}), InvalidRecord, "1025"),
@@ -501,6 +551,14 @@ BAD: list[Bad] = [
         InvalidRecord, "ttl=nan"),
     Bad("ttl-infinite", lambda s: s.put(ALICE_PREFS, "format", {"value": "csv"}, ttl=math.inf),
         InvalidRecord, "ttl=inf"),
+    Bad("ttl-past-the-limit", lambda s: s.put(DOCS, "k", {"text": "x"}, ttl=1e308),
+        InvalidRecord, "ttl=1e+308"),
+    Bad("ttl-is-a-str", lambda s: s.put(DOCS, "k", {"text": "x"}, ttl="5"),
+        InvalidRecord, "ttl='5'"),
+    Bad("index-is-a-str", lambda s: s.put(DOCS, "k", {"text": "x"}, index="text"),
+        InvalidRecord, "index='text'"),
+    Bad("refresh-ttl-not-bool", lambda s: s.get(DOCS, "d1", refresh_ttl="yes"),
+        InvalidQuery, "refresh_ttl='yes'"),
     # ---- timestamps
     Bad("occurred-at-year-1",
         lambda s: s.put(ALICE_FACTS, "k", fact(occurred_at="0001-01-01T00:00:00+00:00")),

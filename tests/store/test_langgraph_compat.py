@@ -77,6 +77,13 @@ def test_list_namespaces_takes_any_sequence_of_labels(store: BaseStore):
     assert store.batch([ListNamespacesOp((condition,))])[0] == [("z",), ("z", "b")]
 
 
+def test_search_takes_a_list_prefix_and_keys_become_text(store: BaseStore):
+    store.put(DOCS, 42, {"text": "x"})  # LangGraph's methods call str(key)
+    store.put(ALICE_FACTS, "f", fact("Alice has a cat"))
+    assert keys(store.search(["docs"])) == ["42"] and store.get(DOCS, 42).key == "42"
+    assert keys(store.search(list(ALICE_FACTS), query="cat")) == ["f"]
+
+
 @pytest.mark.parametrize("path", [[1], ("a", None), "a", b"a", None])
 def test_match_path_that_is_not_labels_is_refused(store: BaseStore, path: Any):
     op = ListNamespacesOp((MatchCondition("prefix", path),))

@@ -35,7 +35,7 @@ from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.store.core.access import BackgroundFlush
 from langgraph_typed_memory.store.core.engine import Engine
 from langgraph_typed_memory.store.core.langgraph_api import LangGraphApi
-from langgraph_typed_memory.store.core.ops import HistoryOp, PromoteOp
+from langgraph_typed_memory.store.core.ops import HistoryOp, PromoteOp, batch_ops
 from langgraph_typed_memory.store.core.protocol import Plan
 from langgraph_typed_memory.store.core.records import Dialect, Records
 from langgraph_typed_memory.store.core.retry import PlanSource, RetryPolicy
@@ -262,13 +262,13 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
             >>> results[0], results[1]  # reads run before the writes of the same batch
             (None, None)
         """
-        ops = list(ops)
+        ops = batch_ops(ops)
         return list(self._run(lambda: self._engine.run(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute operations (reads first, then writes in one transaction), off the event
         loop."""
-        ops = list(ops)
+        ops = batch_ops(ops)
         return list(await self._arun(lambda: self._engine.run(ops)))
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:

@@ -1,10 +1,14 @@
 """LangGraph's convenience calls (`get`, `search`, `put`, `delete`, `list_namespaces`, sync
-and async) for typed namespaces.
+and async) over `batch`/`abatch`, for typed and untyped namespaces alike.
 
-LangGraph's `BaseStore` refuses "." in every label before it builds the batch. The ids of a
-typed namespace may hold it (`user:alice@example.com`, `tenant:acme.io`; stored reversibly,
-see `namespaces.encode_namespace`), so a typed call goes straight to `batch`, whose
-validation applies the typed grammar; an untyped one keeps LangGraph's checks.
+LangGraph's `BaseStore` checks labels before it builds the batch, and raises its own
+`InvalidNamespaceError` (or a bare `TypeError` for a namespace that is not a tuple). Here
+each call builds its op as LangGraph does (a key given as an int or a UUID becomes text, the
+TTL and TTL refresh come from the TTL config, a search prefix may be a list) and sends it
+straight to `batch`, whose validation (`ops.validate_op`) checks every argument before any
+I/O: a bad one raises the package's typed error naming the argument and the fix
+(`InvalidNamespace` is LangGraph's `InvalidNamespaceError` too). The ids of a typed namespace
+may hold "." (`user:alice@example.com`; stored reversibly, see `namespaces.encode_namespace`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from langgraph_typed_memory.namespaces import is_typed
+from langgraph_typed_memory.store.core.ops import key_argument, prefix_argument
 
 __all__ = ["LangGraphApi"]
 
@@ -47,23 +51,19 @@ class LangGraphApi(BaseStore):
             ...     print(store.get(ns, "tone").namespace)
             ('tenant:acme.io', 'user:alice@example.com', 'preference')
         """
-        if not is_typed(namespace):
-            return super().get(namespace, key, refresh_ttl=refresh_ttl)
-        op = GetOp(namespace, str(key), self._refresh(refresh_ttl))
-        return cast(Item | None, self.batch([op])[0])
+        return cast(Item | None, self.batch([self._get_op(namespace, key, refresh_ttl)])[0])
 
     async def aget(self, namespace: tuple[str, ...], key: str, *,
                    refresh_ttl: bool | None = None) -> Item | None:
         """Async `get`."""
-        if not is_typed(namespace):
-            return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
-        op = GetOp(namespace, str(key), self._refresh(refresh_ttl))
+        op = self._get_op(namespace, key, refresh_ttl)
         return cast(Item | None, (await self.abatch([op]))[0])
 
     def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0,
                refresh_ttl: bool | None = None) -> list[SearchItem]:
-        """Search a namespace prefix; see LangGraph's `BaseStore.search`.
+        """Search a namespace prefix (a tuple, or a list as LangGraph's SQL stores take it);
+        see LangGraph's `BaseStore.search`.
 
         Example:
             >>> from langgraph_typed_memory import SqliteMemoryStore
@@ -74,22 +74,14 @@ class LangGraphApi(BaseStore):
             ...     print([item.value["value"] for item in store.search(ns)])
             ['terse']
         """
-        if not is_typed(namespace_prefix):
-            return super().search(namespace_prefix, query=query, filter=filter, limit=limit,
-                                  offset=offset, refresh_ttl=refresh_ttl)
-        op = SearchOp(namespace_prefix, filter, limit, offset, query,
-                      self._refresh(refresh_ttl))
+        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
         return cast(list[SearchItem], self.batch([op])[0])
 
     async def asearch(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                       filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0,
                       refresh_ttl: bool | None = None) -> list[SearchItem]:
         """Async `search`."""
-        if not is_typed(namespace_prefix):
-            return await super().asearch(namespace_prefix, query=query, filter=filter,
-                                         limit=limit, offset=offset, refresh_ttl=refresh_ttl)
-        op = SearchOp(namespace_prefix, filter, limit, offset, query,
-                      self._refresh(refresh_ttl))
+        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
         return cast(list[SearchItem], (await self.abatch([op]))[0])
 
     def put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
@@ -106,17 +98,13 @@ class LangGraphApi(BaseStore):
             ...     print(store.get(ns, "tone").value["value"])
             terse
         """
-        if not is_typed(namespace):
-            return super().put(namespace, key, value, index, ttl=ttl)
-        self.batch([PutOp(namespace, str(key), value, index=index, ttl=self._ttl(ttl))])
+        self.batch([self._put_op(namespace, key, value, index, ttl)])
 
     async def aput(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
                    index: Literal[False] | list[str] | None = None, *,
                    ttl: float | None | NotProvided = NOT_PROVIDED) -> None:
         """Async `put`."""
-        if not is_typed(namespace):
-            return await super().aput(namespace, key, value, index, ttl=ttl)
-        await self.abatch([PutOp(namespace, str(key), value, index=index, ttl=self._ttl(ttl))])
+        await self.abatch([self._put_op(namespace, key, value, index, ttl)])
 
     def delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Delete an item; see LangGraph's `BaseStore.delete`.
@@ -131,15 +119,11 @@ class LangGraphApi(BaseStore):
             ...     print(store.get(ns, "tone"))
             None
         """
-        if not is_typed(namespace):
-            return super().delete(namespace, key)
-        self.batch([PutOp(namespace, str(key), None, ttl=None)])
+        self.batch([PutOp(namespace, key_argument(key), None, ttl=None)])
 
     async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
         """Async `delete`."""
-        if not is_typed(namespace):
-            return await super().adelete(namespace, key)
-        await self.abatch([PutOp(namespace, str(key), None, ttl=None)])
+        await self.abatch([PutOp(namespace, key_argument(key), None, ttl=None)])
 
     def list_namespaces(self, *, prefix: NamespacePath | None = None,
                         suffix: NamespacePath | None = None, max_depth: int | None = None,
@@ -155,9 +139,6 @@ class LangGraphApi(BaseStore):
             ...     print(store.list_namespaces(prefix=("tenant:acme.io",)))
             [('tenant:acme.io', 'user:alice@example.com', 'preference')]
         """
-        if not is_typed(tuple(prefix or ())):
-            return super().list_namespaces(prefix=prefix, suffix=suffix, max_depth=max_depth,
-                                           limit=limit, offset=offset)
         op = _list_op(prefix, suffix, max_depth, limit, offset)
         return cast(list[tuple[str, ...]], self.batch([op])[0])
 
@@ -166,15 +147,23 @@ class LangGraphApi(BaseStore):
                                max_depth: int | None = None, limit: int = 100,
                                offset: int = 0) -> list[tuple[str, ...]]:
         """Async `list_namespaces`."""
-        if not is_typed(tuple(prefix or ())):
-            return await super().alist_namespaces(prefix=prefix, suffix=suffix,
-                                                  max_depth=max_depth, limit=limit,
-                                                  offset=offset)
         op = _list_op(prefix, suffix, max_depth, limit, offset)
         return cast(list[tuple[str, ...]], (await self.abatch([op]))[0])
 
+    def _get_op(self, namespace: Any, key: Any, refresh_ttl: Any) -> GetOp:
+        return GetOp(namespace, key_argument(key), self._refresh(refresh_ttl))
+
+    def _search_op(self, namespace_prefix: Any, query: Any, filter: Any, limit: Any,
+                   offset: Any, refresh_ttl: Any) -> SearchOp:
+        return SearchOp(prefix_argument(namespace_prefix), filter, limit, offset, query,
+                        self._refresh(refresh_ttl))
+
+    def _put_op(self, namespace: Any, key: Any, value: Any, index: Any, ttl: Any) -> PutOp:
+        return PutOp(namespace, key_argument(key), value, index=index, ttl=self._ttl(ttl))
+
     def _refresh(self, refresh_ttl: bool | None) -> bool:
-        """Whether a read refreshes TTLs, as LangGraph decides it."""
+        """Whether a read refreshes TTLs, as LangGraph decides it (a value that is not a
+        bool is left for validation to refuse)."""
         if refresh_ttl is not None:
             return refresh_ttl
         return bool((self.ttl_config or {}).get("refresh_on_read", True))
@@ -188,9 +177,11 @@ class LangGraphApi(BaseStore):
 
 def _list_op(prefix: NamespacePath | None, suffix: NamespacePath | None,
              max_depth: int | None, limit: int, offset: int) -> ListNamespacesOp:
+    """LangGraph's `list_namespaces` op; an empty prefix or suffix matches every namespace,
+    as LangGraph reads it, and anything but None is left for validation to check."""
     conditions = []
-    if prefix:
-        conditions.append(MatchCondition(match_type="prefix", path=prefix))
-    if suffix:
-        conditions.append(MatchCondition(match_type="suffix", path=suffix))
+    for match_type, path in (("prefix", prefix), ("suffix", suffix)):
+        if path is None or (isinstance(path, (tuple, list)) and not path):
+            continue
+        conditions.append(MatchCondition(match_type=match_type, path=path))  # type: ignore[arg-type]
     return ListNamespacesOp(tuple(conditions), max_depth, limit, offset)

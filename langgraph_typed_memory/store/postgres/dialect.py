@@ -332,6 +332,20 @@ lists into array parameters, one element at a time and holding the interpreter, 
 reads it shares the process with waited for it; joining them takes ~0.3 ms."""
 
 
+def _one_type(column: list[Any]) -> list[Any]:
+    """A column of a bulk insert as one array type: ints among floats (a batch's TTLs of 5
+    and 0.5 minutes) as floats, since psycopg dumps no list of mixed types.
+
+    Example:
+        >>> _one_type([5, 0.5, None]), _one_type([1, 2]), _one_type([True, 0.5])
+        ([5.0, 0.5, None], [1, 2], [True, 0.5])
+    """
+    kinds = {type(v) for v in column if v is not None}
+    if float in kinds and int in kinds:
+        return [float(v) if type(v) is int else v for v in column]
+    return column
+
+
 def _access_columns(rows: list[list[Any]]) -> Sql:
     """Access log rows (record id, count, time) as `SQL_NOTE_ACCESS_JOINED`'s three texts;
     as arrays (`SQL_NOTE_ACCESS_ROWS`) when an id is empty or holds a comma. A count or a
@@ -455,7 +469,7 @@ class PostgresDialect:
         """
         if statement is q.Bulk.NOTE_ACCESS:
             return _access_columns(rows)
-        columns = [list(col) for col in zip(*rows, strict=True)]
+        columns = [_one_type(list(col)) for col in zip(*rows, strict=True)]
         if statement is q.Bulk.VECTOR_FOR_ID:
             return Sql(SQL_INSERT_VECTORS_FOR_IDS, columns)
         if statement is q.Bulk.ROW:
