@@ -407,6 +407,7 @@ class GovernanceApi:
         passphrase: str | bytes,
         *,
         progress: TransferProgress | None = None,
+        max_scrypt_n: int = DEFAULT_SCRYPT_N,
     ) -> ImportReport:
         """Import a scope written by `export_scope`, in one transaction.
 
@@ -416,6 +417,10 @@ class GovernanceApi:
         store already holds part of the scope: import never merges) or
         `EmbeddingDimensionMismatch` (the vectors do not fit this store's index); in every
         case nothing is written. A `progress` callback that raises aborts the import too.
+        Every record is checked as the write path checks it before anything is written
+        (docs/governance.md). The file's key-derivation cost is read before the file can be
+        authenticated, so a cost above `max_scrypt_n` (default: what `export_scope` writes
+        by default) is refused before any key derivation; raise it for a file you trust.
 
         Example:
             >>> import os, tempfile
@@ -432,7 +437,8 @@ class GovernanceApi:
             ...     report.records, target.get(ns, "tone").value["value"]
             ({'preference': 1}, 'terse')
         """
-        return import_from_file(self.run_plan, self.records, path, passphrase, progress=progress)
+        return import_from_file(self.run_plan, self.records, path, passphrase, progress=progress,
+                                max_scrypt_n=max_scrypt_n)
 
     async def aimport_scope(
         self,
@@ -440,9 +446,11 @@ class GovernanceApi:
         passphrase: str | bytes,
         *,
         progress: TransferProgress | None = None,
+        max_scrypt_n: int = DEFAULT_SCRYPT_N,
     ) -> ImportReport:
         """Async `import_scope` (decryption and the writes run in a worker thread)."""
-        return await asyncio.to_thread(self.import_scope, path, passphrase, progress=progress)
+        return await asyncio.to_thread(self.import_scope, path, passphrase, progress=progress,
+                                       max_scrypt_n=max_scrypt_n)
 
 
 def _owned(recorded: list[str], found: list[tuple[str, Any]], tenant_id: str,

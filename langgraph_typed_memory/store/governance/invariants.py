@@ -12,13 +12,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_typed_memory.errors import TypedMemoryError
-from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
+from langgraph_typed_memory.lifecycle import STATUSES
+from langgraph_typed_memory.namespaces import TENANT, decode_namespace, parse_namespace
+from langgraph_typed_memory.store.core.ops import MAX_KEY_BYTES, check_key
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 
 __all__ = ["InvariantReport", "check_plan", "CHECKS", "MAINTENANCE_CHECKS",
-           "maintenance_checks_plan"]
+           "maintenance_checks_plan", "WRITTEN_STATUSES"]
 
 GONE = "('superseded', 'revoked', 'forgotten', 'merged')"
+WRITTEN_STATUSES: tuple[str, ...] = (*STATUSES, "compacted", "merged", "rejected")
+"""Every status the store writes: the lifecycle's, and maintenance's (compaction, entity
+merges, rejected observations)."""
 
 CHECKS: dict[str, str] = {
     "one current version per key": (
@@ -36,6 +41,14 @@ CHECKS: dict[str, str] = {
         "SELECT id FROM memories WHERE (kind IS NOT NULL AND tenant_id IS NULL) OR "
         "(kind IS NULL AND (tenant_id IS NOT NULL OR user_id IS NOT NULL "
         "OR agent_id IS NOT NULL))"
+    ),
+    "untyped records lie outside the typed namespaces (none under 'tenant:')": (
+        "SELECT id, ns FROM memories WHERE kind IS NULL "
+        f"AND substr(ns, 1, {len(TENANT)}) = '{TENANT}'"
+    ),
+    "every status is one the store writes": (
+        "SELECT id, status FROM memories WHERE status NOT IN ("
+        + ", ".join(f"'{s}'" for s in WRITTEN_STATUSES) + ")"
     ),
     "every typed record's status is the last one its audit log records": (
         "SELECT m.id, m.status FROM memories m WHERE m.kind IS NOT NULL AND "
@@ -73,6 +86,11 @@ MAINTENANCE_VECTOR_CHECK = (
 SCOPE_ROWS = (
     "SELECT id, ns, kind, tenant_id, user_id, agent_id FROM memories WHERE kind IS NOT NULL"
 )
+LONG_KEYS = (
+    "SELECT id, ns, key FROM memories "
+    f"WHERE length(key) > {MAX_KEY_BYTES // 4} OR key = ''"
+)
+"""The keys that may break the write path's limit: a UTF-8 character is at most 4 bytes."""
 
 
 @dataclass(slots=True)
@@ -119,6 +137,16 @@ def check_plan(has_vectors: bool) -> Plan[InvariantReport]:
         if (parsed.kind, scope.tenant_id, scope.user_id, scope.agent_id) != (
             kind, tenant, user, agent
         ):
+            bad.append((ident, ns))
+    if bad:
+        report.violations[name] = bad
+    name = "keys are what a write accepts (at most the key limit)"
+    report.checked.append(name)
+    bad = []
+    for ident, ns, key in (yield Sql(LONG_KEYS)):
+        try:
+            check_key(key, decode_namespace(ns))
+        except TypedMemoryError:
             bad.append((ident, ns))
     if bad:
         report.violations[name] = bad

@@ -32,18 +32,21 @@ import numpy as np
 
 from langgraph_typed_memory.errors import (
     EmbeddingDimensionMismatch,
+    ExportFileError,
     ExportFormatError,
     ImportCollision,
     InvalidQuery,
-    TypedMemoryError,
 )
-from langgraph_typed_memory.namespaces import decode_namespace, parse_namespace
+from langgraph_typed_memory.namespaces import (
+    decode_namespace,
+)
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.governance.envelope import (
     DEFAULT_SCRYPT_N,
     FORMAT_VERSION,
     check_cost,
+    check_max_scrypt_n,
     passphrase_bytes,
     seal,
     unseal,
@@ -52,6 +55,17 @@ from langgraph_typed_memory.store.governance.erasure import (
     SQL_INSERT_DELETION,
     scope_filter,
     untyped_prefix_filter,
+)
+from langgraph_typed_memory.store.governance.payload import (
+    AUDIT_COLUMNS,
+    DELETION_COLUMNS,
+    JSON_COLUMNS,
+    MEMORY_COLUMNS,
+    CheckedPayload,
+    check_payload,
+    refused,
+    shown,
+    vector_array,
 )
 
 if TYPE_CHECKING:
@@ -66,6 +80,7 @@ __all__ = [
     "export_plan",
     "import_plan",
     "check_payload",
+    "CheckedPayload",
     "export_to_file",
     "import_from_file",
 ]
@@ -74,47 +89,9 @@ Progress = Callable[[str, int, int], None]
 """`progress(step, done, total)`: called as an export or import advances."""
 
 CHUNK = 500
-MEMORY_COLUMNS = (
-    "id", "ns", "key", "value", "kind", "tenant_id", "user_id", "agent_id", "status",
-    "confidence", "content_hash", "superseded_by", "search_text", "occurred_at", "created_at",
-    "updated_at", "expires_at", "ttl_minutes", "source_run_id", "source_turn",
-    "policy_version", "last_accessed_at", "access_count", "repetitions", "evidence",
-    "contradicts", "needs_review",
-)
-"""Every column of `memories` except `seq` (backend-internal) and the text's derived tokens
-(Postgres' tsvector and `search_tokens`, made by the database from the imported text;
-SQLite's `search_tokens`, left empty by an import: an imported record is tokenized when a
-search first reads it)."""
 _EXPORTED = {"access_count": q.ACCESS_COUNT, "last_accessed_at": q.LAST_ACCESS}
 """What an export reads for the columns that count a record's uses: with those folded from
 the access log."""
-AUDIT_COLUMNS = (
-    "memory_id", "ns", "key", "kind", "tenant_id", "user_id", "agent_id", "at", "actor",
-    "from_status", "to_status", "reason", "run_id",
-)
-"""Every column of `memory_audit` except `seq`, in `SQL_AUDIT_INSERT`'s order."""
-DELETION_COLUMNS = ("id", "at", "tenant_id", "user_id", "actor", "reason", "counts")
-JSON_COLUMNS = frozenset({"value", "evidence", "contradicts", "counts"})
-
-_NUM = (int, float)
-_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
-    # column: (accepted types, nullable)
-    **dict.fromkeys(("id", "ns", "key", "status", "memory_id", "actor", "to_status", "reason"),
-                    ((str,), False)),
-    **dict.fromkeys(("kind", "tenant_id", "user_id", "agent_id", "content_hash", "superseded_by",
-                     "search_text", "source_run_id", "policy_version", "from_status",
-                     "run_id"), ((str,), True)),
-    **dict.fromkeys(("confidence", "occurred_at", "expires_at", "ttl_minutes",
-                     "last_accessed_at"), (_NUM, True)),
-    **dict.fromkeys(("created_at", "updated_at", "at"), (_NUM, False)),
-    "source_turn": ((int,), True),
-    **dict.fromkeys(("access_count", "repetitions"), ((int,), False)),
-    "needs_review": ((bool,), False),
-    "value": ((dict,), False),
-    "counts": ((dict,), False),
-    **dict.fromkeys(("evidence", "contradicts"), ((list,), True)),
-}
-
 
 @dataclass(slots=True)
 class ExportReport:
@@ -291,102 +268,6 @@ def _counts(memories: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-# ---------------------------------------------------------------- checking a payload
-
-
-def _bad(what: str) -> ExportFormatError:
-    return ExportFormatError(
-        f"The export decrypted but its content is not valid: {what}. It was not written by "
-        "a compatible store.export_scope; nothing was imported."
-    )
-
-
-def _check_row(row: Any, columns: Sequence[str], where: str) -> None:
-    if not isinstance(row, dict) or set(row) != set(columns):
-        raise _bad(f"{where} does not have the columns {list(columns)}")
-    for col in columns:
-        types, nullable = _TYPES[col]
-        value = row[col]
-        if value is None and nullable:
-            continue
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise _bad(f"{where} column {col!r} holds {type(value).__name__}")
-
-
-def check_payload(payload: Any) -> tuple[str, str | None, list[tuple[str, ...]]]:
-    """Validate a decrypted payload's shape and that every row lies in its declared scope.
-
-    Returns (tenant_id, user_id, untyped_prefixes). Raises `ExportFormatError`.
-
-    Example:
-        >>> check_payload({"format": 1, "scope": {"tenant_id": "acme", "user_id": None,
-        ...     "untyped_prefixes": [["memories"]]}, "embedding": None, "memories": [],
-        ...     "vectors": [], "audit": [], "deletions": []})
-        ('acme', None, [('memories',)])
-    """
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
-        raise _bad("no payload of format version 1")
-    try:
-        scope = payload["scope"]
-        tenant_id, user_id = scope["tenant_id"], scope["user_id"]
-        prefixes = [tuple(p) for p in scope["untyped_prefixes"]]
-        lists = [payload[k] for k in ("memories", "vectors", "audit", "deletions")]
-        embedding = payload["embedding"]
-    except (KeyError, TypeError) as exc:
-        raise _bad(f"missing {exc}") from None
-    if not isinstance(tenant_id, str) or not (user_id is None or isinstance(user_id, str)):
-        raise _bad("the scope has no tenant_id")
-    if not all(isinstance(x, list) for x in lists):
-        raise _bad("memories, vectors, audit and deletions must be lists")
-    memories, vectors, audit, deletions = lists
-    seen: set[str] = set()
-    for i, m in enumerate(memories):
-        _check_row(m, MEMORY_COLUMNS, f"memory #{i}")
-        if m["id"] in seen:
-            raise _bad(f"memory id {m['id']!r} appears twice")
-        seen.add(m["id"])
-        if m["kind"] is None:
-            ns = decode_namespace(m["ns"])
-            if (m["tenant_id"], m["user_id"], m["agent_id"]) != (None, None, None) or not any(
-                    ns[:len(p)] == p for p in prefixes):
-                raise _bad(f"untyped record {m['ns']}/{m['key']} is outside the export's "
-                           "untyped prefixes")
-            continue
-        try:
-            typed = parse_namespace(decode_namespace(m["ns"]))
-        except TypedMemoryError:
-            raise _bad(f"record {m['id']} has a malformed namespace {m['ns']!r}") from None
-        s = typed.scope
-        if (typed.kind, s.tenant_id, s.user_id, s.agent_id) != (
-                m["kind"], m["tenant_id"], m["user_id"], m["agent_id"]) or s.tenant_id != (
-                tenant_id) or (user_id is not None and s.user_id != user_id):
-            raise _bad(f"record {m['id']} in {m['ns']!r} is outside the exported scope")
-    dims = embedding.get("dims") if isinstance(embedding, dict) else None
-    for i, v in enumerate(vectors):
-        if not isinstance(v, dict) or set(v) != {"id", "field", "dims", "vector"} or v[
-                "id"] not in seen or not isinstance(v["field"], str) or v["dims"] != dims:
-            raise _bad(f"vector #{i} does not belong to an exported record with dims={dims}")
-    for i, a in enumerate(audit):
-        _check_row(a, AUDIT_COLUMNS, f"audit event #{i}")
-        if a["tenant_id"] != tenant_id or (user_id is not None and a["user_id"] != user_id):
-            raise _bad(f"audit event #{i} is outside the exported scope")
-    for i, d in enumerate(deletions):
-        _check_row(d, DELETION_COLUMNS, f"deletion event #{i}")
-        if d["tenant_id"] != tenant_id or (user_id is not None and d["user_id"] != user_id):
-            raise _bad(f"deletion event #{i} is outside the exported scope")
-    return tenant_id, user_id, prefixes
-
-
-def _vector_array(v: dict[str, Any]) -> np.ndarray:
-    try:
-        vec = np.frombuffer(base64.b64decode(v["vector"], validate=True), dtype="<f4")
-    except (ValueError, TypeError):
-        raise _bad(f"the vector of {v['id']} is not base64 float32") from None
-    if vec.size != v["dims"] or not np.all(np.isfinite(vec)):
-        raise _bad(f"the vector of {v['id']} has {vec.size} values, not {v['dims']}")
-    return vec.astype(np.float32)
-
-
 # ---------------------------------------------------------------- writing the scope
 
 
@@ -445,25 +326,44 @@ def _collisions(records: Records, payload: dict[str, Any], tenant_id: str, user_
     return found
 
 
+def _source_backend(payload: dict[str, Any]) -> str:
+    source = payload.get("source")
+    return str(source.get("backend", "")) if isinstance(source, dict) else ""
+
+
+def _missing_links(records: Records, outside: dict[str, str], tenant_id: str
+                   ) -> Plan[list[tuple[str, str]]]:
+    """The links out of a user's export that name no record of its tenant in this store."""
+    targets = sorted(outside)
+    held: set[str] = set()
+    for start in range(0, len(targets), CHUNK):
+        clause, extra = records.dialect.in_list("id", targets[start:start + CHUNK])
+        held.update(r[0] for r in (yield Sql(
+            f"SELECT id FROM memories WHERE tenant_id = ? AND {clause}", [tenant_id, *extra])))
+    return [(t, outside[t]) for t in targets if t not in held]
+
+
 def import_plan(records: Records, payload: dict[str, Any], *, path: str = "",
                 progress: Progress | None = None) -> Plan[ImportReport]:
-    """Write a checked payload in one transaction; refuses (writing nothing) on any collision.
+    """Check the payload (`check_payload`), then write it in one transaction; refuses,
+    writing nothing, on any invalid record or collision.
 
     Raises:
-        ExportFormatError: the payload is malformed or has rows outside its scope.
+        ExportFormatError: the payload is malformed, has rows outside its scope or a record
+            the write path would refuse, or links to records this store does not hold.
         EmbeddingDimensionMismatch: the export's vectors do not fit this store's index.
         ImportCollision: the store already holds some of the scope.
     """
     tick = progress or (lambda step, done, total: None)
-    tenant_id, user_id, _ = check_payload(payload)
-    vectors = [(v["id"], v["field"], _vector_array(v)) for v in payload["vectors"]]
+    tenant_id, user_id, _, outside = check_payload(payload)
+    vectors = [(v["id"], v["field"], vector_array(v)) for v in payload["vectors"]]
     source = payload["embedding"]
     dims = records.index.dims if records.index is not None else None
     report = ImportReport(path, tenant_id, user_id, records=_counts(payload["memories"]),
                           vectors=len(vectors), audit_events=len(payload["audit"]),
                           deletion_events=len(payload["deletions"]),
                           exported_at=str(payload.get("exported_at", "")),
-                          source_backend=str((payload.get("source") or {}).get("backend", "")))
+                          source_backend=_source_backend(payload))
     if vectors and (source or {}).get("dims") != dims:
         raise EmbeddingDimensionMismatch(
             f"The export holds {source['dims']}-d vectors from {source.get('model')}, but this "
@@ -478,6 +378,17 @@ def import_plan(records: Records, payload: dict[str, Any], *, path: str = "",
         )
     d = records.dialect
     yield Begin()
+    missing = yield from _missing_links(records, outside, tenant_id)
+    if missing:
+        target, label = missing[0]
+        raise ExportFormatError(
+            f"Cannot import {_describe((tenant_id, user_id))}: {len(missing)} record(s) of the "
+            "export were replaced by records outside it that this store does not hold (e.g. "
+            f"{label}, superseded by {shown(target)}). A user's records can be replaced by "
+            "tenant-wide ones, which a user's export leaves out: import the tenant's export "
+            "first (export_scope without user_id), or import the whole tenant instead. "
+            "Nothing was written."
+        )
     found = yield from _collisions(records, payload, tenant_id, user_id)
     if found:
         raise ImportCollision(
@@ -596,16 +507,27 @@ def import_from_file(
     passphrase: str | bytes,
     *,
     progress: Progress | None = None,
+    max_scrypt_n: int = DEFAULT_SCRYPT_N,
 ) -> ImportReport:
-    """Decrypt and check the file at `path`, then write its scope with `run` (one transaction)."""
+    """Decrypt and check the file at `path`, then write its scope with `run` (one transaction).
+
+    `max_scrypt_n` is the largest scrypt cost the file's header may ask for (default: what
+    `export_to_file` writes by default); the header is refused before any key derivation.
+    """
     passphrase_bytes(passphrase)
+    check_max_scrypt_n(max_scrypt_n)
     _check_progress(progress)
     tick = progress or (lambda step, done, total: None)
     tick("decrypt", 0, 1)
-    plaintext = unseal(Path(path).read_bytes(), passphrase)
+    try:
+        sealed = Path(path).read_bytes()
+    except OSError as exc:
+        raise ExportFileError(f"Cannot read the export file {str(path)!r}: {exc.strerror or exc}."
+                              " Check the path; nothing was imported.") from None
+    plaintext = unseal(sealed, passphrase, max_scrypt_n=max_scrypt_n)
     try:
         payload = json.loads(plaintext)
     except ValueError:
-        raise _bad("the payload is not JSON") from None
+        raise refused("the payload is not JSON") from None
     tick("decrypt", 1, 1)
     return run(import_plan(records, payload, path=str(path), progress=progress))  # type: ignore[no-any-return]
