@@ -284,6 +284,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         _say(f"      source run {prov.get('source_run_id') or '-'}, turn "
              f"{prov.get('source_turn') if prov.get('source_turn') is not None else '-'}, "
              f"policy version {prov.get('policy_version') or '-'}")
+        words = [str(e.get("grounding")) for e in m.get("evidence") or ()
+                 if isinstance(e, dict) and e.get("grounding")]
+        _say(f"      proposed by {prov.get('proposed_by') or 'application code'}"
+             + (f", from the words {json.dumps(words[0][:200], ensure_ascii=False)}"
+                if words else ""))
         if m.get("contradicts"):
             _say(f"      contradicts {', '.join(map(str, m['contradicts']))}")
         _say("      value " + json.dumps(v.value, ensure_ascii=False, default=str))

@@ -214,6 +214,23 @@ def test_explain_shows_every_version_and_the_audit_trail(seeded: str, cli: Any) 
         (None, "active"), ("active", "superseded"), (None, "active")]
 
 
+def test_explain_names_the_rule_and_the_words_that_wrote_a_record(seeded: str,
+                                                                   cli: Any) -> None:
+    from langchain_core.messages import HumanMessage
+
+    from langgraph_typed_memory.conversation_import import TurnWriter
+
+    with open_direct(seeded) as store:
+        TurnWriter(store, tenant_id="acme", user_id="carol").write(
+            HumanMessage("I work as a paramedic."))
+    code, out, _ = cli("--db", seeded, "explain", "tenant:acme/user:carol/fact",
+                       "fact:user:occupation")
+    assert code == 0, out
+    assert 'proposed by rule:fact.occupation, from the words "I work as a paramedic."' in out
+    code, out, _ = cli("--db", seeded, "explain", "tenant:acme/user:alice/preference", "tone")
+    assert "proposed by application code" in out  # store.put
+
+
 def test_explain_errors(seeded: str, cli: Any) -> None:
     code, _, err = cli("--db", seeded, "explain", "tenant:acme/user:alice/prefs", "tone")
     assert code == 2 and err.startswith("typed-memory: error: bad namespace")

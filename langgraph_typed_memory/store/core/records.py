@@ -213,6 +213,7 @@ class Records:
                     "source_run_id": row[16],
                     "source_turn": row[17],
                     "policy_version": row[18],
+                    "proposed_by": value.get("proposed_by") if isinstance(value, dict) else None,
                 },
                 "repetitions": row[22],
                 "evidence": self._list(row[23]),
