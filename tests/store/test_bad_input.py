@@ -484,8 +484,6 @@ BAD: list[Bad] = [
     Bad("surrogate-in-filter-key",
         lambda s: s.search(ALICE_FACTS, filter={"metadata\ud800": 1}),
         InvalidQuery, "filter"),
-    Bad("nan-in-filter", lambda s: s.search(DOCS, filter={"n": {"$gt": math.nan}}),
-        InvalidQuery, "filter"),
     # ---- non-finite numbers
     Bad("nan-confidence", lambda s: s.put(ALICE_FACTS, "k", fact(confidence=math.nan)),
         InvalidRecord, "value.confidence is nan"),

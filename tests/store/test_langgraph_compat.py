@@ -156,9 +156,12 @@ def test_nul_byte_in_a_filter_matches_nothing(store: BaseStore):
         assert store.search(ALICE_FACTS, query=query, filter={"subject": "alice\x00"}) == []
 
 
-def test_nan_in_a_filter_is_still_refused(store: BaseStore):
-    with pytest.raises(InvalidQuery, match="nan"):
-        store.search(DOCS, filter={"n": {"$lt": math.nan}})
+def test_nan_in_a_filter_matches_nothing(store: BaseStore):
+    """As on LangGraph's stores: no stored number equals NaN or compares with it."""
+    store.put(DOCS, "d", {"n": 1.5, "text": "report"})
+    for filter in ({"n": math.nan}, {"n": {"$lt": math.nan}}, {"n": {"$gte": math.nan}}):
+        assert store.search(DOCS, filter=filter) == []
+        assert store.search(DOCS, query="report", filter=filter) == []
 
 
 # ------------------------------------------------------------------ windows

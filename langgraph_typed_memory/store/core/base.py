@@ -7,6 +7,7 @@ async) on its connection. Every convenience call goes through `batch`/`abatch`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -39,6 +40,7 @@ from langgraph_typed_memory.store.core.ops import HistoryOp, PromoteOp, batch_op
 from langgraph_typed_memory.store.core.protocol import Plan
 from langgraph_typed_memory.store.core.records import Dialect, Records
 from langgraph_typed_memory.store.core.retry import PlanSource, RetryPolicy
+from langgraph_typed_memory.store.core.sweeper import AsyncTtlSweeper, TtlSweeper, sweep_interval
 from langgraph_typed_memory.store.governance.api import GovernanceApi
 from langgraph_typed_memory.store.governance.threads import SeenThreads
 
@@ -94,6 +96,8 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
             lifecycle=normalize_lifecycle(lifecycle),
         )
         self._threads_seen = SeenThreads()
+        self._sweeper = TtlSweeper()
+        self._asweeper = AsyncTtlSweeper()
         self._flusher = BackgroundFlush(self._engine.access)
         self._flushing = self._flusher.lock
         """Held while access counts are being written."""
@@ -204,23 +208,6 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
             self.flush_access()
         except Exception as exc:
             logger.warning("Access counts not written at close: %r", exc)
-
-    @contextmanager
-    def _flushed_on_exit(self) -> Iterator[Any]:
-        try:
-            yield self
-        finally:
-            self._flush_quietly()
-
-    @asynccontextmanager
-    async def _aflushed_on_exit(self) -> AsyncIterator[Any]:
-        try:
-            yield self
-        finally:
-            try:
-                await self.aflush_access()
-            except Exception as exc:
-                logger.warning("Access counts not written at close: %r", exc)
 
     def flush_access(self) -> int:
         """Write the buffered access counts now and fold the access log into the records'
@@ -504,6 +491,49 @@ class SyncMemoryStore(MemoryStoreBase):
         """
         return int(self._run(self._engine.sweep_ttl))
 
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None
+                          ) -> concurrent.futures.Future[None]:
+        """Call `sweep_ttl` every `sweep_interval_minutes` (default: the TTL config's, else 5)
+        in a background thread, as LangGraph's stores do; without a TTL config there is
+        nothing to sweep and the returned future is already done. Cancelling the future, or
+        `stop_ttl_sweeper`, stops it; so does leaving `from_conn_string`'s block.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(
+            ...         ":memory:", ttl={"default_ttl": 60, "sweep_interval_minutes": 10}) as store:
+            ...     store.setup()
+            ...     running = store.start_ttl_sweeper()
+            ...     print(running.done(), store.stop_ttl_sweeper(timeout=5))
+            False True
+        """
+        if not self.ttl_config:
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+            done.set_result(None)
+            return done
+        return self._sweeper.start(self.sweep_ttl, sweep_interval(
+            sweep_interval_minutes, self.ttl_config.get("sweep_interval_minutes")))
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the TTL sweeper; True when it stopped (or was not running) within `timeout`
+        seconds.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore
+            >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...     store.stop_ttl_sweeper(timeout=1)  # none running
+            True
+        """
+        return self._sweeper.stop(timeout)
+
+    @contextmanager
+    def _flushed_on_exit(self) -> Iterator[Any]:
+        try:
+            yield self
+        finally:
+            self._sweeper.stop(timeout=5)
+            self._flush_quietly()
+
 
 class AsyncMemoryStore(MemoryStoreBase):
     """A store driven from async code: `setup` and `sweep_ttl` are coroutines, as on
@@ -542,6 +572,57 @@ class AsyncMemoryStore(MemoryStoreBase):
             1
         """
         return int(await self._arun(self._engine.sweep_ttl))
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None
+                                ) -> asyncio.Task[None]:
+        """Await `sweep_ttl` every `sweep_interval_minutes` (default: the TTL config's, else
+        5) in a task of the running event loop, as LangGraph's async stores do; without a
+        TTL config there is nothing to sweep (a finished task is returned). The LangGraph
+        server starts no sweeper for a custom store: the server's store factory
+        (`graphs/store.py`) starts this one.
+
+        Example:
+            >>> import asyncio
+            >>> from langgraph_typed_memory import AsyncSqliteMemoryStore
+            >>> async def main():
+            ...     async with AsyncSqliteMemoryStore.from_conn_string(
+            ...             ":memory:", ttl={"default_ttl": 60}) as store:
+            ...         await store.setup()
+            ...         running = await store.start_ttl_sweeper()
+            ...         return running.done(), await store.stop_ttl_sweeper(timeout=5)
+            >>> asyncio.run(main())
+            (False, True)
+        """
+        if not self.ttl_config:
+            return asyncio.get_running_loop().create_task(asyncio.sleep(0))
+        return self._asweeper.start(self.sweep_ttl, sweep_interval(
+            sweep_interval_minutes, self.ttl_config.get("sweep_interval_minutes")))
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the TTL sweeper; True when it stopped (or was not running) within `timeout`
+        seconds.
+
+        Example:
+            >>> import asyncio
+            >>> from langgraph_typed_memory import AsyncSqliteMemoryStore
+            >>> async def main():
+            ...     async with AsyncSqliteMemoryStore.from_conn_string(":memory:") as store:
+            ...         return await store.stop_ttl_sweeper(timeout=1)  # none running
+            >>> asyncio.run(main())
+            True
+        """
+        return await self._asweeper.stop(timeout)
+
+    @asynccontextmanager
+    async def _aflushed_on_exit(self) -> AsyncIterator[Any]:
+        try:
+            yield self
+        finally:
+            await self._asweeper.stop(timeout=5)
+            try:
+                await self.aflush_access()
+            except Exception as exc:
+                logger.warning("Access counts not written at close: %r", exc)
 
 
 def _promote_op(

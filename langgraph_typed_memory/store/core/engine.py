@@ -79,9 +79,6 @@ class _Write:
     vectors: list[list[float]] | None = None
 
 
-def _prefix_sql(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
-    joined = encode_namespace(prefix)
-    return q.NS_PREFIX, [joined, len(joined) + 1, joined + "."]
 
 
 class Engine(Records):
@@ -299,7 +296,8 @@ class Engine(Records):
         sql, params = q.SQL_LIST_NS, [ts(self.clock())]
         for cond in op.match_conditions or ():
             if cond.match_type == "prefix" and cond.path and "*" not in cond.path:
-                clause, extra = _prefix_sql(cond.path)
+                clause, extra = q.namespace_under(encode_namespace(cond.path),
+                                                  self.dialect.range_ops)
                 sql, params = f"{sql} AND {clause}", [*params, *extra]
         rows = yield Sql(sql, params)
         namespaces = [decode_namespace(r[0]) for r in rows]
@@ -323,20 +321,20 @@ class Engine(Records):
     def _untyped_search(
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[list[Item]]:
-        clause, params = _prefix_sql(op.namespace_prefix)
-        if not op.namespace_prefix:
-            clause, params = "1 = 1", []
-        rows = yield Sql(
-            f"SELECT {q.COLUMNS} FROM memories m WHERE m.kind IS NULL AND {clause} "
-            f"AND m.{q.CURRENT} AND {q.LIVE} ORDER BY m.seq",
-            [*params, ts(self.clock())],
-        )
+        clause, params = (q.namespace_under(encode_namespace(op.namespace_prefix),
+                                            self.dialect.range_ops)
+                          if op.namespace_prefix else ("1 = 1", []))
+        ranked = bool(op.query and isinstance(query_vector, list))
+        paged = not ranked and not op.filter  # the page is the rows' order: the database's
+        rows = yield Sql(q.sql_untyped_rows(clause, paged),
+                         [*params, ts(self.clock()), *([op.limit, op.offset] if paged else [])])
         rows = [r for r in rows
                 if not op.filter or matches_filter(self.dialect.load_json(r[4]), op.filter)]
-        if not (op.query and isinstance(query_vector, list)):
-            page = rows[op.offset : op.offset + op.limit]
+        if not ranked:
+            page = rows if paged else rows[op.offset : op.offset + op.limit]
             yield from self._refresh([r[0] for r in page], op.refresh_ttl)
             return [self.to_item(r, search=True) for r in page]
+        assert isinstance(query_vector, list)
         scored = (
             (yield from self.dialect.vector_scores([r[0] for r in rows], query_vector))
             if rows else []

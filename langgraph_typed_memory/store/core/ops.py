@@ -262,23 +262,24 @@ def check_filter(filter: Any) -> None:
     """A search filter as LangGraph reads it (`scoring.validate_filter`), where bounds and
     values no stored record can hold still have a meaning: an infinity bounds a comparison
     (`{"price": {"$lt": inf}}`), and text with a NUL byte, which stored text never holds,
-    equals nothing. NaN, lone surrogates, integers past 64 bits, nesting deeper than a value
+    and NaN, which stored numbers never are, equal nothing and bound nothing (as on
+    LangGraph's stores). Lone surrogates, integers past 64 bits, nesting deeper than a value
     may (`schemas.MAX_VALUE_DEPTH`) and non-JSON values are refused.
 
     Example:
-        >>> check_filter({"price": {"$lt": math.inf}, "tag": "a\\x00"})
-        >>> check_filter({"price": {"$lt": math.nan}})
+        >>> check_filter({"price": {"$lt": math.inf}, "tag": "a\\x00", "n": math.nan})
+        >>> check_filter({"price": {"$lt": 2**70}})
         Traceback (most recent call last):
         ...
-        langgraph_typed_memory.errors.InvalidQuery: filter: filter.price.$lt is nan; ...
+        langgraph_typed_memory.errors.InvalidQuery: filter: ...
     """
     validate_filter(_representable(filter, 0))
 
 
 def _representable(value: Any, depth: int) -> Any:
-    """`value` with what only a filter may hold (infinities, NUL bytes) replaced by stand-ins
+    """`value` with what only a filter may hold (infinities, NaN, NUL bytes) replaced by stand-ins
     of the same shape that any store could hold, for the checks values must pass."""
-    if isinstance(value, float) and math.isinf(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return 0.0
     if isinstance(value, str):
         return value.replace("\x00", " ")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph_typed_memory.errors import TypedMemoryError
+from langgraph_typed_memory.errors import EmbeddingDimensionMismatch, TypedMemoryError
 from langgraph_typed_memory.gate import (
     TURN,
     Current,
@@ -413,9 +413,10 @@ def _revalidate(records: Records, op: PromoteOp, item: Prepared, aimed: Proposal
         item.vectors = [] if not text else item.vectors
         return None
     answer = yield Embed([text])
-    dims = records.index.dims
-    if isinstance(answer, list) and len(answer) == 1 and len(answer[0]) == dims:
-        item.vectors = [((q.TYPED_FIELD, text), list(answer[0]))]
-    else:  # an embedder failure degrades to lexical retrieval of this record, as elsewhere
+    try:
+        records.check_vectors(answer, 1)  # the dimension, and no NaN or infinity
+    except EmbeddingDimensionMismatch:  # degrades to lexical retrieval of it, as elsewhere
         item.vectors = []
+    else:
+        item.vectors = [((q.TYPED_FIELD, text), list(answer[0]))]
     return None

@@ -24,7 +24,39 @@ COLUMNS = (
 )
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
-NS_PREFIX = "(m.ns = ? OR substr(m.ns, 1, ?) = ?)"
+
+
+def sql_untyped_rows(where: str, paged: bool) -> str:
+    """An untyped search's rows: current and live untyped items matching `where` (a
+    `namespace_under` clause, or "1 = 1"), oldest first; `paged` adds `LIMIT ? OFFSET ?`.
+    Parameters: `where`'s, then `now`, then limit and offset when paged.
+
+    Example:
+        >>> sql_untyped_rows("1 = 1", True).endswith("ORDER BY m.seq LIMIT ? OFFSET ?")
+        True
+    """
+    return (f"SELECT {COLUMNS} FROM memories m WHERE m.kind IS NULL AND {where} "
+            f"AND m.{CURRENT} AND {LIVE} ORDER BY m.seq" + (" LIMIT ? OFFSET ?" if paged else ""))
+
+
+def namespace_under(joined: str, range_ops: tuple[str, str], alias: str = "m.",
+                    ) -> tuple[str, list[Any]]:
+    """The rows of namespace `joined` (an encoded prefix) and of every namespace under it, as
+    a range the namespace index answers: a label holds no ".", so the namespaces under
+    "notes" are exactly those from "notes." up to (not including) "notes/", the next string
+    in byte order. `range_ops` are the dialect's byte-order comparisons (`>=`, `<` on
+    SQLite; `~>=~`, `~<~` on Postgres, which its `text_pattern_ops` index serves whatever
+    the database's collation).
+
+    Example:
+        >>> namespace_under("notes", (">=", "<"))
+        ('(m.ns = ? OR (m.ns >= ? AND m.ns < ?))', ['notes', 'notes.', 'notes/'])
+    """
+    at_least, below = range_ops
+    return (f"({alias}ns = ? OR ({alias}ns {at_least} ? AND {alias}ns {below} ?))",
+            [joined, joined + ".", joined + "/"])
+
+
 SQL_GET = (
     f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ? AND m.key = ? AND m.{CURRENT} AND {LIVE}"
 )

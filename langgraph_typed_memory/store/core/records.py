@@ -55,6 +55,8 @@ class Dialect(Protocol):
 
     name: str
     position_fn: str
+    range_ops: tuple[str, str]
+    """Byte-order comparisons of text, at least and below (`queries.namespace_under`)."""
     """SQL function (text, substring) -> 1-based position or 0."""
     cache: CellCache
     """The search caches' entries: what erasure asks to forget."""

@@ -9,8 +9,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from langgraph_typed_memory.namespaces import Scope
+from langgraph_typed_memory.namespaces import Scope, encode_namespace
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.core.queries import namespace_under
 from langgraph_typed_memory.store.index import FORGET_CHANGES
 
 if TYPE_CHECKING:
@@ -57,16 +58,16 @@ def scope_filter(tenant_id: str, user_id: str | None, alias: str = "") -> tuple[
     return f"{alias}tenant_id = ? AND {alias}user_id = ?", [tenant_id, user_id]
 
 
-def untyped_prefix_filter(prefix: tuple[str, ...], alias: str = "") -> tuple[str, list[Any]]:
-    """The untyped items under a namespace prefix.
+def untyped_prefix_filter(prefix: tuple[str, ...], range_ops: tuple[str, str],
+                          alias: str = "") -> tuple[str, list[Any]]:
+    """The untyped items under a namespace prefix (a range on the namespace index).
 
     Example:
-        >>> untyped_prefix_filter(("notes",))
-        ('(ns = ? OR substr(ns, 1, ?) = ?) AND kind IS NULL', ['notes', 6, 'notes.'])
+        >>> untyped_prefix_filter(("notes",), (">=", "<"))
+        ('(ns = ? OR (ns >= ? AND ns < ?)) AND kind IS NULL', ['notes', 'notes.', 'notes/'])
     """
-    joined = ".".join(prefix)
-    return (f"({alias}ns = ? OR substr({alias}ns, 1, ?) = ?) AND {alias}kind IS NULL",
-            [joined, len(joined) + 1, joined + "."])
+    under, params = namespace_under(encode_namespace(prefix), range_ops, alias)
+    return f"{under} AND {alias}kind IS NULL", params
 
 
 def erase_plan(
@@ -107,7 +108,7 @@ def erase_plan(
         yield from _scrub_evidence(records, tenant_id, user_id, report)
     untyped = 0
     for prefix in untyped_prefixes:
-        match, args = untyped_prefix_filter(prefix)
+        match, args = untyped_prefix_filter(prefix, d.range_ops)
         untyped += int((yield Sql(f"SELECT count(*) FROM memories WHERE {match}", args))[0][0])
         if records.has_vector_table:
             yield Sql(f"DELETE FROM memory_vectors WHERE seq IN "

@@ -146,9 +146,10 @@ def _typed_where(tenant_id: str, user_id: str | None) -> tuple[str, list[Any]]:
     return f"m.kind IS NOT NULL AND {where}", params
 
 
-def _scope_where(tenant_id: str, user_id: str | None, prefixes: Sequence[tuple[str, ...]]
-                 ) -> tuple[str, list[Any]]:
-    parts = [_typed_where(tenant_id, user_id), *(untyped_prefix_filter(p, "m.") for p in prefixes)]
+def _scope_where(tenant_id: str, user_id: str | None, prefixes: Sequence[tuple[str, ...]],
+                 range_ops: tuple[str, str]) -> tuple[str, list[Any]]:
+    parts = [_typed_where(tenant_id, user_id),
+             *(untyped_prefix_filter(p, range_ops, "m.") for p in prefixes)]
     return "(" + " OR ".join(f"({w})" for w, _ in parts) + ")", [x for _, ps in parts for x in ps]
 
 
@@ -194,7 +195,7 @@ def export_plan(
 ) -> Plan[dict[str, Any]]:
     """Read the scope in one consistent snapshot; returns the payload (a JSON-able dict)."""
     tick = progress or (lambda step, done, total: None)
-    where, params = _scope_where(tenant_id, user_id, untyped_prefixes)
+    where, params = _scope_where(tenant_id, user_id, untyped_prefixes, records.dialect.range_ops)
     yield Begin()
     if records.dialect.name == "postgres":  # one snapshot for every statement below
         yield Sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")

@@ -425,6 +425,7 @@ class PostgresDialect:
         self.postings = ScopeLexicalCache(self.cache)
 
     position_fn = "strpos"
+    range_ops = ("~>=~", "~<~")
     name = "postgres"
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -334,6 +334,7 @@ class SqliteDialect:
         self.postings = ScopeFts5Cache(self.cache)
 
     position_fn = "instr"
+    range_ops = (">=", "<")
     name = "sqlite"
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
