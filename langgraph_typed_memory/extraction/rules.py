@@ -702,8 +702,9 @@ def _ended_diet(candidate: Candidate, earlier: Sequence[str]) -> Candidate:
 
 def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> list[Candidate]:
     """A change joins the candidate that states its new value (or, for a withdrawal, the
-    turn's first candidate), else becomes a candidate of its own: the user's sentence that
-    says the new value, word for word, or, for a withdrawal, what else the turn says."""
+    turn's first candidate), else becomes a candidate of its own: the clauses of the user's
+    sentence that says the new value, word for word (those naming the old value left out),
+    or, for a withdrawal, what else the turn says."""
     new = (change.new or "").lower()
     for i, c in enumerate(found):
         value = str(c.value or "").lower()
@@ -712,8 +713,8 @@ def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> l
             return found
     said = next((s for s in sentences(text) if change.new and change.new.lower() in s.lower()),
                 text.strip()[:1_000])
-    if change.new:
-        content, rule = f"{speaker} (updated): {said}", "correction.replaces"
+    if change.new:  # its clauses that do not name the old value, as said
+        content, rule = f"{speaker} (updated): {_without(said, change.old)}", "correction.replaces"
     else:  # a withdrawal: what the turn says besides the old value
         content, rule = f"{speaker}: {_without(text, change.old)[:2_000]}", "correction.withdraws"
     try:
