@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -17,6 +17,8 @@ from langgraph_typed_memory.schemas import MAX_TEXT_CHARS, check_json_value
 __all__ = ["Candidate", "ExtractionResult", "Link", "NamedThing", "ValidatedCandidates",
            "candidates_from_model_output", "EXPLICIT_CONFIDENCE", "HEDGED_CONFIDENCE", "SNAKE"]
 
+M = TypeVar("M", bound=BaseModel)
+"""A model output schema (`_parsed`)."""
 SNAKE = r"^[a-z][a-z0-9_]*$"
 EXPLICIT_CONFIDENCE = 0.9  # a plain first-person statement
 HEDGED_CONFIDENCE = 0.6  # "I think", "maybe": below the gate's default fact threshold (0.7)
@@ -192,10 +194,8 @@ def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | 
     kept: list[Candidate] = []
     reasons: list[str] = []
     for i, item in enumerate(items):
-        try:
-            candidate = Candidate.model_validate(
-                item.model_dump() if isinstance(item, Candidate) else item)
-        except (ValidationError, ValueError, TypeError):
+        candidate = _parsed(Candidate, item)
+        if candidate is None:
             reasons.append(f"item {i}: invalid")
             continue
         span = _span(candidate.grounding, text)
@@ -207,9 +207,8 @@ def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | 
     names = {n.lower() for t in things for n in (t.name, *t.aliases)} | {"user"}
     links = []
     for i, item in enumerate(_items(result, "relations")):
-        try:
-            link = Link.model_validate(item.model_dump() if isinstance(item, Link) else item)
-        except (ValidationError, ValueError, TypeError):
+        link = _parsed(Link, item)
+        if link is None:
             reasons.append(f"relation {i}: invalid")
             continue
         if link.subject.lower() in names and (
@@ -218,6 +217,14 @@ def candidates_from_model_output(result: ExtractionResult | Mapping[str, Any] | 
         else:
             reasons.append(f"relation {i}: names no entity of the message")
     return ValidatedCandidates(kept, len(reasons), reasons, things, links)
+
+
+def _parsed(schema: type[M], item: Any) -> M | None:
+    """`item` (a dict, or an instance) as a valid `schema`, else None."""
+    try:
+        return schema.model_validate(item.model_dump() if isinstance(item, schema) else item)
+    except (ValidationError, ValueError, TypeError):
+        return None
 
 
 def _items(result: Any, name: str) -> list[Any]:
@@ -238,10 +245,8 @@ def _said_things(items: list[Any], text: str, reasons: list[str]) -> list[NamedT
     written; the others are dropped with a reason."""
     kept = []
     for i, item in enumerate(items):
-        try:
-            thing = NamedThing.model_validate(
-                item.model_dump() if isinstance(item, NamedThing) else item)
-        except (ValidationError, ValueError, TypeError):
+        thing = _parsed(NamedThing, item)
+        if thing is None:
             reasons.append(f"entity {i}: invalid")
             continue
         name = _span(thing.name, text)
