@@ -5,7 +5,8 @@ can tell, and stays unresolved otherwise:
 
 - "she" / "he": the most recent person known to be referred to so (a kin word, a title or
   an earlier pronoun told), unless a person whose pronoun is unknown was mentioned since; or
-  else the one person or pet of the last few entities whose pronoun is unknown.
+  else the one person or pet of the last few entities whose pronoun is unknown, when no
+  entity of unknown type could be meant instead ("Anna and Mark came over. She ...").
 - "it": the most recent organisation, pet or project among the last few entities.
 - "they": the most recent person known to go by "they", else the thread's latest entity when
   it is the one person or organisation among the last three whose pronoun is not known.
@@ -72,7 +73,7 @@ def _refers(form: str, recent: Sequence[Entity]) -> Entity | None:
                                  and e.type == "person"]
                 return None if unknown_since else entity
         unknown = [e for e in window if e.type in ("person", "pet", None) and e.pronoun is None]
-        return unknown[0] if len(unknown) == 1 else None
+        return unknown[0] if len(unknown) == 1 and unknown[0].type is not None else None
     if form == "it":
         return next((e for e in window if e.type in ("organisation", "pet", "project")
                      and e.pronoun in (None, "it")), None)

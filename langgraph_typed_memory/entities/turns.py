@@ -122,14 +122,20 @@ class _Book:
         self.recent = list(known.recent)
         self.links = list(known.links)
 
-    def put(self, entity: Entity, recent: bool = True) -> None:
-        for i, e in enumerate(self.entities):
-            if e.id == entity.id:
-                if not recent:
-                    self.entities[i] = entity
-                    return
-                del self.entities[i]
-                break
+    def put(self, entity: Entity, recent: bool = True, addressed: bool = False) -> None:
+        """Keep `entity`; `recent`: as the thread's latest; `addressed`: the one spoken to,
+        whom no pronoun of the thread refers to (kept, out of the recent ones)."""
+        at = next((i for i, e in enumerate(self.entities) if e.id == entity.id), None)
+        if not recent or addressed:
+            if at is None:
+                self.entities.append(entity)
+            else:
+                self.entities[at] = entity
+            if addressed:
+                self.recent = [r for r in self.recent if r != entity.id]
+            return
+        if at is not None:
+            del self.entities[at]
         self.entities.append(entity)  # the latest last
         self.recent = [entity.id, *(r for r in self.recent if r != entity.id)][:RECENT_LIMIT]
 
@@ -239,7 +245,7 @@ def read_turn(text: str, known: KnownEntities, *, scope: str,
                 resolved[mention.start] = Resolution(mention, None, "unresolved", 0.0)
                 continue
             if (mention.group_of is None and target.pronoun is None
-                    and mention.pronoun in ("she", "he", "they")):
+                    and mention.pronoun in ("she", "he")):  # "they" is mostly many
                 target = replace(target, pronoun=mention.pronoun)
             book.put(target)
             last_pronoun[mention.pronoun or mention.group_of or ""] = target.id
@@ -272,7 +278,7 @@ def read_turn(text: str, known: KnownEntities, *, scope: str,
         for alias in (named.get(name_key(lookup.text)), stated):
             if alias is not None and alias.pronoun is None:
                 entity = _with_alias(entity, alias.alias)
-        book.put(entity)
+        book.put(entity, addressed=mention.addressed)
         by_text[key] = by_text[name_key(lookup.text)] = entity.id
         resolved[mention.start] = replace(result, mention=mention, entity=entity)
     linked = _link(told.relations if told else find_relations(text, mentions), resolved, book)

@@ -11,12 +11,13 @@ names what the assistant produces (answers, emojis, sources, tables).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 __all__ = ["Role", "ROLES", "role", "roles_conflict", "DEPARTMENTS", "PERSON_ROLE_WORDS",
            "FAMILY_AND_PET_WORDS", "JOBS", "occupation", "possession", "INSTRUCTION_VERBS",
            "names_output", "NOT_A_VALUE", "LANGUAGES", "Pronoun", "ORG_WORDS", "WORKPLACES",
-           "EntityType"]
+           "EntityType", "PEOPLES", "not_a_name", "common_word"]
 
 Pronoun = Literal["she", "he", "they", "it"]
 EntityType = Literal["person", "organisation", "place", "pet", "project"]
@@ -300,6 +301,83 @@ def names_output(text: str) -> bool:
         (True, False)
     """
     return _OUTPUT.search(text) is not None
+
+
+# -------------------------------------------------------------------------------- not names
+
+PEOPLES = frozenset("""
+american british english french german spanish italian portuguese brazilian mexican canadian
+chinese japanese korean indian irish scottish welsh dutch swedish norwegian danish finnish
+polish russian ukrainian greek turkish australian african european asian latino latina
+hispanic nigerian kenyan ghanaian ethiopian egyptian moroccan colombian peruvian argentinian
+argentine chilean venezuelan cuban filipino indonesian malaysian vietnamese thai pakistani
+bangladeshi iranian iraqi syrian lebanese israeli palestinian saudi romanian hungarian
+bulgarian serbian croatian czech slovak austrian swiss belgian icelandic estonian latvian
+lithuanian caribbean scandinavian nordic arab persian midwestern southern northern
+jewish muslim christian catholic protestant hindu buddhist sikh atheist agnostic mormon
+judaism islam christianity catholicism hinduism buddhism sikhism olympic
+""".split())
+"""A people, a region's or a faith's word ("Irish music", "I'm Nigerian", "practise
+Buddhism"): capitalised, and never the name of someone or something."""
+
+_BREEDS = frozenset("""
+retriever shepherd poodle terrier labrador beagle bulldog spaniel husky chihuahua dachshund
+collie pug corgi schnauzer doodle labradoodle greyhound rottweiler dalmatian boxer
+""".split())
+_NOT_NAMES = frozenset("""
+ceo cto cfo coo cmo vp svp evp hr it pm qa ui ux pr eta asap fyi ai ml api sdk ok tv usa eu
+uk us mvp okr okrs kpi kpis roi faq pdf csv json sql aws gcp ide os ios q1 q2 q3 q4 h1 h2
+btw imo tbh lol omg am pm tue tues wed thur thurs fri rpg rpgs diy diys dm dms r&r lgbt
+lgbtq lgbtq+ nba nfl mma gpa ged sat sats dj mc vr
+super yum yay wow woohoo whoa bummer congrats congratulations ha haha hah yo anytime yep
+""".split())
+_ZONE_WORDS = frozenset("central eastern western pacific mountain atlantic".split())
+
+
+def not_a_name(key: str) -> bool:
+    """Whether a capitalised phrase (lower case, as `name_key` gives it) is no one's name: a
+    language or people ("Spanish", "Indian food"), a faith, a breed ("Golden Retriever"), a
+    time zone ("Central Time"), an abbreviation or exclamation that takes capitals ("RPG",
+    "Yum"), a number.
+
+    Example:
+        >>> [not_a_name(k) for k in ("spanish", "spanish-speaking", "golden retriever",
+        ...                          "central time", "rpgs", "100", "lena", "american airlines")]
+        [True, True, True, True, True, True, False, False]
+    """
+    words = key.replace("-", " ").split()
+    if not words or key in _NOT_NAMES or key.replace(",", "").isdigit():
+        return True
+    if " " not in key and (words[0] in PEOPLES or words[0] in LANGUAGES):
+        return True  # "Spanish", "Spanish-speaking"; not "American Airlines"
+    return len(words) <= 2 and (words[-1].removesuffix("s") in _BREEDS or (
+        words[-1] == "time" and words[0] in _ZONE_WORDS))
+
+
+@lru_cache(maxsize=1)
+def _common_words() -> frozenset[str]:
+    """Webster's word list (public domain, from the `english-words` package): its lower-case
+    words that are not also listed capitalised ("pottery", not "tom": "Tom" is a name)."""
+    from english_words import get_english_words_set
+
+    words = get_english_words_set(["web2"])
+    return frozenset(w for w in words if w.islower() and w.capitalize() not in words)
+
+
+def common_word(word: str) -> bool:
+    """Whether a word is an ordinary English word and not also a name: what a capital that
+    only opens a sentence most likely is ("Pottery is my life", "Setbacks happen"), where
+    "Sarah is", "Maria was" name someone. Plurals and "-ed" forms count as their word.
+
+    Example:
+        >>> [common_word(w) for w in ("Pottery", "Setbacks", "Dairy-free", "Sarah", "Tom")]
+        [True, True, True, False, False]
+    """
+    common = _common_words()
+    return all(w in common or any(
+        w.endswith(end) and w[:-len(end)] + add in common
+        for end, add in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("d", "")))
+        for w in word.lower().split("-"))
 
 
 # ----------------------------------------------------------------------------------- values

@@ -129,6 +129,56 @@ def test_chat_openers_are_no_names(text: str, names: list[str]) -> None:
     assert [m.text for m in find_mentions(text) if not m.is_pronoun] == names
 
 
+@pytest.mark.parametrize(("text", "names"), [
+    ("Pottery is a huge part of my life. Setbacks happen.", []),
+    ("Dance is my passion. Yoga was great too.", []),
+    ("Sarah is coming over. Priya has the keys.", ["Sarah", "Priya"]),
+    ('I loved reading "Charlotte\'s Web" as a kid.', []),
+    ("I play Call of Duty and listen to New Kids on the Block.", []),
+    ("I'm learning Spanish; Indian food and Buddhism too.", []),
+    ("I have a German Shepherd and two Golden Retrievers.", []),
+    ("Give me times in Central Time.", []),
+    ("Haven't seen you! It's INTENSE. I love DIYs and RPGs.", []),
+    ("Have you read George R. R. Martin?", ["George", "Martin"]),
+    ("Nice to meet you, User 2. What do you do?", ["User 2"]),
+    ("Wishing you luck with the right team; our platform team ships.", ["platform team"]),
+])
+def test_words_that_take_capitals_are_no_names(text: str, names: list[str]) -> None:
+    """Ordinary words that only open a sentence, titles and their words, languages, peoples,
+    faiths, breeds, time zones, shouted words, contractions and initials name nothing; a
+    name opening a sentence still does ("Sarah is", a word no dictionary lists lower-case)."""
+    assert [m.text for m in find_mentions(text) if not m.is_pronoun] == names
+
+
+@pytest.mark.parametrize(("text", "addressed"), [
+    ("Hey Mel! Good to see you.", ["Mel"]),
+    ("Thanks, Jon. I agree, Gina.", ["Jon", "Gina"]),
+    ("Go Jon! Keep going.", ["Jon"]),
+    ("Met my new manager, Daniel, today.", []),
+    ("I visited Paris. My sister Lena came too.", []),
+])
+def test_the_one_spoken_to_is_addressed(text: str, addressed: list[str]) -> None:
+    """A name after a greeting, or after the one comma of a sentence at its end, is the one
+    spoken to: a person, and "you" in the turn."""
+    found = [m for m in find_mentions(text) if not m.is_pronoun]
+    assert [m.text for m in found if m.addressed] == addressed
+    assert all(m.type == "person" for m in found if m.addressed and m.text != "Gina")
+
+
+def test_no_pronoun_of_a_turn_refers_to_the_one_spoken_to() -> None:
+    """ "Hey Caroline, my son ... He": Caroline is not the son, nor "he"; and "they" teaches
+    no one a pronoun (it is mostly many)."""
+    scope = "tenant:t/user:u"
+    turn = read_turn("Hey Caroline, my son got into an accident. He is fine now.",
+                     KnownEntities(), scope=scope)
+    caroline = next(r for r in turn.resolutions if r.mention.text == "Caroline")
+    assert caroline.entity is not None and caroline.entity.pronoun is None
+    assert all(r.entity is None for r in turn.resolutions if r.mention.text == "He")
+    later = read_turn("Tim came by. They brought cookies.", turn.known, scope=scope)
+    tim = next(e for e in later.known.entities if e.name == "Tim")
+    assert tim.pronoun is None
+
+
 def test_known_names_are_found_in_lower_case() -> None:
     assert [m.text for m in find_mentions("talked to sarah chen today",
                                           known_names=["Sarah Chen"])] == ["sarah chen"]
