@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from langgraph.store.base import (
     IndexConfig,
@@ -99,6 +99,7 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
         self._sweeper = TtlSweeper()
         self._asweeper = AsyncTtlSweeper()
         self._flusher = BackgroundFlush(self._engine.access)
+        self._closed = False
         self._flushing = self._flusher.lock
         """Held while access counts are being written."""
         # A read that makes a flush due starts it in a thread (False: no safe way, it flushes)
@@ -200,6 +201,10 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
         `_run` by default: a psycopg connection closed while another thread runs a statement
         on it raises in that thread (measured), and the counts are kept."""
         return self._run
+
+    def _release_connection(self) -> None:
+        """Close the connection when the store owns it (a backend's own helper opened it);
+        a connection or pool the application opened is left to the application."""
 
     def _flush_quietly(self) -> None:
         """Write what reads left pending, logging a failure rather than raising it over
@@ -526,13 +531,36 @@ class SyncMemoryStore(MemoryStoreBase):
         """
         return self._sweeper.stop(timeout)
 
+    def close(self) -> None:
+        """Stop the TTL sweeper, write the pending access counts, and close the connection
+        when it came from the package's own helper (`connect_sqlite`): a connection or pool
+        the application opened itself stays open, the application closes it. Idempotent;
+        `with store:` calls it on exit. A store used after `close` raises `StoreClosed`.
+
+        Example:
+            >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+            >>> with SqliteMemoryStore(connect_sqlite(":memory:")) as store:
+            ...     store.setup()
+            ...     store.put(("notes",), "n1", {"text": "hello"})
+            >>> store.close()  # closed already: nothing to do
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._sweeper.stop(timeout=5)
+        self._flush_quietly()
+        self._release_connection()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     @contextmanager
     def _flushed_on_exit(self) -> Iterator[Any]:
-        try:
+        with self:
             yield self
-        finally:
-            self._sweeper.stop(timeout=5)
-            self._flush_quietly()
 
 
 class AsyncMemoryStore(MemoryStoreBase):
@@ -613,16 +641,48 @@ class AsyncMemoryStore(MemoryStoreBase):
         """
         return await self._asweeper.stop(timeout)
 
+    async def aclose(self) -> None:
+        """Stop the TTL sweeper, write the pending access counts, and close the connection
+        when it came from the package's own helper (`connect_sqlite`): a connection or pool
+        the application opened itself stays open, the application closes it. Idempotent;
+        `async with store:` calls it on exit.
+
+        Example:
+            >>> import asyncio
+            >>> from langgraph_typed_memory import AsyncSqliteMemoryStore, connect_sqlite
+            >>> from langgraph_typed_memory.errors import StoreClosed
+            >>> async def main():
+            ...     async with AsyncSqliteMemoryStore(connect_sqlite(":memory:")) as store:
+            ...         await store.setup()
+            ...         await store.aput(("notes",), "n1", {"text": "hello"})
+            ...     await store.aclose()  # closed already: nothing to do
+            ...     try:
+            ...         await store.aget(("notes",), "n1")
+            ...     except StoreClosed as exc:
+            ...         return type(exc).__name__
+            >>> asyncio.run(main())
+            'StoreClosed'
+        """
+        if self._closed:
+            return
+        self._closed = True
+        await self._asweeper.stop(timeout=5)
+        try:
+            await self.aflush_access()
+        except Exception as exc:
+            logger.warning("Access counts not written at close: %r", exc)
+        await asyncio.to_thread(self._release_connection)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     @asynccontextmanager
     async def _aflushed_on_exit(self) -> AsyncIterator[Any]:
-        try:
+        async with self:
             yield self
-        finally:
-            await self._asweeper.stop(timeout=5)
-            try:
-                await self.aflush_access()
-            except Exception as exc:
-                logger.warning("Access counts not written at close: %r", exc)
 
 
 def _promote_op(

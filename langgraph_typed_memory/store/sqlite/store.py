@@ -34,11 +34,27 @@ __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
 
 class _Connection(sqlite3.Connection):
     """`connect_sqlite`'s connection: the stores on it share `store_lock` (one statement at a
-    time), and `close` takes it, so it waits for a statement a store's thread is running."""
+    time), and `close` takes it, so it waits for a statement a store's thread is running.
+
+    The stores built on it own it together: each store's `close` releases it, and the last
+    one closes it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.store_lock = threading.RLock()
+        self.open_stores = 0
+
+    def attach(self) -> None:
+        """A store was built on the connection."""
+        with self.store_lock:
+            self.open_stores += 1
+
+    def release(self) -> None:
+        """A store on the connection was closed: close the connection after the last one."""
+        with self.store_lock:
+            self.open_stores -= 1
+            if self.open_stores <= 0:
+                self.close()
 
     def close(self) -> None:
         with self.store_lock:
@@ -52,10 +68,19 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     filter and full-text joins touch pages all over a large file, and SQLite's default
     2 MB cache sent each one through a read() (docs/backends.md has the figures).
 
+    A store built on the connection owns it: `store.close()` (or leaving `with store:`)
+    closes it, once every store built on it is closed.
+
     Example:
         >>> conn = connect_sqlite(":memory:")
         >>> conn.execute("PRAGMA foreign_keys").fetchone()
         (1,)
+        >>> with SqliteMemoryStore(conn) as store:
+        ...     store.setup()
+        >>> conn.execute("SELECT 1")
+        Traceback (most recent call last):
+        ...
+        sqlite3.ProgrammingError: Cannot operate on a closed database.
     """
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                            factory=_Connection)
@@ -92,6 +117,14 @@ class _SqliteDriver(MemoryStoreBase):
         )
         self.conn = conn
         self._lock = conn.store_lock if isinstance(conn, _Connection) else threading.RLock()
+        if isinstance(conn, _Connection):
+            conn.attach()
+
+    def _release_connection(self) -> None:
+        """A `connect_sqlite` connection is closed with the last store on it; one the
+        application opened with `sqlite3.connect` is the application's to close."""
+        if isinstance(self.conn, _Connection):
+            self.conn.release()
 
     def _execute(self, req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
         if isinstance(req, Begin):
