@@ -143,20 +143,30 @@ whom why will with would you your yours yourself yourselves s t d ll m re ve
 """English function words (Snowball's list, which Postgres' `english` configuration drops too):
 in a question they match nearly every record and drown the words that carry its meaning."""
 
+ROLE_WORDS = frozenset({"user", "assistant"})
+"""The words naming the conversation's roles, which nearly every stored text carries: a fact
+says "The user lives in Lyon.", a logged turn reads "user: I live in Lyon.". A query naming
+the user ("what does the user like to drink", as a model writes a memory tool's query) would
+match every record on them, so the search drops them as it drops stop words. The stored texts
+keep them."""
+
 
 def query_terms(query: str) -> list[str]:
     """Word terms of a query for full-text search: safe to quote in any FTS syntax.
 
-    Stop words are dropped, unless the query has nothing else (then all its words count).
+    Stop words and the role words every record holds (`ROLE_WORDS`) are dropped, unless
+    the query has nothing else (then all its words count).
 
     Example:
         >>> query_terms("What's Bob's DOB? (1990-*)")
         ['bob', 'dob', '1990']
+        >>> query_terms("What does the user like to drink?")
+        ['like', 'drink']
         >>> query_terms("Who is it?")
         ['who', 'is', 'it']
     """
     words = [t.lower() for t in _TERM.findall(query)]
-    content = [w for w in words if w not in STOP_WORDS]
+    content = [w for w in words if w not in STOP_WORDS and w not in ROLE_WORDS]
     return (content or words)[:MAX_QUERY_TERMS]
 
 
