@@ -66,11 +66,12 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 def _scope_options(parser: argparse.ArgumentParser, *, agent: bool = True,
-                   required: bool = True) -> None:
+                   required: bool = True, user: str = "narrow the scope to this user id"
+                   ) -> None:
     parser.add_argument("--tenant", required=required, metavar="T",
                         help="tenant id (the scope's required part)" if required
                         else "only this tenant (default: every tenant)")
-    parser.add_argument("--user", metavar="U", help="narrow the scope to this user id")
+    parser.add_argument("--user", metavar="U", help=user)
     if agent:
         parser.add_argument("--agent", metavar="A", help="narrow the scope to this agent id")
 
@@ -213,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--thread", metavar="THREAD_ID",
                    help="import this thread of the LangGraph checkpointer in the same "
                         "database instead of a FILE")
-    _scope_options(p)
+    _scope_options(p, user="the user whose conversation it is (required: the memory is "
+                           "written to tenant:T/user:U)")
     p.add_argument("--session", metavar="S",
                    help="session the turns are logged under (default: FILE's name without "
                         "its extension, or the thread id)")

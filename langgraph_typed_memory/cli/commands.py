@@ -615,6 +615,12 @@ def cmd_import_conversation(args: argparse.Namespace) -> int:
         raise CliError("nothing to import: give FILE (a JSON conversation, - for stdin) or "
                        "--thread THREAD_ID", exit_code=2)
     scope = _scope(args)
+    if scope.user_id is None:
+        raise CliError(
+            f"import-conversation needs --user U: a conversation's turns are one user's "
+            f"memory, written to tenant:{scope.tenant_id}/user:U (the facts it states are "
+            "about that user, and must not become the whole tenant's); pass the id your "
+            "application sends as configurable user_id; nothing was imported", exit_code=2)
     conversation = None if args.file is None else read_conversation(args.file, sys.stdin)
     from langgraph_typed_memory.conversation_import import import_conversation
     from langgraph_typed_memory.nodes._common import resolve_model

@@ -225,12 +225,13 @@ def test_files_that_are_not_conversations(db: str, cli: Any, tmp_path: Path) -> 
     for text, exit_code, expected in cases:
         file = tmp_path / "conversation.json"
         file.write_text(text)
-        code, _, err = cli("--db", db, "import-conversation", str(file), "--tenant", "acme")
+        code, _, err = cli("--db", db, "import-conversation", str(file), "--tenant", "acme",
+                           "--user", "alice")
         assert code == exit_code, text
         assert expected in err, (text, err)
         assert err.startswith("typed-memory: error:") and len(err.strip().splitlines()) == 1
     code, _, err = cli("--db", db, "import-conversation", str(tmp_path / "missing.json"),
-                       "--tenant", "acme")
+                       "--tenant", "acme", "--user", "alice")
     assert code == 1 and "no conversation file at" in err and "does not exist" in err
     assert stored(db) == ([], [])
 
@@ -247,6 +248,30 @@ def test_exactly_one_of_file_and_thread(db: str, cli: Any, tmp_path: Path) -> No
     code, _, err = cli("--db", db, "import-conversation", file, "--tenant", "a:b")
     assert code == 2 and "bad scope" in err
     assert stored(db) == ([], [])
+
+
+def test_without_a_user_nothing_is_imported_and_the_error_asks_for_one(
+    db: str, cli: Any, tmp_path: Path
+) -> None:
+    """Without --user the import wrote to an anonymous thread's scope while saying it
+    imported into the tenant: it now writes nowhere and asks for the user."""
+    file = write_conversation(tmp_path / "chat.json", CONVERSATION)
+    for extra in ((), ("--agent", "support")):
+        code, out, err = cli("--db", db, "--no-index", "import-conversation", file,
+                             "--tenant", "acme", *extra)
+        assert code == 2 and out == "", err
+        assert err.startswith("typed-memory: error: import-conversation needs --user U")
+        assert "tenant:acme/user:U" in err and "nothing was imported" in err
+    with open_direct(db) as store:
+        assert store.check_invariants().ok
+        assert store.run_plan(_count_rows) == 0
+
+
+def _count_rows():  # type: ignore[no-untyped-def]
+    from langgraph_typed_memory.store.core.protocol import Sql
+
+    rows = yield Sql("SELECT count(*) FROM memories")
+    return rows[0][0]
 
 
 def _chat_thread(db: str, thread_id: str) -> None:
