@@ -33,6 +33,7 @@ __all__ = [
     "resolve_database",
     "is_postgres_url",
     "redact",
+    "driver_reason",
     "open_store",
 ]
 
@@ -187,8 +188,21 @@ def _connect(target: str) -> tuple[Any, str]:
     try:
         return psycopg.connect(target, autocommit=True, **extra), "postgres"
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise CliError(f"cannot connect to {redact(target)}: {reason}") from None
+        raise CliError(f"cannot connect to {redact(target)}: {driver_reason(exc)}") from None
+
+
+def driver_reason(exc: BaseException) -> str:
+    """The driver's whole message on one line: the host and port it tried and why it failed
+    (libpq writes the cause first and a hint on the next line), not only its last line.
+
+    Example:
+        >>> driver_reason(OSError("port 1 failed: Connection refused\\n\\tIs the server running?"))
+        'port 1 failed: Connection refused; Is the server running?'
+        >>> driver_reason(OSError())
+        'OSError'
+    """
+    lines = [" ".join(line.split()) for line in str(exc).splitlines()]
+    return "; ".join(line for line in lines if line) or type(exc).__name__
 
 
 def _make_store(backend: str, conn: Any, index: dict[str, Any] | None) -> SyncMemoryStore:
