@@ -30,6 +30,7 @@ __all__ = [
     "ExportFormatError",
     "ExportDecryptError",
     "ImportCollision",
+    "NothingToExport",
     "InvalidVerdict",
     "UnknownMemory",
     "shown",
@@ -235,6 +236,26 @@ class ImportCollision(TypedMemoryError, ValueError):
     Example:
         >>> issubclass(ImportCollision, ValueError)
         True
+    """
+
+
+class NothingToExport(TypedMemoryError, LookupError):
+    """An export of a scope this store holds nothing of (no record, audit event or deletion
+    event): most often a tenant or user id typed differently from the stored one. No file is
+    written; `allow_empty=True` writes an empty export anyway.
+
+    Example:
+        >>> import os, tempfile
+        >>> from langgraph_typed_memory import SqliteMemoryStore
+        >>> path = os.path.join(tempfile.mkdtemp(), "bob.lgtm")
+        >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
+        ...     store.setup()
+        ...     store.export_scope(path, "a long passphrase", tenant_id="acme", user_id="bob")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.NothingToExport: Nothing to export: ...
+        >>> os.path.exists(path)
+        False
     """
 
 

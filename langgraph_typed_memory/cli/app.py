@@ -194,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_options(p, agent=False)
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="write the file even when the database holds nothing of the scope "
+                        "(default: that is an error, most often a mistyped id, and no file "
+                        "is written)")
     _untyped_option(p, "export")
     _passphrase_option(p, minimum=MIN_EXPORT_PASSPHRASE)
 

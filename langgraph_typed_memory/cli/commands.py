@@ -37,7 +37,11 @@ from langgraph_typed_memory.cli.render import (
     to_json,
     when,
 )
-from langgraph_typed_memory.errors import EmbeddingDimensionMismatch, InvalidNamespace
+from langgraph_typed_memory.errors import (
+    EmbeddingDimensionMismatch,
+    InvalidNamespace,
+    NothingToExport,
+)
 from langgraph_typed_memory.namespaces import (
     KINDS,
     RANKED_KINDS,
@@ -554,17 +558,38 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CliError(f"{out} already exists: choose another --out or pass --force")
     if not out.parent.exists():
         raise CliError(f"cannot write {out}: the directory {out.parent} does not exist")
+    label = "/".join(scope.labels())
     with _opened(args) as opened:
         export = _method(opened, "export_scope", "export")
         passphrase = _passphrase(args, export=True)
         bar = ProgressBar()
         try:
             report = export(str(out), passphrase, tenant_id=scope.tenant_id,
-                            user_id=scope.user_id, untyped_prefixes=prefixes, progress=bar)
+                            user_id=scope.user_id, untyped_prefixes=prefixes, progress=bar,
+                            allow_empty=args.allow_empty)
+        except NothingToExport:
+            raise _nothing_to_export(opened, scope, label, prefixes) from None
         finally:
             bar.close()
-    _report(args, f"exported {'/'.join(scope.labels())} to {out}:", report)
+    _report(args, f"exported {label} to {out}:", report)
     return 0
+
+
+def _nothing_to_export(opened: OpenedStore, scope: Scope, label: str,
+                       prefixes: list[tuple[str, ...]]) -> CliError:
+    """The error of an export of a scope the database holds nothing of, naming the ids it
+    holds that look like the ones given."""
+    from langgraph_typed_memory.cli.inspection import ScopeFilter, near_plan
+
+    tenants, users = opened.store.run_plan(near_plan(ScopeFilter(scope.tenant_id,
+                                                                 scope.user_id)))
+    near = "".join(f"; did you mean {what} {' or '.join(ids)}?"
+                   for what, ids in (("tenant", tenants), ("user", users)) if ids)
+    untyped = "".join(f", nor anything under {'/'.join(p)}" for p in prefixes)
+    return CliError(
+        f"nothing to export: the database holds no record, audit event or deletion event of "
+        f"{label}{untyped} (ids are matched exactly{near}); no file was written. Pass "
+        "--allow-empty to write an empty export anyway")
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from langgraph_typed_memory.cli import build_parser, main
 from langgraph_typed_memory.cli import commands as cli_commands
 from langgraph_typed_memory.cli.commands import nearest_kind, parse_namespace_arg
 from langgraph_typed_memory.cli.database import CliError
+from langgraph_typed_memory.errors import NothingToExport
 from tests.tooling import test_cli as shared
 from tests.tooling.test_cli import ALICE_FACTS, ALICE_PREFS, open_direct
 
@@ -154,6 +155,34 @@ def test_export_needs_a_passphrase_of_at_least_eight_characters(
     monkeypatch.setenv("TM_SHORT", "pw")
     code, _, err = cli("--db", seeded, "import", str(target), "--passphrase-env", "TM_SHORT")
     assert code == 0, err
+
+
+def test_an_export_of_an_unknown_user_fails_and_writes_no_file(
+    seeded: str, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export of a scope the database holds nothing of was an empty file and exit 0: a
+    mistyped id looked like a user without memory."""
+    (out_dir := tmp_path / "exports").mkdir()
+    target = out_dir / "alise.lgtm"
+    monkeypatch.setenv("TM_PASS", "correct horse")
+    code, out, err = cli("--db", seeded, "export", "--tenant", "acme", "--user", "alise",
+                         "--out", str(target), "--passphrase-env", "TM_PASS")
+    assert code == 1 and out == ""
+    [line] = [line for line in err.splitlines() if "error" in line]
+    assert line.startswith("typed-memory: error: nothing to export:")
+    assert "tenant:acme/user:alise" in line and "did you mean user alice?" in line
+    assert "no file was written" in line and "--allow-empty" in line
+    assert list(out_dir.iterdir()) == []  # nor a temporary file
+    code, out, err = cli("--db", seeded, "--json", "export", "--tenant", "acme", "--user",
+                         "alise", "--out", str(target), "--passphrase-env", "TM_PASS",
+                         "--allow-empty")
+    assert code == 0 and json.loads(out)["records"] == {} and target.exists(), err
+    target.unlink()
+    with open_direct(seeded) as store:
+        with pytest.raises(NothingToExport, match="Nothing to export"):
+            store.export_scope(target, "pw", tenant_id="acme", user_id="alise",
+                               scrypt_n=2**10)
+    assert not target.exists()
 
 
 # ------------------------------------------------------------------ import collision

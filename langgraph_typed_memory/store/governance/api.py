@@ -360,6 +360,7 @@ class GovernanceApi:
         untyped_prefixes: Sequence[tuple[str, ...]] = (),
         progress: TransferProgress | None = None,
         scrypt_n: int = DEFAULT_SCRYPT_N,
+        allow_empty: bool = False,
     ) -> ExportReport:
         """Export a user (or, without `user_id`, a tenant) to an encrypted file.
 
@@ -369,6 +370,10 @@ class GovernanceApi:
         AES-256-GCM with a key derived by scrypt (`scrypt_n`, default 2**15; lower it only in
         tests) from `passphrase`, which is never stored. `progress(step, done, total)` is
         called as it goes. See docs/governance.md for the format.
+
+        A scope the store holds nothing of (no record, audit event or deletion event: a
+        mistyped id, most often) raises `NothingToExport` and writes no file, unless
+        `allow_empty`.
 
         Example:
             >>> import os, tempfile
@@ -383,7 +388,7 @@ class GovernanceApi:
         """
         return export_to_file(self.run_plan, self.records, path, passphrase, tenant_id=tenant_id,
                               user_id=user_id, untyped_prefixes=untyped_prefixes,
-                              progress=progress, scrypt_n=scrypt_n)
+                              progress=progress, scrypt_n=scrypt_n, allow_empty=allow_empty)
 
     async def aexport_scope(
         self,
@@ -395,11 +400,13 @@ class GovernanceApi:
         untyped_prefixes: Sequence[tuple[str, ...]] = (),
         progress: TransferProgress | None = None,
         scrypt_n: int = DEFAULT_SCRYPT_N,
+        allow_empty: bool = False,
     ) -> ExportReport:
         """Async `export_scope` (the key derivation and the file run in a worker thread)."""
         return await asyncio.to_thread(
             self.export_scope, path, passphrase, tenant_id=tenant_id, user_id=user_id,
-            untyped_prefixes=untyped_prefixes, progress=progress, scrypt_n=scrypt_n)
+            untyped_prefixes=untyped_prefixes, progress=progress, scrypt_n=scrypt_n,
+            allow_empty=allow_empty)
 
     def import_scope(
         self,

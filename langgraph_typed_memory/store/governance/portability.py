@@ -36,6 +36,7 @@ from langgraph_typed_memory.errors import (
     ExportFormatError,
     ImportCollision,
     InvalidQuery,
+    NothingToExport,
 )
 from langgraph_typed_memory.namespaces import (
     decode_namespace,
@@ -457,6 +458,23 @@ def _check_progress(progress: Any) -> None:
         raise InvalidQuery(f"progress={progress!r}: give a callable (step, done, total) or None.")
 
 
+def _nothing_message(tenant_id: str, user_id: str | None,
+                     prefixes: Sequence[tuple[str, ...]]) -> str:
+    """Why an export of a scope holding nothing writes no file.
+
+    Example:
+        >>> text = _nothing_message("acme", "bob", [("memories", "bob")])
+        >>> "of tenant:acme/user:bob, nor anything under memories/bob." in text
+        True
+    """
+    untyped = "".join(f", nor anything under {'/'.join(p)}" for p in prefixes)
+    return (f"Nothing to export: this store holds no record, audit event or deletion event "
+            f"of {_describe((tenant_id, user_id))}{untyped}. Ids are matched exactly: check "
+            "the tenant and user ids (`typed-memory inspect --tenant ...` lists what is "
+            "stored). No file was written; pass allow_empty=True (the CLI's --allow-empty) "
+            "to write an empty export anyway.")
+
+
 def export_to_file(
     run: Callable[[Plan[Any]], Any],
     records: Records,
@@ -468,8 +486,14 @@ def export_to_file(
     untyped_prefixes: Sequence[tuple[str, ...]] = (),
     progress: Progress | None = None,
     scrypt_n: int = DEFAULT_SCRYPT_N,
+    allow_empty: bool = False,
 ) -> ExportReport:
-    """Read the scope with `run`, encrypt it, and write it atomically (mode 0600) to `path`."""
+    """Read the scope with `run`, encrypt it, and write it atomically (mode 0600) to `path`.
+
+    Raises:
+        NothingToExport: the store holds nothing of the scope (and not `allow_empty`); no
+            file is written.
+    """
     passphrase_bytes(passphrase)
     check_cost(scrypt_n)
     _check_progress(progress)
@@ -477,6 +501,8 @@ def export_to_file(
     tick = progress or (lambda step, done, total: None)
     payload = run(export_plan(records, tenant_id, user_id, untyped_prefixes=prefixes,
                               progress=progress))
+    if not allow_empty and not (payload["memories"] or payload["audit"] or payload["deletions"]):
+        raise NothingToExport(_nothing_message(tenant_id, user_id, prefixes))
     tick("encrypt", 0, 1)
     plaintext = json.dumps(payload, ensure_ascii=False, separators=(",", ":"),
                            allow_nan=False).encode("utf-8")
