@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import sqlite3
 import stat
@@ -407,12 +408,17 @@ def test_check_passes_then_fails_on_a_corrupted_database(seeded: str, cli: Any) 
 # ---------------------------------------------------------------------------- maintain
 
 
-def test_maintain_runs_every_step_with_progress(seeded: str, cli: Any) -> None:
+def test_maintain_runs_every_step_with_progress(
+    seeded: str, cli: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="langgraph_typed_memory.cli.progress")
     code, out, err = cli("--db", seeded, "--no-index", "maintain", "--tenant", "acme")
     assert code == 0
     assert out.splitlines()[0].split()[:2] == ["step", "changes"]
     assert "sweeps" in out and "maintenance of tenant acme done" in out
-    assert "sweeps" in err  # the progress lines (stderr is not a terminal here)
+    # stderr is not a terminal here: no bar on it, the progress is logged instead
+    assert "sweeps" not in err and "[" not in err
+    assert any(r.getMessage().startswith("sweeps") for r in caplog.records)
     code, out, _ = cli("--db", seeded, "--no-index", "--json", "maintain")
     assert code == 0 and json.loads(out)["tenant_id"] is None
     code, _, err = cli("--db", seeded, "maintain", "--tenant", "a:b")
@@ -654,3 +660,20 @@ def test_progress_bar_redraws_in_place_on_a_terminal() -> None:
     bar.close()
     assert stream.getvalue() == (
         "\rcompaction [#---] 1/4\rcompaction [####] 4/4\n\rsweeps 0\n")
+
+
+def test_progress_off_a_terminal_is_logged_at_an_interval_not_drawn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="langgraph_typed_memory.cli.progress")
+    stream, now = io.StringIO(), [0.0]
+    bar = ProgressBar(stream, interval=10.0, clock=lambda: now[0])
+    for done in range(101):  # a second per item: a line at the start, every 10 s, the end
+        bar("memories", done, 100)
+        now[0] += 1.0
+    bar("write", 1, 1)
+    bar.close()
+    assert stream.getvalue() == ""
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["memories: 0/100", *(f"memories: {n}/100" for n in range(10, 101, 10)),
+                     "write: 1/1"]
