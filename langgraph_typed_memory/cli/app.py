@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from langgraph_typed_memory.cli.choices import BENCHMARKS, MIN_EXPORT_PASSPHRASE
+from langgraph_typed_memory.cli.choices import BENCHMARKS, MIN_EXPORT_PASSPHRASE, modes_legend
 from langgraph_typed_memory.cli.database import DB_ENV, DEFAULT_DB, CliError
 from langgraph_typed_memory.errors import TypedMemoryError
 from langgraph_typed_memory.lifecycle import STATUSES
@@ -108,8 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     _globals(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, help_text: str, description: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=description)
+    def command(name: str, help_text: str, description: str,
+                epilog: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=description, epilog=epilog)
         _globals(p, top=False)
         return p
 
@@ -134,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("search", "ranked search of a scope, as the memory graph reads it",
                 "Search what a reader in the scope sees (its own records and the wider "
-                "shared ones), with scores, relevance tiers and the retrieval mode.")
+                "shared ones), with scores, relevance tiers and the retrieval mode.",
+                modes_legend())
     p.add_argument("query", metavar="QUERY", help="the search text")
     _scope_options(p)
     p.add_argument("--kind", choices=KINDS, action="append",

@@ -19,7 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from langgraph_typed_memory.cli.choices import BENCHMARKS, MIN_EXPORT_PASSPHRASE
+from langgraph_typed_memory.cli.choices import (
+    BENCHMARKS,
+    MIN_EXPORT_PASSPHRASE,
+    RETRIEVAL_MODES,
+)
 from langgraph_typed_memory.cli.conversations import import_summary, read_conversation
 from langgraph_typed_memory.cli.database import (
     CliError,
@@ -229,10 +233,13 @@ def cmd_search(args: argparse.Namespace) -> int:
                              "degraded": getattr(res, "degraded", []), "results": list(res)}
                       for kind, res in out.items()}))
         return 0
+    shown: list[str] = []
     for kind, results in out.items():
         mode = getattr(results, "retrieval_mode", "?")
         what = ("exact lookup: every active record in scope, unranked"
                 if mode == "exact" else f"retrieval mode {mode}")
+        if mode != "exact" and mode not in shown:
+            shown.append(mode)
         _say(f"{kind}: {len(results)} result(s) ({what})")
         for reason in getattr(results, "degraded", []):
             _say(f"  degraded: {reason}")
@@ -245,6 +252,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                   short_value(r.value)] for i, r in enumerate(results, 1)],
             ))
         _say()
+    for mode in shown:  # the legend of the modes above (`search --help` lists them all)
+        if mode in RETRIEVAL_MODES:
+            _say(f"retrieval mode {mode}: {RETRIEVAL_MODES[mode]}")
     return 0
 
 

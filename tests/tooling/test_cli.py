@@ -23,6 +23,7 @@ from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.cli import build_parser, main
 from langgraph_typed_memory.cli import commands as cli_commands
 from langgraph_typed_memory.cli.app import _Parser
+from langgraph_typed_memory.cli.choices import RETRIEVAL_MODES
 from langgraph_typed_memory.cli.commands import find_benchmark, parse_namespace_arg
 from langgraph_typed_memory.cli.database import CliError, redact, resolve_database
 from langgraph_typed_memory.cli.progress import ProgressBar
@@ -185,6 +186,26 @@ def test_search_ranks_within_the_readers_scope(seeded: str, cli: Any) -> None:
     assert data["fact"]["results"][0]["memory"]["tier"] in {"high", "standard", "low"}
     assert data["preference"]["retrieval_mode"] == "exact"
     assert [r["value"]["value"] for r in data["preference"]["results"]] == ["terse"]
+
+
+def test_search_explains_the_retrieval_modes_it_reports(seeded: str, cli: Any) -> None:
+    """"retrieval mode like" was printed unexplained: the text output ends with what each
+    mode it reported means, and `search --help` lists them all."""
+    code, out, _ = cli("--db", seeded, "--no-index", "search", "lyo", "--tenant", "acme",
+                       "--user", "alice", "--kind", "fact", "--kind", "preference")
+    assert code == 0 and "fact: 1 result(s) (retrieval mode like)" in out
+    legend = [line for line in out.splitlines() if line.startswith("retrieval mode ")]
+    assert legend == ["retrieval mode like: the fallback when there are no vectors and full "
+                      "text matched nothing: records holding the query's words as plain "
+                      "substrings, ranked by how many they hold"]
+    code, out, _ = cli("search", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    for mode in ("hybrid", "vector", "lexical", "like", "exact"):
+        assert f"{mode} = " in text, mode
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    for mode, meaning in RETRIEVAL_MODES.items():  # the docs' table says the same
+        assert f"| `{mode}` | {meaning} |" in docs, mode
 
 
 def test_search_defaults_to_the_ranked_kinds(seeded: str, cli: Any) -> None:
