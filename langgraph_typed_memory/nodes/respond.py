@@ -105,6 +105,29 @@ def _shown(context: dict[str, list[dict[str, Any]]], trace: dict[str, Any]
             for slot, items in context.items()}
 
 
+COMBINED_INSTRUCTIONS = "Also list memories worth keeping.\n" + EXTRACTION_PROMPT
+"""What a combined respond call adds to the system message."""
+
+
+def with_system_text(prompt: list[BaseMessage], text: str) -> list[BaseMessage]:
+    """`prompt` with `text` appended to its leading system message (one is put first when it
+    has none): providers such as Anthropic refuse a system message after the conversation.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> [m.content for m in with_system_text([SystemMessage("Memory."), HumanMessage("Hi")],
+        ...                                      "Be brief.")]
+        ['Memory.\\nBe brief.', 'Hi']
+        >>> [m.type for m in with_system_text([HumanMessage("Hi")], "Be brief.")]
+        ['system', 'human']
+    """
+    if prompt and isinstance(prompt[0], SystemMessage):
+        head = message_text(prompt[0])
+        joined = head + ("" if not head or head.endswith("\n") else "\n") + text
+        return [SystemMessage(joined, id=prompt[0].id), *prompt[1:]]
+    return [SystemMessage(text), *prompt]
+
+
 def _usage(message: Any) -> tuple[int, int]:
     usage = getattr(message, "usage_metadata", None) or {}
     return int(usage.get("input_tokens", 0) or 0), int(usage.get("output_tokens", 0) or 0)
@@ -180,7 +203,7 @@ def create_respond_node(
     def with_instructions(prompt: list[BaseMessage]) -> list[BaseMessage]:
         if not combined:
             return prompt
-        return [*prompt, SystemMessage("Also list memories worth keeping.\n" + EXTRACTION_PROMPT)]
+        return with_system_text(prompt, COMBINED_INSTRUCTIONS)
 
     def failed(exc: Exception) -> str:
         why = f"model failed: {exc!r:.200}"

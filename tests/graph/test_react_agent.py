@@ -149,7 +149,7 @@ def test_a_current_message_that_left_the_conversation_sends_the_whole_conversati
     state = turn_state()
     state["messages"] = [HumanMessage("something else", id="x")]
     assert create_memory_prompt(SYSTEM)(state)[1:] == state["messages"]
-    assert "whole conversation" in caplog.text
+    assert "newest user message" in caplog.text
 
 
 # The example: a prebuilt ReAct agent between the memory nodes, offline.

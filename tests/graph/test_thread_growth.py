@@ -115,8 +115,9 @@ def test_option_off_keeps_every_message(memory_store):
     assert len(outs[-1]["messages"]) == 30
     assert outs[-1]["messages"][0].content == user_text(1)
     assert [o["memory_trace"]["turn_index"] for o in outs] == list(range(1, 16))
-    # assembled before the reply: 29 messages, the last 4 verbatim, the 25 before summarized
-    assert outs[-1]["memory_summarized"] == 29 - 4
+    # assembled before the reply: 29 messages, the last 3 verbatim (the last 4 would open on
+    # the assistant), the 26 before summarized
+    assert outs[-1]["memory_summarized"] == 29 - 3
 
 
 async def test_async_graph_trims_too(memory_store):
@@ -178,11 +179,11 @@ def test_node_alone_trims_only_when_asked():
     state = {"messages": [*_chat(8), HumanMessage("And now?", id="now")]}
     plain = create_assemble_node({"recent_turns": 2}).invoke(state)
     assert "messages" not in plain
-    assert plain["memory_summarized"] == 15
+    assert plain["memory_summarized"] == 16  # the window opens on the current message
     trimmed = create_assemble_node({"recent_turns": 2}, trim_absorbed=True).invoke(state)
     removed = [m.id for m in trimmed["messages"]]
     assert removed == [m.id for m in _chat(5)]  # q5..q7 and the current message stay
-    assert trimmed["memory_summarized"] == 15 - len(removed)
+    assert trimmed["memory_summarized"] == 16 - len(removed)
     assert trimmed["memory_summary"] == plain["memory_summary"]
 
 

@@ -159,7 +159,7 @@ def test_facts_take_their_share_before_episodes_and_prompt_order_is_fixed() -> N
                        "## User preferences", "## Relevant facts", "## Relevant past episodes",
                        "## Earlier in this conversation"]
     assert isinstance(a.messages[0], SystemMessage) and a.messages[0].content == a.system_prompt
-    assert a.messages[1:] == messages[-4:] and a.older == messages[:-4]
+    assert a.messages[1:] == messages[-3:] and a.older == messages[:-3]  # opens on a user message
     assert "user: Question 0." in a.system_prompt  # older turns folded, not lost
     budget = a.tokens["total"] - a.tokens["episodes"]  # room for the facts, not the episodes
     tight = assemble(**RESERVED, facts=facts, episodes=episodes, messages=messages,
@@ -289,9 +289,12 @@ def test_budget_is_never_exceeded(budget: int, cap: int, recent: int, summary_to
     check_report(a, budget=budget)
     assert len(a.dropped) + len(a.included["facts"]) + len(a.included["episodes"]) == len(ranked)
     assert a.messages[1:] == messages[len(a.older):]
-    assert len(a.messages) - 1 <= max(recent, 1)
+    current = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)),
+                  default=max(len(messages) - 1, 0))  # the current turn is always sent
+    assert len(a.messages) - 1 <= max(recent, len(messages) - current)
+    assert len(a.messages) == 1 or isinstance(a.messages[1], HumanMessage)
     if a.over_budget:  # only the unconditional content is there
-        assert a.messages[1:] == messages[-1:] and not a.included["facts"]
+        assert a.messages[1:] == messages[current:] and not a.included["facts"]
         assert a.tokens["summary"] == a.tokens["facts"] == a.tokens["episodes"] == 0
     assert a.summary is None or count_tokens(a.summary) <= summary_tokens
 
@@ -326,7 +329,11 @@ def test_message_content_blocks_and_tool_calls_are_counted() -> None:
     blocks = HumanMessage(content=[{"type": "text", "text": "hello"}, {"type": "image_url",
                                                                        "image_url": {"url": "u"}}])
     call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"q": "x"}, "id": "1"}])
-    a = assemble(messages=[blocks, call, HumanMessage("<|endoftext|> is plain text")])
+    from langchain_core.messages import ToolMessage
+
+    result = ToolMessage("", tool_call_id="1")
+    a = assemble(messages=[blocks, call, result, HumanMessage("<|endoftext|> is plain text")])
+    assert call in a.messages
     assert a.tokens["recent"] > count_tokens("<|endoftext|> is plain text") + 1
     assert a.tokens["total"] <= 1500
 
@@ -459,10 +466,45 @@ def test_the_verbatim_window_never_opens_on_an_orphan_tool_result() -> None:
         AIMessage("It shipped yesterday."), HumanMessage("And order 43?")]
     a = assemble(messages=messages, config={"recent_turns": 3})
     roles = [type(m).__name__ for m in a.messages]
-    assert roles[1] != "ToolMessage", roles  # the window holds no result without its call
-    assert roles == ["SystemMessage", "AIMessage", "HumanMessage"]
-    whole = assemble(messages=messages, config={"recent_turns": 4})
-    assert [type(m).__name__ for m in whole.messages][1:3] == ["AIMessage", "ToolMessage"]
+    assert roles == ["SystemMessage", "HumanMessage"]  # no result without its call
+    assert len(a.older) == 4 and "called lookup" in (a.summary or "")
+    whole = assemble(messages=messages, config={"recent_turns": 5})
+    assert [type(m).__name__ for m in whole.messages] == [
+        "SystemMessage", "HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "HumanMessage"]
+
+
+def test_the_verbatim_window_opens_on_a_user_message() -> None:
+    chat: list[BaseMessage] = []
+    for i in range(5):
+        chat += [HumanMessage(f"question {i}"), AIMessage(f"answer {i}")]
+    chat.append(HumanMessage("now"))
+    for recent in range(1, 12):
+        a = assemble(messages=chat, config={"recent_turns": recent})
+        assert isinstance(a.messages[1], HumanMessage), (recent, a.messages)
+        assert len(a.messages) - 1 <= recent and a.messages[-1].content == "now"
+        assert a.older == chat[:len(chat) - len(a.messages) + 1]
+    assert [m.content for m in assemble(messages=chat).messages[1:]] == [
+        "question 4", "answer 4", "now"]  # the default 4 messages would open on "answer 3"
+
+
+def test_the_window_sends_a_tool_call_with_all_its_results_or_its_text_alone() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from langgraph_typed_memory.assembly import chat_window
+
+    two = AIMessage("Looking.", tool_calls=[{"name": "a", "args": {}, "id": "1"},
+                                            {"name": "b", "args": {}, "id": "2"}])
+    chat: list[BaseMessage] = [HumanMessage("q"), two, ToolMessage("x", tool_call_id="1"),
+                               HumanMessage("where is the rest?"),
+                               ToolMessage("stray", tool_call_id="9"), AIMessage("Here.")]
+    at, window = chat_window(chat)
+    assert at == 0
+    assert [(m.type, m.content) for m in window] == [
+        ("human", "q"), ("ai", "Looking."), ("human", "where is the rest?"), ("ai", "Here.")]
+    assert not window[1].tool_calls
+    answered = [HumanMessage("q"), two, ToolMessage("y", tool_call_id="2"),
+                ToolMessage("x", tool_call_id="1"), AIMessage("Both.")]
+    assert chat_window(answered)[1] == answered
 
 
 # The preamble is configurable; the memory block is the system prompt without it.
