@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         MaintenanceReport,
         create_memory_maintenance_graph,
     )
+    from langgraph_typed_memory.middleware import MemoryMiddleware
     from langgraph_typed_memory.namespaces import (
         KINDS,
         Kind,
@@ -119,6 +120,7 @@ __all__ = [
     "InvalidVerdict",
     "UnknownMemory",
     "create_memory_maintenance_graph",
+    "MemoryMiddleware",
 ]
 
 _EXPORTS = {
@@ -146,6 +148,7 @@ _EXPORTS = {
     "MaintenanceConfig": "langgraph_typed_memory.maintenance",
     "MaintenanceReport": "langgraph_typed_memory.maintenance",
     "create_memory_maintenance_graph": "langgraph_typed_memory.maintenance",
+    "MemoryMiddleware": "langgraph_typed_memory.middleware",
     "KINDS": "langgraph_typed_memory.namespaces",
     "Kind": "langgraph_typed_memory.namespaces",
     "Scope": "langgraph_typed_memory.namespaces",

@@ -419,7 +419,7 @@ class Assembly:
     """How many leading messages `summary` covers: pass it back on the next turn."""
 
 
-def _answered(messages: Sequence[BaseMessage], at: int) -> tuple[list[BaseMessage], int]:
+def _answered(messages: Sequence[BaseMessage], at: int) -> tuple[list[ToolMessage], int]:
     """The results that directly follow the tool-calling message at `at` and answer one of
     its calls, and where the messages after those results begin."""
     call = messages[at]
@@ -427,8 +427,8 @@ def _answered(messages: Sequence[BaseMessage], at: int) -> tuple[list[BaseMessag
     end = at + 1
     while end < len(messages) and isinstance(messages[end], ToolMessage):
         end += 1
-    results = [m for m in messages[at + 1:end]
-               if isinstance(m, ToolMessage) and m.tool_call_id in ids]
+    results: list[ToolMessage] = [m for m in messages[at + 1:end]
+                                  if isinstance(m, ToolMessage) and m.tool_call_id in ids]
     return results, end
 
 

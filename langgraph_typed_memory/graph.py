@@ -20,7 +20,8 @@ from langgraph_typed_memory.nodes import (
     create_respond_node,
     create_retrieve_node,
 )
-from langgraph_typed_memory.nodes._common import check_gate_store
+from langgraph_typed_memory.nodes._common import OnModelError, check_gate_store
+from langgraph_typed_memory.nodes.assemble import Summary
 from langgraph_typed_memory.nodes.extract import Extraction
 from langgraph_typed_memory.state import MemoryState
 
@@ -37,6 +38,8 @@ def build_memory_chat_graph(
     summarizer: Summarizer | None = None,
     trim_absorbed: bool = True,
     preamble: str = PREAMBLE,
+    summary: Summary = "auto",
+    on_model_error: OnModelError = "degrade",
 ) -> StateGraph:
     """The uncompiled chat graph, for adding nodes or compiling it your way.
 
@@ -55,11 +58,13 @@ def build_memory_chat_graph(
     """
     builder = StateGraph(MemoryState)
     builder.add_node("retrieve", create_retrieve_node())
-    builder.add_node("assemble", create_assemble_node(assembly, summarizer=summarizer,
-                                                      model=model, trim_absorbed=trim_absorbed,
-                                                      preamble=preamble))
-    builder.add_node("respond", create_respond_node(model, combined=combined))
-    builder.add_node("extract", create_extract_node(model, extraction=extraction))
+    builder.add_node("assemble", create_assemble_node(
+        assembly, summarizer=summarizer, model=model, trim_absorbed=trim_absorbed,
+        preamble=preamble, summary=summary, on_model_error=on_model_error))
+    builder.add_node("respond", create_respond_node(model, combined=combined,
+                                                    on_model_error=on_model_error))
+    builder.add_node("extract", create_extract_node(model, extraction=extraction,
+                                                    on_model_error=on_model_error))
     builder.add_node("promote", create_promote_node())
     builder.add_edge(START, "retrieve")
     builder.add_edge("retrieve", "assemble")
@@ -82,6 +87,8 @@ def create_memory_chat_graph(
     summarizer: Summarizer | None = None,
     trim_absorbed: bool = True,
     preamble: str = PREAMBLE,
+    summary: Summary = "auto",
+    on_model_error: OnModelError = "degrade",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The compiled memory chat graph (graph id `memory_chat`).
 
@@ -96,6 +103,22 @@ def create_memory_chat_graph(
     user's statements in the store's turn log. Pass `trim_absorbed=False` to keep every
     message in the state (an app that renders the thread from `messages`), at the price of
     turns that slow down as the thread grows.
+
+    With a chat model, a turn makes up to three model calls:
+
+    - the reply, every turn;
+    - extraction (one structured-output call), on each turn the pre-filter keeps (not
+      questions, chit-chat or very short messages): `extraction="rules"` uses the offline
+      rules instead, and `combined=True` asks for the reply and the candidates in one call;
+    - the running summary, on each turn once the thread is longer than the verbatim window
+      (`recent_turns`, 4 messages): `summary="extractive"` uses the offline summary instead.
+
+    So `create_memory_chat_graph(model)` makes 1 call on a short question and up to 3 on a
+    statement late in a thread; with `extraction="rules", summary="extractive"` exactly one.
+    A model that fails or cannot be built degrades each of these calls to its offline path
+    (recorded in `memory_trace["degraded"]` and logged) with the default
+    `on_model_error="degrade"`; `"raise"` lets the exception through (a missing API key or a
+    provider's 400 fails the turn, and nothing of it is checkpointed or stored).
 
     Args:
         model: A chat model or `init_chat_model` string; None: configuration, environment
@@ -114,6 +137,10 @@ def create_memory_chat_graph(
             (default True; see `create_assemble_node`).
         preamble: The text that opens the system prompt, before the memory (default
             `PREAMBLE`; see `create_assemble_node`).
+        summary: Who writes the running summary: "auto" (the chat model when one is
+            configured, else the extractive summary), "model" or "extractive".
+        on_model_error: "degrade" (default) or "raise", for the reply, extraction and
+            summary calls.
 
     Raises:
         ConfigurationError: `store` has no promotion gate (LangGraph's `InMemoryStore`, for
@@ -140,6 +167,7 @@ def create_memory_chat_graph(
     builder = build_memory_chat_graph(
         model, combined=combined, extraction=extraction, assembly=assembly,
         summarizer=summarizer, trim_absorbed=trim_absorbed, preamble=preamble,
+        summary=summary, on_model_error=on_model_error,
     )
     return builder.compile(checkpointer=checkpointer, store=store, name="memory_chat")
 

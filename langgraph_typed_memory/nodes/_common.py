@@ -6,7 +6,7 @@ import logging
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
@@ -274,6 +274,50 @@ def try_resolve_model(
         why = f"model could not be built, offline fallback used: {exc!r:.200}"
         logger.warning("%s", why)
         return None, why
+
+
+OnModelError = Literal["degrade", "raise"]
+"""What a node does when its chat model cannot be built or its call fails: "degrade" (the
+offline path, the reason recorded in `memory_trace["degraded"]` and logged) or "raise" (the
+exception reaches the caller: a missing API key, a provider's 400)."""
+ON_MODEL_ERROR: tuple[OnModelError, ...] = ("degrade", "raise")
+
+
+def check_on_model_error(value: Any, where: str) -> OnModelError:
+    """`value`, refused unless it is one of `ON_MODEL_ERROR`.
+
+    Example:
+        >>> check_on_model_error("loud", "create_respond_node")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: create_respond_node(...): ...
+
+    Raises:
+        ConfigurationError: another value.
+    """
+    if value not in ON_MODEL_ERROR:
+        raise ConfigurationError(
+            f"{where}(on_model_error={value!r}): use \"degrade\" (the offline fallback, "
+            "recorded in the trace and logged; the default) or \"raise\" (the model's "
+            "exception reaches the caller).")
+    return value  # type: ignore[no-any-return]
+
+
+def model_for(
+    model: BaseChatModel | str | None, config: RunnableConfig | None, on_error: OnModelError
+) -> tuple[BaseChatModel | None, str | None]:
+    """The run's chat model as `try_resolve_model` gives it; with `on_error="raise"` a model
+    that cannot be built raises instead of degrading the turn.
+
+    Example:
+        >>> model_for(None, {"configurable": {"memory_model": 42}}, "raise")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: model 42 is neither ...
+    """
+    if on_error == "raise":
+        return resolve_model(model, config), None
+    return try_resolve_model(model, config)
 
 
 def model_name(model: BaseChatModel | None) -> str:

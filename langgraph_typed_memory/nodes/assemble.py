@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -28,15 +28,27 @@ from langgraph_typed_memory.assembly import (
     normalize_assembly,
 )
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.nodes._common import trace_of, try_resolve_model
+from langgraph_typed_memory.nodes._common import (
+    OnModelError,
+    check_on_model_error,
+    model_configured,
+    model_for,
+    trace_of,
+)
 from langgraph_typed_memory.turns import message_text
 
 __all__ = [
     "create_assemble_node", "create_memory_prompt", "memory_system_message", "model_summarizer",
-    "absorbed_prefix", "KEPT_USER_TURNS", "BLOCK_KEY",
+    "absorbed_prefix", "KEPT_USER_TURNS", "BLOCK_KEY", "Summary", "SUMMARY_MODES", "memory_turn",
 ]  # fmt: skip
 
 logger = logging.getLogger(__name__)
+
+Summary = Literal["auto", "model", "extractive"]
+"""Who writes the running summary once the conversation outgrows the verbatim window: the
+chat model when one is configured, else the extractive summary ("auto"); the model, one call
+per turn from then on ("model"); the extractive summary, no model call ("extractive")."""
+SUMMARY_MODES: tuple[Summary, ...] = ("auto", "model", "extractive")
 
 BLOCK_KEY = "memory_block"
 """The state key where the assemble node writes the memory block: the rendered memory
@@ -54,13 +66,24 @@ SUMMARY_PROMPT = (
 
 
 def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200,
-                     failures: list[str] | None = None) -> Summarizer:
+                     failures: list[str] | None = None,
+                     on_model_error: OnModelError = "degrade") -> Summarizer:
     """A running summarizer backed by a chat model, extractive when the model fails (the
     failure is logged, and appended to `failures` when given: the assemble node records it
-    in the trace).
+    in the trace); with `on_model_error="raise"` the model's exception propagates.
 
-    The assembler still bounds its output to `summary_tokens` (newest sentences kept).
+    The model gets one system message and one user message (the earlier summary and the new
+    turns as a transcript), which every provider accepts. The assembler still bounds its
+    output to `summary_tokens` (newest sentences kept).
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> fold = model_summarizer(FakeListChatModel(responses=["The user greeted."]))
+        >>> fold(None, [HumanMessage("Hi"), AIMessage("Hello!")])
+        'The user greeted.'
     """
+    check_on_model_error(on_model_error, "model_summarizer")
 
     def summarize(previous: str | None, turns: list[BaseMessage]) -> str:
         transcript = "\n".join(f"{m.type}: {message_text(m)}" for m in turns)
@@ -75,6 +98,8 @@ def model_summarizer(chat: BaseChatModel, *, max_tokens: int = 200,
                 return text
             why = "the summary model answered nothing"
         except Exception as exc:  # degrade: fall back, the turn goes on
+            if on_model_error == "raise":
+                raise
             why = f"the summary model failed: {exc!r:.200}"
         logger.warning("assemble: %s; the extractive summary is used", why)
         if failures is not None:
@@ -135,6 +160,8 @@ def create_assemble_node(
     messages_key: str = "messages",
     trim_absorbed: bool = False,
     preamble: str = PREAMBLE,
+    summary: Summary = "auto",
+    on_model_error: OnModelError = "degrade",
 ) -> RunnableLambda:
     """Build the assemble node.
 
@@ -167,11 +194,18 @@ def create_assemble_node(
     Args:
         settings: An `AssemblyConfig` (budget, per-item cap, verbatim window...).
         summarizer: Folds older turns into the running summary: any
-            `(previous_summary, messages) -> str` callable. Default: the chat model when one is
-            configured (`model`, `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`), else
-            the extractive summary (also when the model cannot be built: recorded in
-            `memory_trace["degraded"]`).
+            `(previous_summary, messages) -> str` callable (then `summary` must stay "auto").
+            Default: as `summary` says.
         model: The chat model that writes the running summary.
+        summary: "auto" (default: the chat model when one is configured, `model`,
+            `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`, else the extractive
+            summary, also when the model cannot be built: recorded in
+            `memory_trace["degraded"]`), "model" (a run without a model raises
+            `ConfigurationError`) or "extractive" (never a model call). With a model, the
+            summary costs one call on each turn that pushes messages out of the verbatim
+            window: every turn, once the thread is longer than the window.
+        on_model_error: "degrade" (default: the extractive summary, recorded and logged) or
+            "raise" (the summary model's exception propagates).
         messages_key: The state key holding the conversation.
         trim_absorbed: Remove the messages the running summary absorbed from the state.
             Off by default here, because this node does not know who else reads the
@@ -199,6 +233,15 @@ def create_assemble_node(
         raise ConfigurationError(
             f"create_assemble_node: preamble={preamble!r:.80} is not text; pass a str "
             "(\"\" for none).")
+    if summary not in SUMMARY_MODES:
+        raise ConfigurationError(
+            f"create_assemble_node(summary={summary!r}): use \"auto\" (the model when one is "
+            "configured, else the extractive summary), \"model\" or \"extractive\".")
+    if summarizer is not None and summary != "auto":
+        raise ConfigurationError(
+            f"create_assemble_node: summarizer= and summary={summary!r} both say who writes "
+            "the running summary; pass one of them.")
+    on_error = check_on_model_error(on_model_error, "create_assemble_node")
 
     def fold(config: RunnableConfig | None, failures: list[str]
              ) -> tuple[Summarizer | None, str | None]:
@@ -206,9 +249,17 @@ def create_assemble_node(
         could not be built (if so)."""
         if summarizer is not None:
             return summarizer, None
-        chat, why = try_resolve_model(model, config)
-        return (model_summarizer(chat, max_tokens=limits.summary_tokens, failures=failures)
-                if chat else None), why
+        if summary == "extractive":
+            return None, None
+        if summary == "model" and not model_configured(model, config):
+            raise ConfigurationError(
+                "summary=\"model\" but this run names no chat model: pass one to the "
+                "factory (or to create_memory_chat_graph), or set "
+                "configurable['memory_model'] or TYPED_MEMORY_MODEL; summary=\"auto\" falls "
+                "back to the extractive summary instead.")
+        chat, why = model_for(model, config, on_error)
+        return (model_summarizer(chat, max_tokens=limits.summary_tokens, failures=failures,
+                                 on_model_error=on_error) if chat else None), why
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> dict[str, Any]:
         context = state.get("memory_context") or {}
@@ -322,6 +373,39 @@ def _running(window: Sequence[BaseMessage], messages: Sequence[BaseMessage]) -> 
     raise LookupError(last.id or "(no id)")
 
 
+def memory_turn(
+    assembled: Sequence[BaseMessage], messages: Sequence[BaseMessage]
+) -> tuple[SystemMessage | None, list[BaseMessage]]:
+    """What one model call of the turn gets: the assembled system message (None when the
+    assemble node built none) and the messages after it, which are the verbatim window the
+    assemble node chose followed by every message added to the conversation since (the
+    turn's tool calls, tool results and replies), opening on a user message with each tool
+    call beside its results (`chat_window`).
+
+    When the window's last message (the user's current one) is no longer in `messages`, the
+    conversation from its newest user message on is sent instead (logged).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        >>> ask = HumanMessage("Where is order 42?", id="h1")
+        >>> call = AIMessage("", id="a1", tool_calls=[{"name": "s", "args": {}, "id": "c1"}])
+        >>> system, turn = memory_turn([SystemMessage("memory"), ask],
+        ...                            [ask, call, ToolMessage("shipped", tool_call_id="c1")])
+        >>> system.content, [m.type for m in turn]
+        ('memory', ['human', 'ai', 'tool'])
+    """
+    head = assembled[0] if assembled and isinstance(assembled[0], SystemMessage) else None
+    window = list(assembled[1:] if head is not None else assembled)
+    try:
+        turn = [*window, *_running(window, messages)]
+    except LookupError as missing:
+        logger.warning("memory prompt: the current message %s is not in the conversation; "
+                       "sending the conversation from its newest user message on after the "
+                       "memory", missing)
+        turn = chat_window(messages, len(messages))[1]
+    return head, chat_window(turn)[1]  # user first, tool calls with their results
+
+
 def create_memory_prompt(
     system_prompt: str | SystemMessage | None = None,
     /,
@@ -380,21 +464,12 @@ def create_memory_prompt(
                 "(create_retrieve_node, create_assemble_node) before the agent, in a graph "
                 "whose state declares the memory keys (MemoryState)."
             )
-        head = assembled[0] if isinstance(assembled[0], SystemMessage) else None
-        window = assembled[1:] if head is not None else assembled
+        messages = convert_to_messages(_field(state, messages_key) or [])
+        head, turn = memory_turn(assembled, messages)
         if system_prompt is None:
             system = head
         else:
             system = memory_system_message(state, system_prompt, block_key=block_key)
-        messages = convert_to_messages(_field(state, messages_key) or [])
-        try:
-            turn = [*window, *_running(window, messages)]
-        except LookupError as missing:
-            logger.warning("memory prompt: the current message %s is not in %r; sending the "
-                           "conversation from its newest user message on after the memory",
-                           missing, messages_key)
-            turn = chat_window(messages, len(messages))[1]
-        turn = chat_window(turn)[1]  # user first, tool calls with their results
         return [system, *turn] if system is not None else turn
 
     return prompt

@@ -35,11 +35,13 @@ from langgraph_typed_memory.extraction import (
 from langgraph_typed_memory.gate import own_scope
 from langgraph_typed_memory.namespaces import scope_from_config
 from langgraph_typed_memory.nodes._common import (
+    OnModelError,
+    check_on_model_error,
     last_human,
     model_configured,
+    model_for,
     resolve_store,
     trace_of,
-    try_resolve_model,
 )
 from langgraph_typed_memory.turns import message_text
 
@@ -92,6 +94,7 @@ def create_extract_node(
     clock: Callable[[], float] = time.time,
     store: BaseStore | None = None,
     entities: bool = True,
+    on_model_error: OnModelError = "degrade",
 ) -> RunnableLambda:
     """Build the extract node.
 
@@ -103,7 +106,8 @@ def create_extract_node(
     `configurable["memory_model"]` or `TYPED_MEMORY_MODEL`); else by the offline rules. The
     model's answer is checked as any output is (ungrounded items dropped); a failing model or
     an answer that is not structured falls back to the rules, recorded in
-    `memory_trace["degraded"]` and logged. If a combined respond call already produced
+    `memory_trace["degraded"]` and logged (with `on_model_error="raise"`, a model that fails
+    or cannot be built raises instead). If a combined respond call already produced
     candidates this turn, the node keeps them. Candidates go to `memory_candidates`, each with
     `proposed_by` ("model", or "rule:<id>").
 
@@ -129,6 +133,11 @@ def create_extract_node(
         store: The memory store the entities are read from; default: the graph's runtime
             store, if any.
         entities: Set False to read no entities.
+        on_model_error: "degrade" (default: the rules, recorded and logged) or "raise" (the
+            model's exception propagates).
+
+    Raises:
+        ConfigurationError: `extraction` or `on_model_error` is not one of its values.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -142,6 +151,7 @@ def create_extract_node(
         raise ConfigurationError(
             f"create_extract_node(extraction={extraction!r}): use \"auto\" (the model when "
             "one is configured, else the rules), \"model\" or \"rules\".")
+    on_error = check_on_model_error(on_model_error, "create_extract_node")
 
     def check_model(config: RunnableConfig | None) -> None:
         if extraction == "model" and not model_configured(model, config):
@@ -203,7 +213,7 @@ def create_extract_node(
                ) -> BaseChatModel | None:
         if extraction == "rules":
             return None
-        chat, why = try_resolve_model(model, config)
+        chat, why = model_for(model, config, on_error)
         if why:
             update["memory_trace"]["degraded"].append(f"extract: {why}")
         return chat
@@ -266,6 +276,8 @@ def create_extract_node(
         try:
             answer = chat.with_structured_output(ExtractionResult).invoke(turn.request())
         except Exception as exc:  # degrade to the rules, recorded
+            if on_error == "raise":
+                raise
             out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
             return with_entities(out, turn, state, config, scope_known)
         return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)
@@ -293,6 +305,8 @@ def create_extract_node(
         try:
             answer = await chat.with_structured_output(ExtractionResult).ainvoke(turn.request())
         except Exception as exc:
+            if on_error == "raise":
+                raise
             out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
             return with_entities(out, turn, state, config, scope_known)
         return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)

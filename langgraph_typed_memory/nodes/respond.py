@@ -12,7 +12,14 @@ from pydantic import BaseModel, Field
 
 from langgraph_typed_memory.assembly import item_id
 from langgraph_typed_memory.extraction import EXTRACTION_PROMPT, Candidate
-from langgraph_typed_memory.nodes._common import last_human, model_name, trace_of, try_resolve_model
+from langgraph_typed_memory.nodes._common import (
+    OnModelError,
+    check_on_model_error,
+    last_human,
+    model_for,
+    model_name,
+    trace_of,
+)
 from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFLINE_NOTICE"]
@@ -140,6 +147,7 @@ def create_respond_node(
     combined: bool = False,
     messages_key: str = "messages",
     prompt_key: str = "memory_prompt",
+    on_model_error: OnModelError = "degrade",
 ) -> RunnableLambda:
     """Build the respond node.
 
@@ -147,15 +155,21 @@ def create_respond_node(
     environment variable `TYPED_MEMORY_MODEL` (strings go through `init_chat_model`); with
     none, the offline extractive responder answers from the retrieved memory. With
     `combined=True`, one structured call returns the reply and the extraction candidates
-    (`memory_candidates`), saving the extract node's model call. A model that fails, or cannot
-    be built, never fails the turn: the extractive reply is used and the failure recorded in
-    `memory_trace["degraded"]` and logged.
+    (`memory_candidates`), saving the extract node's model call. By default a model that
+    fails, or cannot be built, never fails the turn: the extractive reply is used and the
+    failure recorded in `memory_trace["degraded"]` and logged; with `on_model_error="raise"`
+    the exception reaches the caller (a missing API key, a provider's 400).
 
     Args:
         model: A chat model or an `init_chat_model` string; None: configuration or offline.
         combined: Ask for reply and candidates in one structured call.
         messages_key: The state key holding the conversation (the reply is appended).
         prompt_key: The state key holding the assembled prompt (default: the messages).
+        on_model_error: "degrade" (default: the offline reply, recorded and logged) or
+            "raise" (the model's exception propagates).
+
+    Raises:
+        ConfigurationError: `on_model_error` is neither "degrade" nor "raise".
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -165,9 +179,11 @@ def create_respond_node(
         True
     """
 
+    on_error = check_on_model_error(on_model_error, "create_respond_node")
+
     def prepare(state: dict[str, Any], config: RunnableConfig | None) -> tuple[Any, ...]:
         prompt: list[BaseMessage] = list(state.get(prompt_key) or state.get(messages_key) or [])
-        chat, why = try_resolve_model(model, config)
+        chat, why = model_for(model, config, on_error)
         return chat, why, prompt, trace_of(state)
 
     def offline(state: dict[str, Any], trace: dict[str, Any], why: str | None) -> dict[str, Any]:
@@ -217,6 +233,8 @@ def create_respond_node(
         try:
             return finish(bound(chat).invoke(with_instructions(prompt)), chat, trace)
         except Exception as exc:  # the turn completes, degraded and recorded
+            if on_error == "raise":
+                raise
             return offline(state, trace, failed(exc))
 
     async def arespond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
@@ -226,6 +244,8 @@ def create_respond_node(
         try:
             return finish(await bound(chat).ainvoke(with_instructions(prompt)), chat, trace)
         except Exception as exc:
+            if on_error == "raise":
+                raise
             return offline(state, trace, failed(exc))
 
     return RunnableLambda(respond, afunc=arespond, name="respond")
