@@ -256,12 +256,24 @@ _SMALL_WORDS = frozenset("""a an the and or but so of to in on at for with from 
 was were be been am i me my mine we us our you your it its this that these those he she they
 them their his her not no yes just really very too also there here then than now do does did
 have has had will would can could should please thanks user""".split())
+_CORRECTION_WORDS = frozenset("""oops whoops sorry apologies actually meant mean say said
+wrong mistake typo confusion confused earlier before correction correct update scratch bad
+wait""".split())
+"""What a correcting turn says about the correcting itself ("Oops, I meant to say... sorry
+about the confusion"): nothing a reader needs once the corrected record is shown."""
+
+
+def _stem(word: str) -> str:
+    """A word without a plural or third-person "s" ("lives" and "live" meet)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") \
+        else word
 
 
 def _restated(turn: Mapping[str, Any], stated: Mapping[Any, list[str]]) -> bool:
     """Whether records already shown say what a logged turn said: something was extracted
     from the turn and the turn corrected a statement and repeats the old value (or does not
-    say which), or at most two of its words are left unsaid."""
+    say which), or at most two of its words are left unsaid (of a correcting turn, not
+    counting what it says about the correcting: "oops, I meant to say", "sorry")."""
     said = stated.get(_said_in(turn))
     if not said:
         return False
@@ -276,6 +288,9 @@ def _restated(turn: Mapping[str, Any], stated: Mapping[Any, list[str]]) -> bool:
             return True
     shown = {w.lower() for line in said for w in _WORD.findall(line)}
     left = {w.lower() for w in _WORD.findall(text.partition(": ")[2] or text)} - shown
+    if metadata.get("correction"):  # "I meant to say I live in Porto" beside "lives in Porto"
+        shown = {_stem(w) for w in shown}
+        left = {w for w in left if _stem(w) not in shown} - _CORRECTION_WORDS
     return len(left - _SMALL_WORDS) <= 2
 
 

@@ -445,6 +445,16 @@ def test_a_correcting_turn_that_names_no_old_value_is_shown_for_what_else_it_say
     assert b.included["episodes"] == []
 
 
+def test_a_correcting_turn_that_says_nothing_but_the_correction_is_not_shown() -> None:
+    fixed = stated("f8", "The user lives in Porto.", run="r", turn=8)
+    oops = logged("t8", "Oops, I meant to say I live in Porto, sorry about the confusion "
+                  "earlier.", "2025-03-06T10:00:00+00:00", turn=8, correction=True,
+                  replaces=["user lives"])  # no word of the old value ("Lyon") named
+    a = assemble(facts=[fixed], episodes=[oops], messages=[HumanMessage("Where do I live?")])
+    assert a.included["facts"] == ["f8"] and a.included["episodes"] == []
+    assert "Oops" not in a.system_prompt
+
+
 def test_episodes_fill_the_budget_instead_of_a_fixed_count() -> None:
     turns = [logged(f"t{i}", f"Note {i}: " + " ".join(WORDS[:8]), f"2025-03-{i + 1:02d}",
                     turn=i) for i in range(30)]
