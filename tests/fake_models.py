@@ -105,7 +105,8 @@ class StrictChatModel(BaseChatModel):
 
     - the running summary request: a one-line summary;
     - an extraction request (`with_structured_output(ExtractionResult)`): what the offline
-      rules find in the message, as the schema's tool call;
+      rules find in the message, as the schema's tool call (and a combined respond call's
+      `ReplyWithMemories`: a short reply and those candidates);
     - a user message that names an order, with the `order_status` tool bound: a call to it;
     - anything else: a short text reply that repeats the system prompt's memory lines.
 
@@ -149,6 +150,13 @@ class StrictChatModel(BaseChatModel):
                      for c in extract_rules(said)]
             return AIMessage("", tool_calls=[{"name": "ExtractionResult", "id": f"x{n}",
                                               "args": {"candidates": found}}],
+                             usage_metadata=usage(60, 20))
+        if "ReplyWithMemories" in self.tools:  # a combined respond call
+            asked = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+            found = [c.model_dump(mode="json", exclude_defaults=True, exclude={"rule"})
+                     for c in extract_rules(str(asked.content))]
+            return AIMessage("", tool_calls=[{"name": "ReplyWithMemories", "id": f"r{n}",
+                                              "args": {"reply": "Noted.", "candidates": found}}],
                              usage_metadata=usage(60, 20))
         if isinstance(last, HumanMessage) and "order_status" in self.tools and (
                 order := re.search(r"order (\d+)", str(last.content))):
