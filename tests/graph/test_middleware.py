@@ -5,8 +5,12 @@ recorded for erasure; a misconfiguration fails loudly."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -167,3 +171,67 @@ def test_without_langchain_the_import_names_the_extra() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert "pip install 'langgraph-typed-memory[agents]'" in out.stdout
+
+
+# The example: examples/agent_memory.py, offline with a scripted model.
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_memory.py"
+
+
+def example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("agent_memory_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the fake model's annotations here
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_example(run: dict[str, Any], system_prompt: str) -> None:
+    prompts, states = run["prompts"], run["states"]
+    assert len(prompts) == 4  # two model calls per turn: a tool call, then the reply
+    for prompt in prompts:
+        assert str(prompt[0].content).startswith(system_prompt)
+        assert sum(isinstance(m, SystemMessage) for m in prompt) == 1
+    # The second call of a turn sees the tool calls and their results.
+    assert [m.type for m in prompts[1][1:]] == ["human", "ai", "tool", "tool"]
+    assert "Order 42 shipped on Monday." in {m.content for m in prompts[1]}
+    assert "Order 43 is being packed." in {m.content for m in prompts[3]}
+    # Session 2 (a new thread) has the preference the tool wrote, on every call.
+    for prompt in prompts[2:]:
+        assert "- output_format: bullet points" in prompt[0].content
+    assert "bullet points" not in prompts[0][0].content  # nothing remembered yet
+    first, second = states
+    assert [m.type for m in first["messages"]] == ["human", "ai", "tool", "tool", "ai"]
+    assert first["messages"][3].content == "written: preference 'output_format' (new memory)"
+    outcomes = {(p["kind"], p["outcome"]) for p in first["memory_trace"]["promotions"]}
+    assert ("preference", "deduplicated") in outcomes  # extracted too, after the loop
+    assert ("episode", "written") in outcomes  # the turn log, with the agent's reply
+    assert second["messages"][-1].content == "- Order 43 is being packed."
+
+
+def test_the_agent_example_runs(store) -> None:
+    module = example()
+    check_example(module.main(store), module.SYSTEM_PROMPT)
+    [pref] = store.search(("tenant:acme", "user:alice", "preference"))
+    assert pref.value["value"] == "bullet points"
+
+
+async def test_the_agent_example_async(store) -> None:
+    module = example()
+    model = module.ScriptedToolModel.of(*module.script())
+    agent = module.build_agent(model, store=store, checkpointer=InMemorySaver())
+    states = []
+    for thread, text in [("s1", "Please always answer in bullet points. Where is order 42?"),
+                         ("s2", "And where is order 43?")]:
+        states.append(await agent.ainvoke({"messages": [HumanMessage(text)]},
+                                          config("alice", thread)))
+    check_example({"prompts": model.prompts, "states": states}, module.SYSTEM_PROMPT)
+
+
+def test_the_example_script_shows_what_the_model_saw() -> None:
+    warnings = {**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning"}  # none used
+    out = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True,
+                         check=True, env=warnings)
+    assert "model call saw 5 messages (System Human AI Tool Tool)" in out.stdout
+    assert "- output_format: bullet points" in out.stdout

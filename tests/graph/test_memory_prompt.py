@@ -1,15 +1,9 @@
-"""The memory in a prebuilt ReAct agent: the assemble node's block and preamble, the prompt
-function that gives every model call of a tool loop the memory and the turn's tool traffic,
-and the example in examples/react_agent_memory.py, run offline with a scripted model."""
+"""The memory in a hand-written tool loop: the assemble node's block and preamble, and the
+prompt function that gives every model call of the loop the memory and the turn's tool
+traffic."""
 
 from __future__ import annotations
 
-import importlib.util
-import runpy
-import sys
-import warnings
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,9 +14,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
 from langgraph_typed_memory.assembly import PREAMBLE
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.nodes import (
@@ -31,27 +23,9 @@ from langgraph_typed_memory.nodes import (
     memory_system_message,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "react_agent_memory.py"
-ALICE = {"configurable": {"tenant_id": "acme", "user_id": "alice"}}
 CONTEXT = {"preferences": [{"key": "tone", "value": {"key": "tone", "value": "terse"},
                             "memory": {"id": "p1", "scope": {"user_id": "alice"}}}]}
 SYSTEM = "You are Acme's support agent."
-
-
-def example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("react_agent_memory_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the fake model's annotations here
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture
-def sqlite_store() -> SqliteMemoryStore:
-    store = SqliteMemoryStore(connect_sqlite(":memory:"))
-    store.setup()
-    return store
 
 
 def turn_state(preamble: str = PREAMBLE) -> dict[str, Any]:
@@ -150,65 +124,3 @@ def test_a_current_message_that_left_the_conversation_sends_the_whole_conversati
     state["messages"] = [HumanMessage("something else", id="x")]
     assert create_memory_prompt(SYSTEM)(state)[1:] == state["messages"]
     assert "newest user message" in caplog.text
-
-
-# The example: a prebuilt ReAct agent between the memory nodes, offline.
-
-def check_run(run: dict[str, Any], system_prompt: str) -> None:
-    prompts, states = run["prompts"], run["states"]
-    assert len(prompts) == 4  # two model calls per turn: a tool call, then the reply
-    for prompt in prompts:
-        assert isinstance(prompt[0], SystemMessage) and prompt[0].content.startswith(
-            system_prompt)
-        assert sum(isinstance(m, SystemMessage) for m in prompt) == 1
-        assert PREAMBLE not in prompt[0].content
-    # The second call of a turn sees the tool calls and their results.
-    assert [type(m) for m in prompts[1][1:]] == [HumanMessage, AIMessage, ToolMessage,
-                                                 ToolMessage]
-    assert "Order 42 shipped on Monday." in {m.content for m in prompts[1]}
-    assert "Order 43 is being packed." in {m.content for m in prompts[3]}
-    # Session 2 (a new thread) has the preference the tool wrote, on every call.
-    for prompt in prompts[2:]:
-        assert "- output_format: bullet points" in prompt[0].content
-    assert "bullet points" not in prompts[0][0].content  # nothing remembered yet
-    first, second = states
-    assert [m.type for m in first["messages"]] == ["human", "ai", "tool", "tool", "ai"]
-    assert first["messages"][3].content == "written: preference 'output_format' (new memory)"
-    outcomes = {(p["kind"], p["outcome"]) for p in first["memory_trace"]["promotions"]}
-    assert ("preference", "deduplicated") in outcomes  # extracted too, after the loop
-    assert ("episode", "written") in outcomes  # the turn log, with the agent's reply
-    assert second["messages"][-1].content == "- Order 43 is being packed."
-
-
-def test_the_react_agent_example_runs(sqlite_store):
-    module = example()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # create_react_agent moved
-        run = module.main(sqlite_store, quiet=True)
-    check_run(run, module.SYSTEM_PROMPT)
-    [pref] = sqlite_store.search(("tenant:acme", "user:alice", "preference"))
-    assert pref.value["value"] == "bullet points"
-
-
-async def test_the_react_agent_example_graph_async(sqlite_store):
-    module = example()
-    model = module.ScriptedToolModel.of(*module.script())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        graph = module.build_memory_agent(model, [module.order_status], store=sqlite_store,
-                                          checkpointer=InMemorySaver())
-    states = []
-    for thread, text in [("s1", "Please always answer in bullet points. Where is order 42?"),
-                         ("s2", "And where is order 43?")]:
-        config = {"configurable": {**ALICE["configurable"], "thread_id": thread}}
-        states.append(await graph.ainvoke({"messages": [HumanMessage(text)]}, config))
-    check_run({"prompts": model.prompts, "states": states}, module.SYSTEM_PROMPT)
-
-
-def test_the_example_script_prints_what_the_model_saw(capsys):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        runpy.run_path(str(EXAMPLE), run_name="__main__")
-    printed = capsys.readouterr().out
-    assert "model call saw 5 messages (System Human AI Tool Tool)" in printed
-    assert "- output_format: bullet points" in printed
