@@ -169,7 +169,25 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
 
     def before_agent(self, state: MemoryAgentState, runtime: Runtime[Any]
                      ) -> dict[str, Any] | None:
-        """Retrieve the caller's memory and assemble this turn's prompt."""
+        """Retrieve the caller's memory and assemble this turn's prompt (`memory_prompt`,
+        `memory_block`, the trace's `retrieval`, `tokens` and `assembled`).
+
+        Example:
+            >>> from langchain.agents import create_agent
+            >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+            >>> store = SqliteMemoryStore(connect_sqlite(":memory:"))
+            >>> store.setup()
+            >>> store.put(("tenant:default", "user:alice", "preference"), "tone",
+            ...           {"value": "terse"})
+            >>> model = GenericFakeChatModel(messages=iter([AIMessage("Hi.")]))
+            >>> agent = create_agent(model, middleware=[MemoryMiddleware()], store=store)
+            >>> out = agent.invoke({"messages": [HumanMessage("hi")]},
+            ...                    {"configurable": {"user_id": "alice"}})
+            >>> out["memory_block"]
+            '## User preferences\\n- tone: terse\\n'
+        """
         config = get_config()
         found = self._retrieve.invoke(state, config)
         built = self._assemble.invoke({**state, **found}, config)
@@ -186,7 +204,23 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     # Every model call: the memory in the system message, the window and the turn.
 
     def wrap_model_call(self, request: ModelRequest, handler: _Handler) -> ModelResponse:
-        """Call the model with the memory in the system message."""
+        """Call the model with the memory after the agent's system prompt, and the assembled
+        window followed by the turn's messages.
+
+        Example:
+            >>> from langchain.agents.middleware import ModelRequest
+            >>> from langchain_core.messages import HumanMessage
+            >>> ask = HumanMessage("Where is order 42?", id="h1")
+            >>> memory = {"messages": [ask], "memory_prompt": [ask],
+            ...           "memory_block": "## User preferences\\n- tone: terse\\n"}
+            >>> request = ModelRequest(model=None, messages=[ask], state=memory,
+            ...                        system_message=SystemMessage("You are Acme's agent."))
+            >>> sent = MemoryMiddleware().wrap_model_call(request, lambda r: r)
+            >>> print(sent.system_message.content, end="")
+            You are Acme's agent.
+            ## User preferences
+            - tone: terse
+        """
         return handler(_with_memory(request))
 
     async def awrap_model_call(self, request: ModelRequest, handler: _AsyncHandler
@@ -198,7 +232,25 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
 
     def after_agent(self, state: MemoryAgentState, runtime: Runtime[Any]
                     ) -> dict[str, Any] | None:
-        """Offer what the user stated this turn, and the turn itself, to the gate."""
+        """Offer what the user stated this turn, and the turn itself, to the gate (the
+        trace's `extraction`, `promotions` and the turn's `model_call`s).
+
+        Example:
+            >>> from langchain.agents import create_agent
+            >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
+            >>> store = SqliteMemoryStore(connect_sqlite(":memory:"))
+            >>> store.setup()
+            >>> model = GenericFakeChatModel(messages=iter([AIMessage("Noted.")]))
+            >>> agent = create_agent(model, middleware=[MemoryMiddleware()], store=store)
+            >>> out = agent.invoke({"messages": [HumanMessage("Please answer in French.")]},
+            ...                    {"configurable": {"user_id": "alice"}})
+            >>> [(p["kind"], p["key"]) for p in out["memory_trace"]["promotions"]][:1]
+            [('preference', 'language')]
+            >>> out["memory_trace"]["model_call"]["calls"]
+            1
+        """
         config = get_config()
         turn = _with_model_calls(state)
         extracted = self._extract.invoke(turn, config)
