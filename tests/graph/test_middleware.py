@@ -235,3 +235,15 @@ def test_the_example_script_shows_what_the_model_saw() -> None:
                          check=True, env=warnings)
     assert "model call saw 5 messages (System Human AI Tool Tool)" in out.stdout
     assert "- output_format: bullet points" in out.stdout
+
+
+def test_trim_absorbed_keeps_the_agents_thread_short(store) -> None:
+    model = StrictChatModel()
+    agent = build(store, model, trim_absorbed=True, summary="extractive")
+    for i in range(12):
+        out = agent.invoke({"messages": [HumanMessage(f"Where is order {i}?")]},
+                           config("alice", "t1"))
+    assert out["memory_trace"]["turn_index"] == 12
+    assert len(out["messages"]) < 4 * 6  # 12 turns of four messages, the oldest removed
+    assert out["messages"][0].type == "human"
+    assert "called order_status" in out["memory_summary"]  # the summary holds the rest
