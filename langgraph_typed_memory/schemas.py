@@ -40,6 +40,7 @@ __all__ = [
     "validate_record",
     "check_json_value",
     "content_hash",
+    "stored_value",
 ]
 
 MAX_TEXT_CHARS = 32_000
@@ -326,6 +327,42 @@ def check_json_value(value: Any, where: str, path: str = "value") -> None:
         InvalidRecord: naming the path of the bad element.
     """
     _check_json(value, where, path, 0)
+
+
+def stored_value(value: Any) -> Any:
+    """A JSON value as every backend stores it: -0.0 becomes 0.0 (Postgres' JSON numbers
+    have no signed zero, and both backends read back the same value; `-0.0 == 0.0`, so the
+    value read back still equals the one written). Returns `value` itself when it holds no
+    -0.0.
+
+    Example:
+        >>> stored_value({"x": -0.0, "l": [1, -0.0]})
+        {'x': 0.0, 'l': [1, 0.0]}
+        >>> v = {"x": 0.5}
+        >>> stored_value(v) is v
+        True
+    """
+    if isinstance(value, float):
+        return 0.0 if value == 0.0 else value
+    if isinstance(value, dict):
+        if not any(_has_negative_zero(v) for v in value.values()):
+            return value
+        return {k: stored_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if not any(_has_negative_zero(v) for v in value):
+            return value
+        return [stored_value(v) for v in value]
+    return value
+
+
+def _has_negative_zero(value: Any) -> bool:
+    if isinstance(value, float):
+        return value == 0.0 and math.copysign(1.0, value) < 0
+    if isinstance(value, dict):
+        return any(_has_negative_zero(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_negative_zero(v) for v in value)
+    return False
 
 
 def _check_json(value: Any, where: str, path: str, depth: int) -> None:

@@ -5,20 +5,26 @@ as LangGraph's does."""
 
 from __future__ import annotations
 
+import math
+import random
 from typing import Any
 
+from langgraph.store.base import PutOp
+
 from langgraph_typed_memory.namespaces import encode_namespace
+from langgraph_typed_memory.scoring import matches_filter
 from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.filters import filter_sql
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql
+from langgraph_typed_memory.store.core.untyped import sql_namespaces
+from langgraph_typed_memory.store.postgres.dialect import POSTGRES_JSON
+from langgraph_typed_memory.store.sqlite.dialect import SQLITE_JSON
 
 
-def plan_of(store: Any, prefix: tuple[str, ...], paged: bool) -> str:
-    """The database's plan for the untyped search of `prefix` (sequential scans discouraged
-    on Postgres, so a plan that can use the index does)."""
+def explained(store: Any, sql: str, args: list[Any]) -> str:
+    """The database's plan for a statement (sequential scans discouraged on Postgres, so a
+    plan that can use an index does)."""
     d = store.records.dialect
-    where, params = q.namespace_under(encode_namespace(prefix), d.range_ops)
-    sql = q.sql_untyped_rows(where, paged)
-    args = [*params, 0.0, *([10, 0] if paged else [])]
 
     def explain() -> Any:
         if d.name == "sqlite":
@@ -33,17 +39,115 @@ def plan_of(store: Any, prefix: tuple[str, ...], paged: bool) -> str:
     return str(store.run_plan(explain))
 
 
-def test_an_untyped_search_uses_the_namespace_index(store):
+def untyped_reads(store: Any, prefix: tuple[str, ...]) -> dict[str, tuple[str, list[Any]]]:
+    """The statements of an untyped search (a page, a page with a filter, a ranked read of
+    vectors) and of a listing of namespaces, for `prefix`."""
+    d = store.records.dialect
+    joined = encode_namespace(prefix)
+    topic = filter_sql(d.json, {"topic": "t1"})
+    assert topic.exact and topic.sql is not None
+    where = q.untyped_where(joined, d.range_ops, 0.0, (topic.sql, topic.params))
+    return {
+        "page": q.untyped_page(joined, d.range_ops, 0.0, None, take=10, skip=5),
+        "filtered": q.untyped_page(joined, d.range_ops, 0.0, (topic.sql, topic.params),
+                                   take=10),
+        "vectors": (f"SELECT v.seq FROM memories m JOIN memory_vectors v ON v.seq = m.seq "
+                    f"WHERE {where[0]}", where[1]),
+        "namespaces": sql_namespaces(joined, True, d.range_ops, d.position_fn, d.byte_order,
+                                     0.0, 2, (100, 0)),
+    }
+
+
+def test_untyped_reads_use_the_namespace_index(store):
     for user in range(30):
         for i in range(5):
-            store.put(("memories", f"u{user}"), f"k{i}", {"text": f"note {i}"})
+            store.put(("memories", f"u{user}"), f"k{i}", {"text": f"note {i}", "topic": "t1"})
     for prefix in (("memories", "u7"), ("memories",)):
-        for paged in (True, False):
-            plan = plan_of(store, prefix, paged)
-            assert "memories_ns" in plan or "memories_current" in plan, plan
-            assert "SCAN m\n" not in plan + "\n" and "Seq Scan" not in plan, plan
+        for what, (sql, args) in untyped_reads(store, prefix).items():
+            plan = explained(store, sql, args)
+            assert "memories_untyped" in plan or "memories_ns" in plan, (what, plan)
+            assert "SCAN m\n" not in plan + "\n" and "Seq Scan" not in plan, (what, plan)
+            assert "SCAN memories" not in plan, (what, plan)
     assert [i.key for i in store.search(("memories", "u7"), limit=2, offset=1)] == ["k1", "k2"]
     assert len(store.search(("memories",), limit=200)) == 150
+    assert len(store.list_namespaces(prefix=("memories",), limit=200)) == 30
+    assert store.list_namespaces(prefix=("memories",), max_depth=1) == [("memories",)]
+
+
+# ---------------------------------------------------------------- filters in SQL
+
+SCALARS = [None, True, False, 0, 1, 2, -1, 0.0, 1.0, 2.5, -0.5, "1", "a", "", "2.5", " 3 ",
+           "inf", 2**53 + 1, 2**62, 1e20, -(2**63)]
+KEYS = ["a", "b", "a.b", "x y"]
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth < 2 and roll < 0.15:
+        return {k: _value(rng, depth + 1) for k in rng.sample(KEYS, rng.randint(0, 3))}
+    if depth < 2 and roll < 0.25:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 2))]
+    return rng.choice(SCALARS)
+
+
+def _condition(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.35:
+        return rng.choice([*SCALARS, math.nan, math.inf, "a\x00"])
+    if roll < 0.45:
+        return {k: _condition(rng) for k in rng.sample(KEYS, rng.randint(0, 2))}
+    if roll < 0.5:
+        return [rng.choice(SCALARS) for _ in range(rng.randint(0, 2))]
+    ops = rng.sample(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"], rng.randint(1, 2))
+    bounds = [*SCALARS, math.nan, math.inf, -math.inf, [1], {"a": 1}]
+    return {op: rng.choice(bounds) for op in ops}
+
+
+def test_filters_in_sql_keep_what_the_matcher_keeps(store):
+    """Filters the database answers (equality of every JSON type, nested objects and
+    lists, dotted keys, `$ne`, ranges) select exactly what LangGraph's matcher does."""
+    rng = random.Random(39)
+    ns = ("filters",)
+    values = {}
+    for i in range(80):
+        value = {k: _value(rng) for k in rng.sample(KEYS, rng.randint(1, 4))}
+        values[f"k{i:02}"] = value
+    store.batch([PutOp(ns, key, value, index=False) for key, value in values.items()])
+    stored = {i.key: i.value for i in store.search(ns, limit=1000)}
+    assert stored.keys() == values.keys()
+    matched = 0
+    for _ in range(150):
+        flt = {k: _condition(rng) for k in rng.sample(KEYS, rng.randint(1, 2))}
+        expected = [k for k, v in stored.items() if matches_filter(v, flt)]
+        matched += bool(expected)
+        assert [i.key for i in store.search(ns, filter=flt, limit=1000)] == expected, flt
+        window = [i.key for i in store.search(ns, filter=flt, limit=3, offset=2)]
+        assert window == expected[2:5], flt
+    assert matched > 40  # the filters are not all empty-handed
+
+
+def test_a_filter_sql_answers_exactly_pages_in_sql():
+    exact = [{"topic": "cats"}, {"n": 3}, {"flag": True}, {"meta": {"tag": "red"}},
+             {"tags": ["a", "b"]}, {"user.level": "pro"}, {"n": {"$ne": 2}}, {"n": None}]
+    for flt in exact:
+        assert filter_sql(SQLITE_JSON, flt).exact and filter_sql(POSTGRES_JSON, flt).exact
+    for flt in [{"n": {"$gt": 2}}, {"n": 2**60}, {"n": {"$eq": [1]}}, {'we"ird': 1}]:
+        assert not filter_sql(SQLITE_JSON, flt).exact, flt
+
+
+def test_namespaces_list_in_tuple_order(store):
+    labels = ["a", "a-b", "a.b".replace(".", "_"), "b", "\x01", "a\x01", "\u00e9"]
+    for first in labels:
+        for second in ["x", "-", "\x01y"]:
+            store.put(("root", first, second), "k", {"v": 1})
+    everything = sorted(("root", f, s) for f in labels for s in ["x", "-", "\x01y"])
+    assert store.list_namespaces(prefix=("root",), limit=1000) == everything
+    assert store.list_namespaces(prefix=("root",), limit=4, offset=3) == everything[3:7]
+    heads = sorted({ns[:2] for ns in everything})
+    assert store.list_namespaces(prefix=("root",), max_depth=2, limit=1000) == heads
+    assert store.list_namespaces(prefix=("root",), max_depth=2, limit=2, offset=1) == heads[1:3]
+    assert store.list_namespaces(prefix=("root", "a"), limit=1000) == [
+        ns for ns in everything if ns[1] == "a"]
 
 
 def test_the_ttl_sweeper_deletes_expired_items_in_the_background(tmp_path):

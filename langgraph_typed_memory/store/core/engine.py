@@ -36,17 +36,13 @@ from langgraph_typed_memory.lifecycle import (
 )
 from langgraph_typed_memory.namespaces import (
     TypedNamespace,
-    decode_namespace,
     encode_namespace,
     is_typed,
     parse_namespace,
 )
 from langgraph_typed_memory.results import MemoryItem
 from langgraph_typed_memory.schemas import ValidatedRecord, check_json_value, validate_record
-from langgraph_typed_memory.scoring import (
-    matches_filter,
-)
-from langgraph_typed_memory.store.core import promote, search
+from langgraph_typed_memory.store.core import promote, search, untyped
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.ops import HistoryOp, validate_op
 from langgraph_typed_memory.store.core.protocol import (
@@ -293,20 +289,7 @@ class Engine(Records):
     # ---------------------------------------------------------- lifecycle (access, history, expiry)
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
-        sql, params = q.SQL_LIST_NS, [ts(self.clock())]
-        for cond in op.match_conditions or ():
-            if cond.match_type == "prefix" and cond.path and "*" not in cond.path:
-                clause, extra = q.namespace_under(encode_namespace(cond.path),
-                                                  self.dialect.range_ops)
-                sql, params = f"{sql} AND {clause}", [*params, *extra]
-        rows = yield Sql(sql, params)
-        namespaces = [decode_namespace(r[0]) for r in rows]
-        for cond in op.match_conditions or ():
-            namespaces = [ns for ns in namespaces if _matches(cond.match_type, cond.path, ns)]
-        if op.max_depth is not None:
-            namespaces = [ns[: op.max_depth] for ns in namespaces]
-        unique = sorted(set(namespaces))
-        return unique[op.offset : op.offset + op.limit]
+        return (yield from untyped.list_namespaces(self, op))
 
     def _search(
         self, op: SearchOp, query_vectors: search.QueryVectors | None
@@ -321,33 +304,8 @@ class Engine(Records):
     def _untyped_search(
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[list[Item]]:
-        clause, params = (q.namespace_under(encode_namespace(op.namespace_prefix),
-                                            self.dialect.range_ops)
-                          if op.namespace_prefix else ("1 = 1", []))
-        ranked = bool(op.query and isinstance(query_vector, list))
-        paged = not ranked and not op.filter  # the page is the rows' order: the database's
-        rows = yield Sql(q.sql_untyped_rows(clause, paged),
-                         [*params, ts(self.clock()), *([op.limit, op.offset] if paged else [])])
-        rows = [r for r in rows
-                if not op.filter or matches_filter(self.dialect.load_json(r[4]), op.filter)]
-        if not ranked:
-            page = rows if paged else rows[op.offset : op.offset + op.limit]
-            yield from self._refresh([r[0] for r in page], op.refresh_ttl)
-            return [self.to_item(r, search=True) for r in page]
-        assert isinstance(query_vector, list)
-        scored = (
-            (yield from self.dialect.vector_scores([r[0] for r in rows], query_vector))
-            if rows else []
-        )
-        by_seq = {r[0]: r for r in rows}
-        scored_seqs = {seq for seq, _ in scored}
-        page_scored = scored[op.offset : op.offset + op.limit]
-        out = [self.to_item(by_seq[seq], score, search=True) for seq, score in page_scored]
-        if len(out) < op.limit:
-            scoreless = [r for r in rows if r[0] not in scored_seqs]
-            out.extend(self.to_item(r, search=True) for r in scoreless[: op.limit - len(out)])
-        yield from self._refresh([by_seq[seq][0] for seq, _ in page_scored], op.refresh_ttl)
-        return out
+        ranked = query_vector if op.query and isinstance(query_vector, list) else None
+        return (yield from untyped.untyped_search(self, op, ranked, self._refresh))
 
     # ---------------------------------------------------------------- writes
 
@@ -442,13 +400,3 @@ def _audit_event(row: tuple[Any, ...]) -> dict[str, Any]:
     memory_id, at, actor, before, after, reason, run_id = row
     return {"memory_id": memory_id, "at": dt(at).isoformat(), "actor": actor,
             "from_status": before, "to_status": after, "reason": reason, "run_id": run_id}
-
-
-def _matches(match_type: str, path: tuple[str, ...], ns: tuple[str, ...]) -> bool:
-    if len(ns) < len(path):
-        return False
-    pairs = zip(ns, path, strict=False) if match_type == "prefix" else zip(
-        reversed(ns), reversed(path), strict=False
-    )
-    return all(p == "*" or n == p for n, p in pairs)
-

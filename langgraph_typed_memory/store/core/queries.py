@@ -24,23 +24,75 @@ COLUMNS = (
 )
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
+Clause = tuple[str, list[Any]]
+"""An SQL condition and its parameters."""
 
 
-def sql_untyped_rows(where: str, paged: bool) -> str:
-    """An untyped search's rows: current and live untyped items matching `where` (a
-    `namespace_under` clause, or "1 = 1"), oldest first; `paged` adds `LIMIT ? OFFSET ?`.
-    Parameters: `where`'s, then `now`, then limit and offset when paged.
+UNTYPED_CURRENT = "m.kind IS NULL AND m.status NOT IN ('superseded', 'revoked')"
+"""The current untyped rows (alias `m`): the condition of the `memories_untyped` index."""
+NO_VECTORS = "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq)"
+"""A row without vectors (alias `m`)."""
+
+
+def untyped_where(prefix: str | None, range_ops: tuple[str, str], now: float,
+                  extra: Clause | None = None) -> Clause:
+    """The current, live untyped rows under an encoded prefix (None: every untyped row)
+    passing `extra` (a filter's clause), alias `m`, in no order.
 
     Example:
-        >>> sql_untyped_rows("1 = 1", True).endswith("ORDER BY m.seq LIMIT ? OFFSET ?")
-        True
+        >>> untyped_where("notes", (">=", "<"), 5.0)[1]
+        ['notes', 'notes.', 'notes/', 5.0]
     """
-    return (f"SELECT {COLUMNS} FROM memories m WHERE m.kind IS NULL AND {where} "
-            f"AND m.{CURRENT} AND {LIVE} ORDER BY m.seq" + (" LIMIT ? OFFSET ?" if paged else ""))
+    where, params = namespace_under(prefix, range_ops) if prefix is not None else ("1 = 1", [])
+    sql = f"{where} AND {UNTYPED_CURRENT} AND {LIVE}"
+    if extra is not None:
+        sql, params = f"{sql} AND ({extra[0]})", [*params, now, *extra[1]]
+    else:
+        params = [*params, now]
+    return sql, params
+
+
+def untyped_page(prefix: str | None, range_ops: tuple[str, str], now: float,
+                 extra: Clause | None, *, take: int, skip: int = 0,
+                 after: int | None = None) -> Clause:
+    """An untyped search's rows in creation order: the current, live untyped rows under an
+    encoded prefix (None: every untyped row) passing `extra`, after the `skip` first, at most
+    `take`; with `after`, only rows written after that sequence number.
+
+    The rows of the prefix's own namespace and those of the namespaces under it are read as
+    two ranges of the `memories_untyped` index (namespace, then sequence number): the first
+    in sequence order, so a page of a large namespace stops at its last row instead of
+    reading and sorting the namespace; the second (empty for LangMem's per-user namespaces)
+    is sorted. Each gives at most `skip + take` rows, merged by sequence number.
+
+    Example:
+        >>> sql, params = untyped_page("kb.docs", (">=", "<"), 5.0, None, take=10)
+        >>> sql.count("ORDER BY"), params
+        (3, ['kb.docs', 5.0, 10, 'kb.docs.', 'kb.docs/', 5.0, 10, 10, 0])
+    """
+    rest = f" AND {UNTYPED_CURRENT} AND {LIVE}"
+    extra_sql, extra_params = (f" AND ({extra[0]})", list(extra[1])) if extra else ("", [])
+    after_sql, after_params = (" AND m.seq > ?", [after]) if after is not None else ("", [])
+    tail = f"{rest}{extra_sql}{after_sql} ORDER BY m.seq LIMIT ?"
+    tail_params = [now, *extra_params, *after_params, skip + take]
+    if prefix is None:
+        sql = f"SELECT {COLUMNS} FROM memories m WHERE 1 = 1{tail} OFFSET ?"
+        return sql, [*tail_params[:-1], take, skip]
+    at_least, below = range_ops
+    here = f"SELECT {COLUMNS} FROM memories m WHERE m.ns = ?{tail}"
+    under = f"SELECT {COLUMNS} FROM memories m WHERE m.ns {at_least} ? AND m.ns {below} ?{tail}"
+    sql = (f"SELECT * FROM (SELECT * FROM ({here}) AS here UNION ALL "
+           f"SELECT * FROM ({under}) AS under) AS found ORDER BY seq LIMIT ? OFFSET ?")
+    return sql, [prefix, *tail_params, prefix + ".", prefix + "/", *tail_params, take, skip]
+
+
+def sql_rows_by_seq(clause: str) -> str:
+    """The rows (all columns) whose seq passes `clause` (a dialect's `in_list`)."""
+    return f"SELECT {COLUMNS} FROM memories m WHERE {clause}"
 
 
 def namespace_under(joined: str, range_ops: tuple[str, str], alias: str = "m.",
-                    ) -> tuple[str, list[Any]]:
+                    ) -> Clause:
     """The rows of namespace `joined` (an encoded prefix) and of every namespace under it, as
     a range the namespace index answers: a label holds no ".", so the namespaces under
     "notes" are exactly those from "notes." up to (not including) "notes/", the next string
@@ -278,6 +330,18 @@ THREADS_MIGRATION: tuple[str, tuple[str, ...]] = (
 """Migration 0024: which conversation threads each scope's runs used, recorded by the memory
 nodes with the scope they computed (`governance/threads.py`): what erasure deletes from the
 checkpointer."""
+
+
+def untyped_migration(ns_column: str) -> tuple[str, tuple[str, ...]]:
+    """Migration 0025: the current untyped rows by namespace, then sequence number
+    (`UNTYPED_CURRENT`): an untyped search reads a namespace's rows in creation order and
+    stops at its page, and a listing of namespaces steps from one namespace to the next.
+    `ns_column` is the dialect's indexed form of `ns` (Postgres: byte order,
+    `text_pattern_ops`, whatever the collation)."""
+    return ("0025_untyped_by_namespace", (
+        f"CREATE INDEX memories_untyped ON memories ({ns_column}, seq) "
+        "WHERE kind IS NULL AND status NOT IN ('superseded', 'revoked')",
+    ))
 
 
 def scope_locks(scopes: Iterable[Scope]) -> list[str]:

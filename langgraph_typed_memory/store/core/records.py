@@ -38,6 +38,7 @@ from langgraph_typed_memory.results import MemoryItem, iso_text
 from langgraph_typed_memory.schemas import ValidatedRecord
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.access import AccessBuffer
+from langgraph_typed_memory.store.core.filters import JsonGrammar
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.index import (
     CellCache,
@@ -112,6 +113,18 @@ class Dialect(Protocol):
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]: ...
+
+    json: JsonGrammar
+    """The JSON conditions a search filter is written in (`filters.filter_sql`)."""
+    byte_order: str
+    """What makes an ORDER BY of text byte order (a collation clause, or nothing)."""
+
+    def untyped_top(
+        self, where: q.Clause, query: Sequence[float], depth: int
+    ) -> Plan[list[tuple[int, float]]]:
+        """Best-first (seq, score) of the untyped rows passing `where` (alias `m`) that have
+        vectors, each scored by its best vector's cosine similarity: the `depth` best."""
+        ...
 
 
 def ts(moment: datetime) -> float:

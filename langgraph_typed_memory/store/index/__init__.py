@@ -47,6 +47,7 @@ from langgraph_typed_memory.store.index.scopes import (
 from langgraph_typed_memory.store.index.tsvector import ScopeLexicalCache
 from langgraph_typed_memory.store.index.vectors import (
     POSTGRES_JOIN,
+    SQLITE_JOIN,
     ScopeVectorCache,
     VectorRanking,
 )
@@ -54,7 +55,8 @@ from langgraph_typed_memory.store.index.vectors import Query as VectorQuery
 
 __all__ = [
     "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "FORGET_CHANGES", "POSTGRES_JOIN",
-    "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL",
+    "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS", "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES",
+    "VECTOR_APPEND_CELL",
     "VECTOR_CELL", "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily",
     "ScopeFts5Cache", "ScopeLexicalCache", "ScopeVectorCache", "VectorQuery", "VectorRanking",
     "answers_of",

@@ -9,13 +9,17 @@ measurements).
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
+from langgraph_typed_memory.schemas import stored_value
 from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.filters import JsonGrammar, Path
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
@@ -234,6 +238,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 FOR EACH ROW EXECUTE FUNCTION memory_keep_tokens()""",
         )),
         q.THREADS_MIGRATION,
+        q.untyped_migration("ns text_pattern_ops"),
     )
     if dims is None:
         return base
@@ -407,6 +412,110 @@ for a term the parser splits (`foo_bar`; `foo-bar` gives `foo-bar`, `foo` and `b
 a text)."""
 
 
+_PG_TYPES = {"null": ("null",), "bool": ("boolean",), "number": ("number",),
+             "string": ("string",), "array": ("array",), "object": ("object",)}
+"""`jsonb_typeof`'s names of each JSON type."""
+
+
+class PostgresJson:
+    """JSON conditions on `m.value` with jsonb operators; every key is a parameter
+    (`-> ?::text` finds only an object's key, never an array's element; `-> ?::int` an
+    array's element).
+
+    Example:
+        >>> POSTGRES_JSON.equals(("meta", 0), 1)
+        ("(m.value -> ?::text -> ?::int = ?::jsonb OR m.value -> ?::text -> ?::int = \
+'true'::jsonb)", ['meta', 0, '1', 'meta', 0])
+    """
+
+    false = "false"
+
+    def key_ok(self, key: str) -> bool:
+        return "\x00" not in key
+
+    def _at(self, path: Path) -> q.Clause:
+        steps = "".join(" -> ?::int" if isinstance(p, int) else " -> ?::text" for p in path)
+        return f"m.value{steps}", list(path)
+
+    def type_in(self, path: Path, types: tuple[str, ...]) -> q.Clause:
+        at, params = self._at(path)
+        names = [n for t in types for n in _PG_TYPES[t]]
+        return f"jsonb_typeof({at}) IN ({', '.join(repr(n) for n in names)})", params
+
+    def absent(self, path: Path) -> q.Clause:
+        at, params = self._at(path)
+        return f"coalesce(jsonb_typeof({at}), 'null') = 'null'", params
+
+    def has_key(self, key: str) -> q.Clause:
+        return "(m.value -> ?::text) IS NOT NULL", [key]
+
+    def equals(self, path: Path, value: str | int | float | bool) -> q.Clause:
+        at, params = self._at(path)
+        if isinstance(value, str):
+            return f"{at} = to_jsonb(?::text)", [*params, value]
+        if isinstance(value, bool):  # True == 1 == 1.0 in Python
+            number = "1" if value else "0"
+            return (f"({at} = ?::jsonb OR {at} = ?::jsonb)",
+                    [*params, json.dumps(value), *params, number])
+        text = json.dumps(value)
+        if value in (0, 1):
+            truth = "'true'::jsonb" if value == 1 else "'false'::jsonb"
+            return f"({at} = ?::jsonb OR {at} = {truth})", [*params, text, *params]
+        return f"{at} = ?::jsonb", [*params, text]
+
+    def compare(self, path: Path, op: str, bound: float) -> q.Clause:
+        at, params = self._at(path)
+        return (f"(CASE jsonb_typeof({at}) WHEN 'number' THEN ({at})::float8 "
+                f"WHEN 'boolean' THEN CASE WHEN ({at})::boolean THEN 1.0 ELSE 0.0 END END) "
+                f"{op} ?::float8", [*params, *params, *params, bound])
+
+    def length_is(self, path: Path, n: int) -> q.Clause:
+        at, params = self._at(path)
+        return (f"CASE WHEN jsonb_typeof({at}) = 'array' THEN jsonb_array_length({at}) = ? "
+                "ELSE false END", [*params, *params, n])
+
+    def coalesce_false(self, sql: str) -> str:
+        return f"coalesce({sql}, false)"
+
+
+POSTGRES_JSON = PostgresJson()
+
+
+def json_text(value: Any) -> str:
+    """A value as JSON text that jsonb reads back as the same Python value: a float of
+    magnitude 1e16 or more, which Python writes with an exponent (`1e+300`) and jsonb would
+    print as an integer, is written as its exact digits with a fraction (`1000...0.0`).
+
+    Example:
+        >>> json_text({"big": 1e20, "n": 10, "small": 1e-7})
+        '{"big":100000000000000000000.0,"n":10,"small":1e-07}'
+    """
+    if not _has_big_float(value):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _written(value)
+
+
+def _has_big_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return abs(value) >= 1e16
+    if isinstance(value, dict):
+        return any(_has_big_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_big_float(v) for v in value)
+    return False
+
+
+def _written(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value) and abs(value) >= 1e16:
+        return f"{int(value)}.0"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_written(v)}"
+                              for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_written(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 SQL_LOCK = "pg_advisory_xact_lock(hashtextextended(?, 0))"
 SQL_LOCK_SHARED = "pg_advisory_xact_lock_shared(hashtextextended(?, 0))"
 
@@ -427,6 +536,8 @@ class PostgresDialect:
     position_fn = "strpos"
     range_ops = ("~>=~", "~<~")
     name = "postgres"
+    json: JsonGrammar = POSTGRES_JSON
+    byte_order = ' COLLATE "C"'
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         return _migrations(dims)
@@ -444,7 +555,7 @@ class PostgresDialect:
     def dump_json(self, value: Any) -> Any:
         from psycopg.types.json import Jsonb
 
-        return Jsonb(value)
+        return Jsonb(stored_value(value), dumps=json_text)
 
     def load_json(self, value: Any) -> Any:
         return value
@@ -536,6 +647,18 @@ class PostgresDialect:
             [_vector_literal(query), list(seqs)],
         )
         return _max_pool(rows)
+
+    def untyped_top(
+        self, where: q.Clause, query: Sequence[float], depth: int
+    ) -> Plan[list[tuple[int, float]]]:
+        """pgvector scores the vectors of the rows `where` selects (read through the
+        namespace index) and returns the `depth` best: only they leave the server."""
+        rows = yield Sql(
+            "SELECT m.seq, max(coalesce(nullif(1 - (v.embedding <=> ?::vector), "
+            f"'NaN'::float8), 0)) AS sim FROM memories m {POSTGRES_JOIN} WHERE {where[0]} "
+            "GROUP BY m.seq ORDER BY sim DESC, m.seq LIMIT ?",
+            [_vector_literal(query), *where[1], depth])
+        return [(seq, float(sim)) for seq, sim in rows]
 
 
 def _decode(values: list[Any]) -> np.ndarray:

@@ -18,8 +18,10 @@ import numpy as np
 import orjson
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
+from langgraph_typed_memory.schemas import stored_value
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.filters import JsonGrammar, Path
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
 from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
@@ -28,6 +30,7 @@ from langgraph_typed_memory.store.index import (
     ROW_CELL,
     ROW_CHANGE,
     ROW_COLUMNS,
+    SQLITE_JOIN,
     TOKENIZE,
     VECTOR_APPEND_CELL,
     VECTOR_CELL,
@@ -311,10 +314,73 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         statement for table in FTS_TABLES.values() for statement in (
             f"DROP TRIGGER {table}_insert", f"DROP TRIGGER {table}_delete",
             f"DROP TRIGGER {table}_update", f"DROP TABLE {table}_vocab", f"DROP TABLE {table}",
-        ))),    q.THREADS_MIGRATION,
+        ))),
+    q.THREADS_MIGRATION,
+    q.untyped_migration("ns"),
 )
 
 _TEXT_AT = q.INSERT_COLUMNS.index("search_text")
+
+_SQLITE_TYPES = {"null": ("null",), "bool": ("true", "false"), "number": ("integer", "real"),
+                 "string": ("text",), "array": ("array",), "object": ("object",)}
+"""`json_type`'s names of each JSON type."""
+_SCALARS = "json_type(m.value, ?) IN ('integer', 'real', 'true', 'false')"
+"""A number or a boolean (`json_extract` reads true as 1, false as 0, as Python's == does)."""
+
+
+class SqliteJson:
+    """JSON conditions on `m.value` with SQLite's JSON functions; every path is a parameter
+    (`$."key"[0]`: a quoted label finds only an object's key, never an array's element).
+
+    Example:
+        >>> SQLITE_JSON.equals(("meta", "tags", 0), "red")
+        ("json_type(m.value, ?) = 'text' AND json_extract(m.value, ?) = ?", \
+['$."meta"."tags"[0]', '$."meta"."tags"[0]', 'red'])
+    """
+
+    false = "0"
+
+    def key_ok(self, key: str) -> bool:
+        """A quoted label names a key written without escapes: no `"`, `\\`, control
+        characters."""
+        return '"' not in key and "\\" not in key and all(c >= " " for c in key)
+
+    def _path(self, path: Path) -> str:
+        return "$" + "".join(f"[{p}]" if isinstance(p, int) else f'."{p}"' for p in path)
+
+    def type_in(self, path: Path, types: tuple[str, ...]) -> q.Clause:
+        names = [n for t in types for n in _SQLITE_TYPES[t]]
+        return (f"json_type(m.value, ?) IN ({', '.join(repr(n) for n in names)})",
+                [self._path(path)])
+
+    def absent(self, path: Path) -> q.Clause:
+        return "coalesce(json_type(m.value, ?), 'null') = 'null'", [self._path(path)]
+
+    def has_key(self, key: str) -> q.Clause:
+        return "json_type(m.value, ?) IS NOT NULL", [self._path((key,))]
+
+    def equals(self, path: Path, value: str | int | float | bool) -> q.Clause:
+        at = self._path(path)
+        if isinstance(value, str):
+            return ("json_type(m.value, ?) = 'text' AND json_extract(m.value, ?) = ?",
+                    [at, at, value])
+        return f"{_SCALARS} AND json_extract(m.value, ?) = ?", [at, at, value]
+
+    def compare(self, path: Path, op: str, bound: float) -> q.Clause:
+        at = self._path(path)
+        return (f"{_SCALARS} AND CAST(json_extract(m.value, ?) AS REAL) {op} ?",
+                [at, at, bound])
+
+    def length_is(self, path: Path, n: int) -> q.Clause:
+        at = self._path(path)
+        return ("json_type(m.value, ?) = 'array' AND json_array_length(m.value, ?) = ?",
+                [at, at, n])
+
+    def coalesce_false(self, sql: str) -> str:
+        return f"coalesce({sql}, 0)"
+
+
+SQLITE_JSON = SqliteJson()
 _INSERT_ROW = (f"INSERT INTO memories ({', '.join(q.INSERT_COLUMNS)}, search_tokens) "
                f"VALUES ({', '.join('?' * (len(q.INSERT_COLUMNS) + 1))})")
 """`q.SQL_INSERT_ROW` with the text's tokens (`Tokenizer.joined`) after its columns."""
@@ -336,6 +402,8 @@ class SqliteDialect:
     position_fn = "instr"
     range_ops = (">=", "<")
     name = "sqlite"
+    json: JsonGrammar = SQLITE_JSON
+    byte_order = ""
 
     def migrations(self, dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         return MIGRATIONS
@@ -347,7 +415,7 @@ class SqliteDialect:
         return None  # BEGIN IMMEDIATE already serializes writers
 
     def dump_json(self, value: Any) -> Any:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(stored_value(value), ensure_ascii=False, separators=(",", ":"))
 
     def load_json(self, value: Any) -> Any:
         try:
@@ -453,6 +521,15 @@ class SqliteDialect:
         clause, params = self.in_list("seq", seqs)
         rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
         return _rank(rows, query, None)
+
+    def untyped_top(
+        self, where: q.Clause, query: Sequence[float], depth: int
+    ) -> Plan[list[tuple[int, float]]]:
+        """The vectors of the rows `where` selects, read through the namespace index and
+        ranked here (exact: every vector of the namespace is scored)."""
+        rows = yield Sql(f"SELECT v.seq, v.embedding FROM memories m {SQLITE_JOIN} "
+                         f"WHERE {where[0]}", where[1])
+        return _rank(rows, query, depth)
 
 
 def _decode(blobs: list[Any]) -> np.ndarray:
