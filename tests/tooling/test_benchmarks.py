@@ -281,3 +281,32 @@ def test_first_search_quick_run_compares_the_ways_of_reading_a_cell(
         assert 0 < row["later_p50_ms"] <= row["later_p95_ms"], name
         assert row["first_adds_ms"] == round(row["first_p50_ms"] - row["later_p50_ms"], 3)
         assert len(row["rounds"]) == 1, name
+
+
+# ------------------------------------------------------------------------------ drop-in
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_dropin_quick_run_times_every_operation_beside_langgraph(tmp_path: Path,
+                                                                 backend: str) -> None:
+    """Each system answers every operation it can (LangGraph's SqliteStore without vectors
+    where sqlite-vec cannot load), and the per-user search is timed at each table size."""
+    if backend == "postgres" and os.environ.get("TYPED_MEMORY_SKIP_POSTGRES"):
+        pytest.skip("TYPED_MEMORY_SKIP_POSTGRES is set")
+    dropin = load_benchmark("dropin")
+    out = tmp_path / "dropin.json"
+    assert dropin.main(["--backend", backend, "--quick", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    meta = report["meta"]
+    assert meta["date"] and meta["machine"] and meta["command"].endswith(str(out))
+    assert (meta["kb"], meta["users"], meta["per_user"]) == (2000, 40, 10)
+    ours, rival = ((dropin.SQLITE, dropin.SQLITE_LG) if backend == "sqlite"
+                   else (dropin.POSTGRES, dropin.POSTGRES_LG))
+    assert set(report["systems"]) == {ours, rival, dropin.INMEMORY}
+    assert set(report["systems"][ours]) == set(dropin.OPERATIONS)
+    for name, rows in report["systems"].items():
+        for op, r in rows.items():
+            assert 0 <= r["p50_ms"] <= r["p95_ms"], (name, op)
+    assert set(report["scale"][ours]) == {"400", "2000"}
+    verdict = report["acceptance"][ours]
+    assert "slower_than_langgraph" in verdict and "scale_p95_ratio" in verdict

@@ -529,7 +529,7 @@ class SqliteDialect:
         ranked here (exact: every vector of the namespace is scored)."""
         rows = yield Sql(f"SELECT v.seq, v.embedding FROM memories m {SQLITE_JOIN} "
                          f"WHERE {where[0]}", where[1])
-        return _rank(rows, query, depth)
+        return _top(rows, query, depth)
 
 
 def _decode(blobs: list[Any]) -> np.ndarray:
@@ -537,16 +537,45 @@ def _decode(blobs: list[Any]) -> np.ndarray:
     return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 
+def _top(rows: list[tuple[Any, ...]], query: Sequence[float], depth: int
+         ) -> list[tuple[int, float]]:
+    """`_rank` of many rows in numpy: the best vectors are picked by partition (more of
+    them while records with several vectors leave fewer than `depth` records), then pooled.
+
+    Example:
+        >>> rows = [(1, np.float32([1, 0]).tobytes()), (2, np.float32([0, 1]).tobytes()),
+        ...         (1, np.float32([0, 1]).tobytes())]
+        >>> _top(rows, [0.0, 1.0], 2)
+        [(2, 1.0), (1, 1.0)]
+    """
+    if not rows or depth <= 0:
+        return []
+    seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    scores = cosine_scores(query, _decode([r[1] for r in rows])).astype(np.float64)
+    take = min(len(rows), depth)
+    while True:
+        best = np.argpartition(-scores, take - 1)[:take] if take < len(rows) else \
+            np.arange(len(rows))
+        pooled = _rank([(int(seqs[i]), None) for i in best], [], None,
+                       [float(scores[i]) for i in best])
+        if len(pooled) >= depth or take == len(rows):
+            return pooled[:depth]
+        take = min(len(rows), take * 4)
+
+
 def _rank(
-    rows: list[tuple[Any, ...]], query: Sequence[float], depth: int | None
+    rows: list[tuple[Any, ...]], query: Sequence[float], depth: int | None,
+    scored: list[float] | None = None,
 ) -> list[tuple[int, float]]:
     """Max-pool cosine scores per record; best first."""
     if not rows:
         return []
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    scores = cosine_scores(query, matrix)
+    if scored is None:
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+            len(rows), -1)
+        scored = cosine_scores(query, matrix).tolist()
     best: dict[int, float] = {}
-    for (seq, _), score in zip(rows, scores.tolist(), strict=True):
+    for (seq, _), score in zip(rows, scored, strict=True):
         if score > best.get(seq, -2.0):
             best[seq] = score
     ranked = sorted(best.items(), key=lambda x: -x[1])
