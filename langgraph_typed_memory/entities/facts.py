@@ -17,8 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pydantic import ValidationError
-
 from langgraph_typed_memory.entities.aliases import find_aliases
 from langgraph_typed_memory.entities.mentions import Mention, find_mentions
 from langgraph_typed_memory.entities.relations import STATEFUL, Relation, find_relations
@@ -26,6 +24,7 @@ from langgraph_typed_memory.extraction.candidates import (
     EXPLICIT_CONFIDENCE,
     HEDGED_CONFIDENCE,
     Candidate,
+    checked,
 )
 from langgraph_typed_memory.extraction.statements import MANY_HELD_ROLES
 from langgraph_typed_memory.extraction.text import (
@@ -71,7 +70,7 @@ def _of_a_person(relation: Relation, mentions: Sequence[Mention]) -> bool:
 
 
 def _role_fact(relation: Relation, speaker: str, sentence: str,
-               already: Sequence[Candidate], confidence: float) -> Candidate | None:
+               already: Sequence[Candidate], confidence: float) -> list[Candidate]:
     """A role as a fact of its owner ("Lena's husband Tom": Lena's `husband_name` is Tom;
     "Sam is my brother": the user's `brother_name`), unless the rules named that person
     already ("my sister Lena": `sister_name`) or the owner is a pronoun the rules cannot
@@ -79,21 +78,18 @@ def _role_fact(relation: Relation, speaker: str, sentence: str,
     later "Tom's manager Ana" replaces Priya."""
     owner, name = relation.object, relation.subject
     if re.search(rf"\b{re.escape(name)}\s+(?:is|'s)\s+(?:\w+\s+)?my\s+best\s+friend", sentence):
-        return None  # "Barnaby is my best friend": praise, of a dog as often as of a person
+        return []  # "Barnaby is my best friend": praise, of a dog as often as of a person
     if owner.lower() in _UNRESOLVED_OWNERS or any(
             c.kind == "fact" and str(c.value).lower() == name.lower() for c in already):
-        return None
+        return []
     role = relation.relation.removesuffix("_of").replace("_", " ")
     subject = speaker if owner == "user" else owner
     whose = "The user's" if owner == "user" and speaker == "user" else f"{subject}'s"
-    try:
-        return Candidate(kind="fact", subject=subject,
-                         predicate=relation.relation.removesuffix("_of") + "_name", value=name,
-                         content=f"{whose} {role} is {name}.", grounding=sentence,
-                         confidence=confidence, stateful=role not in MANY_HELD_ROLES,
-                         rule="relation.role_name")
-    except ValidationError:  # a predicate or value the schema refuses
-        return None
+    return checked(kind="fact", subject=subject,
+                   predicate=relation.relation.removesuffix("_of") + "_name", value=name,
+                   content=f"{whose} {role} is {name}.", grounding=sentence,
+                   confidence=confidence, stateful=role not in MANY_HELD_ROLES,
+                   rule="relation.role_name")
 
 
 def _content(relation: Relation, speaker: str, sentence: str) -> str:
@@ -141,40 +137,33 @@ def relation_facts(text: str, *, speaker: str = "user",
                 text, text.find(sentence) + len(sentence) - len(sentence.lstrip(" '\"\u201c"))):
             continue  # "if I moved to Canada...?", text pasted to proofread: not so
         hedged = any(h in sentence.lower() for h in _HEDGE)
+        confidence = HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE
         mentions = find_mentions(sentence)
         for relation in find_relations(sentence, mentions):
             if not _of_a_person(relation, mentions) and relation.relation != "located_in":
                 continue
             if relation.relation.endswith("_of") and relation.relation != "member_of":
-                role = _role_fact(relation, speaker, sentence, already,
-                                  HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE)
-                if role is not None and ((role.subject or "").lower(), role.predicate) not in held:
-                    held.add(((role.subject or "").lower(), role.predicate))
-                    out.append(role)
+                for role in _role_fact(relation, speaker, sentence, already, confidence):
+                    if ((role.subject or "").lower(), role.predicate) not in held:
+                        held.add(((role.subject or "").lower(), role.predicate))
+                        out.append(role)
                 continue
             predicate = SAME_AS_RULES.get(relation.relation, relation.relation)
             subject = speaker if relation.subject == "user" else relation.subject
             if (subject.lower(), predicate) in held:
                 continue
             held.add((subject.lower(), predicate))
-            try:
-                out.append(Candidate(
-                    kind="fact", subject=subject, predicate=predicate, value=relation.object,
-                    content=_content(relation, speaker, sentence), grounding=sentence,
-                    confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
-                    stateful=relation.relation in STATEFUL, rule=f"relation.{relation.relation}"))
-            except ValidationError:  # a predicate or value the schema refuses
-                continue
+            out += checked(kind="fact", subject=subject, predicate=predicate,
+                           value=relation.object, content=_content(relation, speaker, sentence),
+                           grounding=sentence, confidence=confidence,
+                           stateful=relation.relation in STATEFUL,
+                           rule=f"relation.{relation.relation}")
         for alias in find_aliases(sentence):  # "Volkswagen (VW)": a question about VW finds it
             if alias.name.lower() in _PRONOUNS or (alias.name.lower(), alias.alias) in named:
                 continue  # "we call him Bob": who "him" is, the entity rules may tell later
             named.add((alias.name.lower(), alias.alias))
-            try:
-                out.append(Candidate(
-                    kind="fact", subject=alias.name, predicate="also_called", value=alias.alias,
-                    content=f"{alias.name} is also called {alias.alias}.", grounding=sentence,
-                    confidence=HEDGED_CONFIDENCE if hedged else EXPLICIT_CONFIDENCE,
-                    stateful=False, rule="relation.also_called"))
-            except ValidationError:
-                continue
+            out += checked(kind="fact", subject=alias.name, predicate="also_called",
+                           value=alias.alias, grounding=sentence, confidence=confidence,
+                           content=f"{alias.name} is also called {alias.alias}.",
+                           stateful=False, rule="relation.also_called")
     return out

@@ -15,7 +15,8 @@ from langgraph_typed_memory.extraction.lexicon import EntityType, Pronoun
 from langgraph_typed_memory.schemas import MAX_TEXT_CHARS, check_json_value
 
 __all__ = ["Candidate", "ExtractionResult", "Link", "NamedThing", "ValidatedCandidates",
-           "candidates_from_model_output", "EXPLICIT_CONFIDENCE", "HEDGED_CONFIDENCE", "SNAKE"]
+           "candidates_from_model_output", "checked", "EXPLICIT_CONFIDENCE", "HEDGED_CONFIDENCE",
+           "SNAKE"]
 
 M = TypeVar("M", bound=BaseModel)
 """A model output schema (`_parsed`)."""
@@ -225,6 +226,19 @@ def _parsed(schema: type[M], item: Any) -> M | None:
         return schema.model_validate(item.model_dump() if isinstance(item, schema) else item)
     except (ValidationError, ValueError, TypeError):
         return None
+
+
+def checked(**fields: Any) -> list[Candidate]:
+    """`[Candidate(**fields)]`, or `[]` when the schema refuses them (a predicate not in
+    snake_case, a lone surrogate in the value): what the rules propose is checked too.
+
+    Example:
+        >>> checked(kind="fact", subject="user", predicate="Home City", value="Lyon",
+        ...         content="The user lives in Lyon.", confidence=0.9, grounding="Lyon")
+        []
+    """
+    found = _parsed(Candidate, fields)
+    return [found] if found is not None else []
 
 
 def _items(result: Any, name: str) -> list[Any]:

@@ -17,13 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from langgraph_typed_memory.extraction.frames import (
-    clean,
-    copula_change,
-    copula_value,
-    modifier_change,
-    stem,
-)
 from langgraph_typed_memory.extraction.markers import (
     ACQUIRED,
     BOTH,
@@ -34,12 +27,17 @@ from langgraph_typed_memory.extraction.markers import (
     REPLACING,
 )
 from langgraph_typed_memory.extraction.olds import (
+    clean,
+    copula_change,
+    copula_value,
     framed,
     holds,
+    modifier_change,
     named,
     placed,
     refine,
     shortened,
+    stem,
     type_of,
     used,
     widen,
@@ -47,8 +45,10 @@ from langgraph_typed_memory.extraction.olds import (
 from langgraph_typed_memory.extraction.subjects import same_subject
 from langgraph_typed_memory.extraction.text import FIRST_PERSON, is_question, sentences
 from langgraph_typed_memory.extraction.values import (
+    ARTICLE_LEAD,
     CONTENT_STOP,
     STRONG_TYPES,
+    VALUE_TOKEN,
     Span,
     typed_spans,
 )
@@ -62,10 +62,8 @@ _PAST_EVENT = re.compile(
     r"[a-z]+ed)\b|\b(?:was|were|yesterday|last\s+(?:week|night|month|year|weekend)|ago)\b",
     re.I)
 _CAPTION = re.compile(r"\[[^\]]*\]")  # an image's caption, a template's "[name]"
-_TOKEN = re.compile(r"[£$€]\s?\d[\d,.]*\w*|[\w'@.+-]*\w|[,;:!?]")
 _SUBORDINATE = re.compile(r"^\W*(?:when|whenever|if|as|while|since|because|for|before|after)\b",
                           re.I)
-_ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +91,7 @@ def _core(value: str) -> str:
     """The value a captured phrase names: the typed value it starts with ("Grant Thornton",
     "£23,500", "6 February"), the single typed value inside it ("the Austin office" ->
     "Austin"), else the phrase itself when it has at most four words."""
-    phrase = _ARTICLE_LEAD.sub("", value.strip())
+    phrase = ARTICLE_LEAD.sub("", value.strip())
     found = typed_spans(phrase, fragment=True)
     spans = [s for s in found if s.type != "number" or len(found) == 1]
     if spans and spans[0].start == 0:
@@ -112,10 +110,10 @@ def _words(text: str) -> frozenset[str]:
     """Content words, lower-cased, a plural 's' dropped: what two statements share on a topic
     (remembered: the same retrieved statements come back turn after turn)."""
     out = set()
-    for token in _TOKEN.findall(text.lower()):
+    for token in VALUE_TOKEN.findall(text.lower()):
         token = token.strip("'")
         if token and token[0].isalpha() and token not in CONTENT_STOP:
-            out.add(token[:-1] if len(token) > 3 and token.endswith("s") else token)
+            out.add(stem(token))
     return frozenset(out)
 
 
@@ -127,11 +125,6 @@ def _clauses(sentence: str) -> list[str]:
 def _state(text: str) -> bool:
     """A present-tense statement of how things are (not a past event, not a question)."""
     return not is_question(text) and not _PAST_EVENT.search(text)
-
-
-def _statements(earlier: Sequence[str]) -> list[str]:
-    """The sentences of the earlier texts, newest text first."""
-    return [s for text in earlier for s in sentences(text)]
 
 
 def _old_like(new: str, statement: str, turn: str, near: bool, guess: bool = True
@@ -178,7 +171,7 @@ def _old_like(new: str, statement: str, turn: str, near: bool, guess: bool = Tru
     if object_ := used(first, turn):
         return object_
     typed = {w.lower() for v in _values(first) for w in v.text.split()}
-    tokens = [t for t in _TOKEN.findall(first) if t[0].isalpha() and t.lower() not in typed
+    tokens = [t for t in VALUE_TOKEN.findall(first) if t[0].isalpha() and t.lower() not in typed
               and t.lower() not in CONTENT_STOP and not holds(turn, t)]
     return widen(first, tokens[-1]) if tokens else None
 
@@ -387,7 +380,7 @@ def find_changes(turn: str, earlier: Sequence[str]) -> list[Change]:
         []
     """
     turn = _CAPTION.sub(" ", turn)
-    statements = [s for s in _statements([_CAPTION.sub(" ", t) for t in earlier])
+    statements = [s for t in earlier for s in sentences(_CAPTION.sub(" ", t))  # newest first
                   if not is_question(s) and len(s.split()) >= 3]
     changes: list[Change] = []
     lone_olds: list[str] = []

@@ -6,13 +6,12 @@ import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from pydantic import ValidationError
-
 from langgraph_typed_memory.extraction.candidates import (
     EXPLICIT_CONFIDENCE,
     HEDGED_CONFIDENCE,
     SNAKE,
     Candidate,
+    checked,
 )
 from langgraph_typed_memory.extraction.corrections import Change, find_changes
 from langgraph_typed_memory.extraction.lexicon import (
@@ -638,16 +637,13 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
                 if speaker != "user":
                     content = content.replace("The user's", f"{speaker}'s").replace(
                         "The user", speaker)
-                try:
-                    out.append(Candidate(
-                        kind=draft.kind, key=None if fact else draft.name,
-                        subject=(draft.subject or speaker) if fact else None,
-                        predicate=draft.name if fact else None, content=content,
-                        value=draft.value, confidence=confidence, grounding=sentence,
-                        correction=correction, stateful=draft.stateful, scope=draft.scope,
-                        rule=draft.rule))
-                except ValidationError:  # e.g. a lone surrogate in the value
-                    continue
+                out += checked(
+                    kind=draft.kind, key=None if fact else draft.name,
+                    subject=(draft.subject or speaker) if fact else None,
+                    predicate=draft.name if fact else None, content=content,
+                    value=draft.value, confidence=confidence, grounding=sentence,
+                    correction=correction, stateful=draft.stateful, scope=draft.scope,
+                    rule=draft.rule)
     if len(text) <= 4_000:
         for change in find_changes(text, earlier):
             out = _apply(change, out, text, speaker)
@@ -717,11 +713,6 @@ def _apply(change: Change, found: list[Candidate], text: str, speaker: str) -> l
         content, rule = f"{speaker} (updated): {_without(said, change.old)}", "correction.replaces"
     else:  # a withdrawal: what the turn says besides the old value
         content, rule = f"{speaker}: {_without(text, change.old)[:2_000]}", "correction.withdraws"
-    try:
-        found.append(Candidate(kind="fact", subject=speaker, content=content,
-                               value=change.new, replaces=change.old[:512],
-                               confidence=EXPLICIT_CONFIDENCE, grounding=said,
-                               correction=True, rule=rule))
-    except ValidationError:
-        pass
-    return found
+    return found + checked(kind="fact", subject=speaker, content=content, value=change.new,
+                           replaces=change.old[:512], confidence=EXPLICIT_CONFIDENCE,
+                           grounding=said, correction=True, rule=rule)

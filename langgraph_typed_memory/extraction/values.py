@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, cast
 
-__all__ = ["Span", "SpanType", "typed_spans", "STRONG_TYPES", "CONTENT_STOP"]
+__all__ = ["Span", "SpanType", "typed_spans", "STRONG_TYPES", "CONTENT_STOP", "ARTICLE_LEAD",
+           "VALUE_TOKEN"]
 
 SpanType = Literal["email", "url", "phone", "time", "date", "money", "version", "weekday",
                    "frequency", "code", "duration", "number", "name"]
@@ -20,6 +21,10 @@ STRONG_TYPES: frozenset[str] = frozenset({"email", "url", "phone", "time", "date
                                           "version", "weekday", "frequency", "code",
                                           "duration"})
 """Types whose values are unambiguous wherever they occur (a name or a bare number is not)."""
+VALUE_TOKEN = re.compile(r"[£$€]\s?\d[\d,.]*\w*|[\w'@.+-]*\w|[,;:!?]")
+"""A word, an amount ("£23,500") or a punctuation mark, as statements are compared."""
+ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
+"""An article or possessive before a value ("the Austin office", "my old car")."""
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december|(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\\.?")
