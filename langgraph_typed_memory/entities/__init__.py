@@ -12,12 +12,17 @@ writes, the ids its records carry: `read_entities`); `graph` reads them at quest
 `fuse_about`).
 """
 
-from langgraph_typed_memory.entities.aliases import Alias, find_aliases
 from langgraph_typed_memory.entities.graph import EntityFocus, focus, fuse_about
 from langgraph_typed_memory.entities.mentions import EntityType, Mention, find_mentions, name_key
 from langgraph_typed_memory.entities.pronouns import resolve_pronoun
 from langgraph_typed_memory.entities.records import EntityRead, read_entities
-from langgraph_typed_memory.entities.relations import STATEFUL, Relation, find_relations
+from langgraph_typed_memory.entities.relations import (
+    STATEFUL,
+    Alias,
+    Relation,
+    find_aliases,
+    find_relations,
+)
 from langgraph_typed_memory.entities.resolve import (
     Entity,
     ModelFallback,

@@ -17,9 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langgraph_typed_memory.entities.aliases import find_aliases
 from langgraph_typed_memory.entities.mentions import Mention, find_mentions
-from langgraph_typed_memory.entities.relations import STATEFUL, Relation, find_relations
+from langgraph_typed_memory.entities.relations import (
+    STATEFUL,
+    Relation,
+    find_aliases,
+    find_relations,
+)
 from langgraph_typed_memory.extraction.candidates import (
     EXPLICIT_CONFIDENCE,
     HEDGED_CONFIDENCE,

@@ -301,13 +301,14 @@ def resolve_mention(
     """
     key = name_key(mention.text)
     owner = owner or mention.role_of
-    quick_stages: tuple[tuple[Stage, Callable[[Entity, str], bool]], ...] = (
-        ("exact", _named_exactly), ("alias", _aliased))
+    quick_stages: tuple[tuple[Stage, Callable[[Entity], bool]], ...] = (
+        ("exact", lambda e: name_key(e.name) == key),
+        ("alias", lambda e: any(name_key(a) == key for a in e.aliases)))
     for quick, named in quick_stages:
         # the first two stages over the entities of that name alone (most names a turn
         # holds are known by it): the cascade below would find the same ones first
         found = [(1.0, i, e) for i, e in enumerate(known)
-                 if named(e, key) and compatible(mention, e, owner)]
+                 if named(e) and compatible(mention, e, owner)]
         if (best := _best(mention, found, owner)) is not None:
             return Resolution(mention, learn(best, mention, owner, quick), quick, 1.0)
     facts = _name_facts(mention.text)
@@ -417,14 +418,6 @@ def _may_match(mention: _NameFacts, entity: Entity) -> bool:
                 or (known.acronym and known.letters[:1] in mention.initials)):
             return True
     return False
-
-
-def _named_exactly(entity: Entity, key: str) -> bool:
-    return name_key(entity.name) == key
-
-
-def _aliased(entity: Entity, key: str) -> bool:
-    return any(name_key(a) == key for a in entity.aliases)
 
 
 def _new(mention: Mention, key: str, known: Sequence[Entity], scope: str, owner: str | None

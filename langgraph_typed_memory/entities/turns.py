@@ -12,7 +12,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from langgraph_typed_memory.entities.aliases import Alias, find_aliases
 from langgraph_typed_memory.entities.mentions import (
     EntityType,
     Mention,
@@ -20,7 +19,7 @@ from langgraph_typed_memory.entities.mentions import (
     name_key,
 )
 from langgraph_typed_memory.entities.pronouns import resolve_pronoun
-from langgraph_typed_memory.entities.relations import Relation, find_relations
+from langgraph_typed_memory.entities.relations import Alias, Relation, find_aliases, find_relations
 from langgraph_typed_memory.entities.resolve import (
     Entity,
     ModelFallback,
@@ -254,21 +253,15 @@ def read_turn(text: str, known: KnownEntities, *, scope: str,
         key = name_key(mention.text)
         owner = _owner(mention, by_text, last_pronoun)
         stated = alias_of.get(key)
-        if stated is not None and stated.pronoun is not None and stated.pronoun in last_pronoun:
-            entity = book.frozen().get(last_pronoun[stated.pronoun])
-            if entity is not None:  # "we call him Bob"
-                entity = _with_alias(entity, mention.text)
-                book.put(entity)
-                by_text[key] = entity.id
-                resolved[mention.start] = Resolution(mention, entity, "alias")
-                continue
-        if stated is not None and stated.pronoun is None and name_key(stated.name) in by_text:
-            entity = book.frozen().get(by_text[name_key(stated.name)])
-            if entity is not None:  # "Volkswagen (VW)": the name came first
-                book.put(_with_alias(entity, mention.text))
-                by_text[key] = entity.id
-                resolved[mention.start] = Resolution(mention, book.entities[-1], "alias")
-                continue
+        earlier = None if stated is None else (  # "we call him Bob"; "Volkswagen (VW)"
+            last_pronoun.get(stated.pronoun) if stated.pronoun else by_text.get(
+                name_key(stated.name)))
+        if earlier is not None and (entity := book.get(earlier)) is not None:
+            entity = _with_alias(entity, mention.text)
+            book.put(entity)
+            by_text[key] = entity.id
+            resolved[mention.start] = Resolution(mention, entity, "alias")
+            continue
         lookup = mention
         if stated is not None and stated.pronoun is None:  # "VW, short for Volkswagen"
             lookup = replace(mention, text=stated.name)

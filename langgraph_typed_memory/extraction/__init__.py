@@ -7,14 +7,14 @@ Pure functions, no I/O. Candidates are proposals the gate verifies and writes.
 """
 
 from langgraph_typed_memory.extraction.candidates import (
+    EXTRACTION_PROMPT,
     Candidate,
     ExtractionResult,
     ValidatedCandidates,
     candidates_from_model_output,
 )
-from langgraph_typed_memory.extraction.prefilter import FilterDecision, FilterReason, prefilter
-from langgraph_typed_memory.extraction.prompt import EXTRACTION_PROMPT
 from langgraph_typed_memory.extraction.rules import extract_rules
+from langgraph_typed_memory.extraction.text import FilterDecision, FilterReason, prefilter
 
 __all__ = [
     "Candidate", "ExtractionResult", "EXTRACTION_PROMPT", "FilterDecision", "FilterReason",
