@@ -400,3 +400,31 @@ LANGUAGES = frozenset("english french german spanish italian portuguese dutch sw
                       "danish finnish polish czech russian ukrainian greek turkish arabic hebrew "
                       "hindi chinese mandarin japanese korean vietnamese thai indonesian".split())
 """Languages an answer is written in, or a person speaks."""
+
+
+# -------------------------------------------- origins, beliefs and the calendar (appended)
+
+__all__ += ["NATIONALITIES", "BELIEFS", "WEEKDAYS", "MONTHS"]
+
+NATIONALITIES = frozenset("""
+american british english french german spanish italian portuguese brazilian mexican canadian
+chinese japanese korean indian irish scottish welsh dutch swedish norwegian danish finnish
+polish russian ukrainian greek turkish australian african european asian latino latina
+hispanic nigerian kenyan ghanaian ethiopian egyptian moroccan colombian peruvian argentinian
+argentine chilean venezuelan cuban filipino indonesian malaysian vietnamese thai pakistani
+bangladeshi iranian iraqi syrian lebanese israeli palestinian saudi romanian hungarian
+bulgarian serbian croatian czech slovak austrian swiss belgian icelandic estonian latvian
+lithuanian
+""".split())
+"""Where someone is from, as an adjective ("I'm Nigerian"): capitalized, and no name."""
+
+BELIEFS = frozenset("jewish muslim christian catholic protestant hindu buddhist sikh atheist "
+                    "agnostic mormon".split())
+"""Faiths and beliefs one says one is ("I'm Catholic"): capitalized, and no name."""
+
+WEEKDAYS = tuple("monday tuesday wednesday thursday friday saturday sunday".split())
+"""The days of the week, in order."""
+
+MONTHS = tuple("january february march april may june july august september october november "
+               "december".split())
+"""The months, in order."""

@@ -15,8 +15,10 @@ from langgraph_typed_memory.extraction.candidates import (
 )
 from langgraph_typed_memory.extraction.corrections import Change, find_changes
 from langgraph_typed_memory.extraction.lexicon import (
+    BELIEFS,
     FAMILY_AND_PET_WORDS,
     LANGUAGES,
+    NATIONALITIES,
     NOT_A_VALUE,
     ROLES,
     WORKPLACES,
@@ -24,6 +26,7 @@ from langgraph_typed_memory.extraction.lexicon import (
     possession,
 )
 from langgraph_typed_memory.extraction.statements import (
+    TRIM,
     Draft,
     named_people,
     people_named,
@@ -81,7 +84,6 @@ _TAIL = re.compile(  # filler at the end of a value: "Lyon now", "JSON from now 
     r"from here on(?: out)?|for me|with me|"
     r"if possible|by the way|btw|as well|again|recently|instead|originally|(?:last|this) "
     r"(?:year|month|week)|a while ago|(?:a few|\w+) (?:years|months|weeks|days) ago))+$", re.I)
-_TRIM = " \t\"'`.,;:!?)(\u2026-"
 _FORMATS = {f.split("=")[0].replace("_", " "): f.split("=")[-1].replace("_", " ") for f in (
     "json markdown md=markdown yaml csv html xml latex prose plain_text bullet_points "
     "bullets=bullet_points bulleted_list=bullet_points bulleted_lists=bullet_points table=tables "
@@ -100,8 +102,8 @@ _UNITS = ("metric|imperial|si|us customary|miles?|kilometres?|kilometers?|km|cel
           "meters?|centimetres?|centimeters?|cm|stones?")
 _UNIT_RUN = re.compile(rf"^(?:(?:{_UNITS})(?:\s*(?:,|and|&|or|/)\s*|\s+)?)+(?:units?)?",
                        re.I)
-_DATE_FORMAT = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}|iso(?:[ -]?8601)?", re.I)
 _DATE_PATTERN = re.compile(r"[dmy]{1,4}[-/. ][dmy]{1,4}[-/. ][dmy]{1,4}", re.I)
+_DATE_FORMAT = re.compile(_DATE_PATTERN.pattern + r"|iso(?:[ -]?8601)?", re.I)
 _ADDRESSED = re.compile(r"\byou(?:'ll|\s+will|\s+can)?\s+(?:write|give|suggest|recommend|use|"
                         r"answer|reply|draft|show|make|generate|pick|choose|book|plan|send|"
                         r"code)\b|\byour\s+(?:answers?|replies|responses|suggestions|code)\b",
@@ -135,15 +137,8 @@ _NOT_A_NAME = "|".join((  # capitalized after "I'm" but not a name: "I'm Sorry",
     "in off here there home done sorry fine good great ok okay sure ready new lost stuck confused "
     "happy glad sad tired busy bored hungry late early serious kidding joking curious excited "
     "interested afraid scared sick well alright so just very really also still not always never "
-    "back out up deaf blind autistic gay straight bi queer trans american british english french "
-    "german spanish italian portuguese brazilian mexican canadian chinese japanese korean indian "
-    "irish scottish welsh dutch swedish norwegian danish finnish polish russian ukrainian greek "
-    "turkish australian african european asian latino latina hispanic nigerian kenyan ghanaian "
-    "ethiopian egyptian moroccan colombian peruvian argentinian argentine chilean venezuelan "
-    "cuban filipino indonesian malaysian vietnamese thai pakistani bangladeshi iranian iraqi "
-    "syrian lebanese israeli palestinian saudi romanian hungarian bulgarian serbian croatian "
-    "czech slovak austrian swiss belgian icelandic estonian latvian lithuanian jewish muslim "
-    "christian catholic protestant hindu buddhist sikh atheist agnostic mormon").split())
+    "back out up deaf blind autistic gay straight bi queer trans").split()
+    + sorted(NATIONALITIES | BELIEFS))
 _PRONOUNS = {"my": "their", "me": "them", "i": "they"}
 _Kind = Literal["preference", "fact"]
 
@@ -153,9 +148,9 @@ _ASIDE = re.compile(r"\s*\([^()]*\)?")
 
 
 def _clean(value: str | None, cut: re.Pattern[str] = _CUT) -> str:
-    value = _ASIDE.sub("", (value or "")).strip(_TRIM)
+    value = _ASIDE.sub("", (value or "")).strip(TRIM)
     for pattern in (cut, _TAIL):
-        value = pattern.sub("", value).strip(_TRIM)
+        value = pattern.sub("", value).strip(TRIM)
     if "[" in value or "]" in value:  # a template's placeholder ("I'm [name]"), no value
         return ""
     return "" if value.lower().startswith(("not ", "no ", "that ")) else value.replace('"', "")
@@ -342,11 +337,16 @@ _CAP = r"(?-i:[A-Z\u00C0-\u00D6\u00D8-\u00DE])"  # an uppercase letter, even und
 _PROPER = rf"{_CAP}[\w']+(?:-{_CAP}[\w']+)*"  # "Lily", "O'Brien", "Jean-Luc"; not "Lyon-based"
 _NAME = rf"(?!(?-i:[A-Z]+\b)){_PROPER}(?:\s+{_PROPER}){{0,2}}"  # "Ana Lima", not "OK"
 _ANSWERS = r"(?:answers?|responses?|replies|output|messages|explanations|summaries)"
-_DIETS = (r"vegan|vegetarian|pescatarian|pescetarian|gluten[- ]free|lactose[- ]intolerant|kosher|"
-          r"halal")
+_EXCLUDES = {diet: frozenset(foods.split()) for diet, foods in {  # what a diet leaves out
+    "vegan": "meat fish seafood chicken poultry pork beef dairy eggs",
+    "vegetarian": "meat fish seafood chicken poultry pork beef",
+    "pescatarian": "meat chicken poultry pork beef",
+    "pescetarian": "meat chicken poultry pork beef",
+}.items()}
+_DIETS = "|".join([*_EXCLUDES, r"gluten[- ]free", r"lactose[- ]intolerant", "kosher", "halal"])
 _ZONES = (r"UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AKST|HST|"
           r"JST|KST|SGT|HKT|AEST|AEDT|ACST|AWST|NZST|NZDT|BRT|ART")
-_FOODS = r"(?:meat|fish|seafood|chicken|poultry|pork|beef|dairy|eggs)"
+_FOODS = f"(?:{'|'.join(sorted(_EXCLUDES['vegan']))})"
 _STATUSES = r"married|single|divorced|engaged|widowed|separated"
 _SPOKEN = rf"(?:{_LANGUAGE_WORDS})(?:(?:\s*,\s*|,?\s+and\s+)(?:{_LANGUAGE_WORDS}))*(?![\w-])"
 _WE = r"(?:we|my\s+(?:wife|husband|partner|spouse)\s+and\s+i)"
@@ -565,9 +565,9 @@ def _clause_drafts(clause: str, standing: bool = False, known: frozenset[str] = 
     """The drafts of the first rule that matches a clause, after its lead-ins (`standing`:
     the sentence began with "from now on" and the like; `known`: people named before; `said`:
     the whole sentence), each with the id of the rule that made it."""
-    body = _BRACKETED.sub("", clause.replace("\u2019", "'")).strip(_TRIM)
+    body = _BRACKETED.sub("", clause.replace("\u2019", "'")).strip(TRIM)
     while (lead := _LEAD_IN.match(body)) and lead.end():
-        standing, body = standing or bool(lead["standing"]), body[lead.end():].strip(_TRIM)
+        standing, body = standing or bool(lead["standing"]), body[lead.end():].strip(TRIM)
     if people := named_people(body, known):
         return people
     for rule in RULES:
@@ -624,7 +624,7 @@ def extract_rules(text: str, *, speaker: str = "user", earlier: Sequence[str] = 
             if quoted(text, where):  # pasted text to proofread or translate: not the speaker's
                 continue
             confidence = HEDGED_CONFIDENCE if _HEDGE.search(clause) else EXPLICIT_CONFIDENCE
-            lead = _LEAD_IN.fullmatch(clause.strip(_TRIM) + " ")
+            lead = _LEAD_IN.fullmatch(clause.strip(TRIM) + " ")
             if lead and lead["standing"]:  # "Going forward, please cite sources."
                 standing = True
                 continue
@@ -667,15 +667,9 @@ def _without(text: str, old: str) -> str:
     return " ".join(" ".join(rest).split()) or " ".join(text.split())
 
 
-_EXCLUDES = {  # what a diet leaves out
-    "vegan": frozenset("meat fish seafood chicken poultry pork beef dairy eggs".split()),
-    "vegetarian": frozenset("meat fish seafood chicken poultry pork beef".split()),
-    "pescatarian": frozenset("meat chicken poultry pork beef".split()),
-    "pescetarian": frozenset("meat chicken poultry pork beef".split()),
-}
 _DIET_SAID = re.compile(r"\bi(?:'m|\s+am|'ve\s+been|\s+have\s+been|\s+was|\s+went|'ve\s+gone|"
                         r"\s+have\s+gone)\s+(?:[\w-]+\s+){0,2}?"
-                        r"(vegan|vegetarian|pescatarian|pescetarian)\b", re.I)
+                        rf"({'|'.join(_EXCLUDES)})\b", re.I)
 
 
 def _ended_diet(candidate: Candidate, earlier: Sequence[str]) -> Candidate:

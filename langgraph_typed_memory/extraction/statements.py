@@ -28,13 +28,15 @@ from typing import Literal, NamedTuple
 
 from langgraph_typed_memory.extraction.lexicon import (
     INSTRUCTION_VERBS,
+    MONTHS,
     PERSON_ROLE_WORDS,
+    WEEKDAYS,
     names_output,
     occupation,
 )
 from langgraph_typed_memory.extraction.values import STRONG_TYPES, typed_spans
 
-__all__ = ["Draft", "named_people", "people_named", "statement_drafts", "slug"]
+__all__ = ["Draft", "named_people", "people_named", "statement_drafts", "slug", "TRIM"]
 
 _Kind = Literal["preference", "fact"]
 
@@ -66,14 +68,15 @@ def slug(text: str, words: int = 4) -> str:
     return "_".join(re.findall(r"[a-z0-9]+", ascii_text.decode().lower())[:words])
 
 
-_TRIM = " \t\"'`.,;:!?)(\u2026-"
+TRIM = " \t\"'`.,;:!?)(\u2026-"
+"""What is trimmed off both ends of a clause or a value: spaces, quotes, punctuation."""
 _STOP_VALUE = re.compile(r"\s+(?:because|since|so|but|which|when|while|as|and\s+(?:i|we|it|"
                          r"they|he|she)\b).*$|\s+(?:everywhere|across\s+the\s+board|for\s+"
                          r"everything|now|these\s+days|nowadays|too)$", re.I)
 
 
 def _value(text: str) -> str:
-    return _STOP_VALUE.sub("", text).strip(_TRIM)
+    return _STOP_VALUE.sub("", text).strip(TRIM)
 
 
 _INSTRUCTION = re.compile(
@@ -103,8 +106,7 @@ _ORG_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 _PEOPLE = "|".join(w.replace(" ", r"\s+") for w in (*PERSON_ROLE_WORDS, "best friend"))
 _CAP = r"(?-i:[A-Z])"
-_WHEN_WORD = (r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|"
-              r"March|April|May|June|July|August|September|October|November|December)\b")
+_WHEN_WORD = "(?:" + "|".join(w.capitalize() for w in (*WEEKDAYS, *MONTHS)) + r")\b"
 _CAP_WORDS = (rf"{_CAP}[\w'&.-]*(?:\s+(?:(?:de|du|la|le|of|on|upon|am)\s+)?"
               rf"(?!{_WHEN_WORD}){_CAP}[\w'&.-]*)*")
 """A capitalized name of one or more words ("Rio de Janeiro", "Stratford upon Avon"), without
@@ -148,7 +150,7 @@ def _instruction(body: str, standing: bool = False, said: str = "") -> list[Draf
     if not (names_output(body) or names_output(said)):
         return []
     text = re.sub(r"^(?:could|can|would)\s+you\s+(?:please\s+)?", "", body, flags=re.I)
-    text = text.strip(_TRIM)
+    text = text.strip(TRIM)
     return [Draft("preference", "instruction_" + (slug(text) or "general"), text,
                   f"Standing instruction from the user: {text}.", rule="preference.instruction")]
 
@@ -267,7 +269,7 @@ def named_people(body: str, known: frozenset[str] = frozenset()) -> list[Draft]:
         first = _KNOWN_FIRST.match(body)
         if first is None or first["name"] not in known:
             return []
-        rest = first["rest"].strip(_TRIM)
+        rest = first["rest"].strip(TRIM)
         return person_drafts(first["name"], rest, f"{first['name']} {rest}.", first["name"])
     role = " ".join(m["role"].lower().split())
     adj = (m["adj"] or "").strip().lower()
@@ -277,7 +279,7 @@ def named_people(body: str, known: frozenset[str] = frozenset()) -> list[Draft]:
     out = [Draft("fact", slug(label, 3) + "_name", name, f"{whose} {label} is {name}.",
                  stateful=adj not in ("", "new") or role not in MANY_HELD_ROLES,
                  rule="fact.person_role_name")]
-    rest = (m["rest"] or "").strip(_TRIM)
+    rest = (m["rest"] or "").strip(TRIM)
     if rest:
         rest = re.sub(r"^'s\b", "is", rest)
         content = f"{name} ({whose[0].lower()}{whose[1:]} {label}) {rest}."
@@ -300,7 +302,7 @@ def _identifier(body: str) -> list[Draft]:
     predicate = slug(thing, 4)
     if not predicate or not re.match(r"^[a-z][a-z0-9_]*$", predicate):
         return []
-    said = body.strip(_TRIM)
+    said = body.strip(TRIM)
     return [Draft("fact", predicate, values[0].text, f"The user: {said}.", stateful=True,
                   rule="fact.identifier")]
 

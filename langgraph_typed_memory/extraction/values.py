@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, cast
 
+from langgraph_typed_memory.extraction.lexicon import MONTHS, WEEKDAYS
+
 __all__ = ["Span", "SpanType", "typed_spans", "STRONG_TYPES", "CONTENT_STOP", "ARTICLE_LEAD",
            "VALUE_TOKEN"]
 
@@ -26,9 +28,8 @@ VALUE_TOKEN = re.compile(r"[£$€]\s?\d[\d,.]*\w*|[\w'@.+-]*\w|[,;:!?]")
 ARTICLE_LEAD = re.compile(r"^(?:a|an|the|my|our|his|her|their)\s+", re.I)
 """An article or possessive before a value ("the Austin office", "my old car")."""
 
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
-           "december|(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\\.?")
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = "|".join(MONTHS) + r"|(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
+_DAYS = "|".join(WEEKDAYS)
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
                  "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
                  "fifty|sixty|seventy|eighty|ninety|hundred|a\\s+dozen|a\\s+couple\\s+of")
@@ -44,8 +45,7 @@ _PATTERNS: tuple[tuple[SpanType, re.Pattern[str]], ...] = tuple(
         ("date", rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?!\w)(?:,?\s+\d{{4}})?"
                  rf"|\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
                  r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
-                 rf"|(?-i:\b(?:January|February|March|April|May|June|July|August|September|"
-                 rf"October|November|December)\b)(?:\s+\d{{4}})?"
+                 rf"|(?-i:\b(?:{'|'.join(m.capitalize() for m in MONTHS)})\b)(?:\s+\d{{4}})?"
                  r"|\b\d{1,2}(?:st|nd|rd|th)\b"),
         ("money", r"[$£€]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?"
                   r"|\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars|euros|pounds|quid)\b"),
@@ -83,18 +83,16 @@ quick one thing things lot bit way
 """Words that carry no value or topic ("the", "actually", "btw")."""
 
 _CAPITALIZED_FUNCTION_WORDS = CONTENT_STOP | frozenset("""
-hey hi hello hmm big small new old good great sure thanks thank yes no also ugh wow omg lol
-had got get give gave just started start didn't don't can't won't went made make took take let
-let's been went keep kept use used try tried tell told ask asked see saw say said call called
-think thought know knew need want wanted plan planning going gonna remember remind reminder
-note noted switch switched change changed moved move replaced finally anyway well now today
-tomorrow yesterday tonight morning evening since after before when while though although
-because however also still already never always often sometimes usually maybe perhaps
-probably definitely really honestly seriously basically funny weird sad happy glad excited
-news heads reply answer write respond show send stop drop dropped leadership airline turns
-nothing everything something someone everyone nobody what's that's it's there's here's
-i'd i'll we'd we'll you'd you'll any how's where's who's closed opened sold bought forget
-correction update whoops oops typo wrong mixed you've you're they're they've we've
+hey hi hello hmm big small new old good great sure thanks thank ugh wow omg give gave started
+start didn't can't won't went made make took take let let's keep kept use used try tried tell
+told ask asked see saw say said call called think thought know knew need want wanted plan
+planning going remember remind reminder note noted switch switched change changed moved move
+replaced finally well today tomorrow yesterday tonight morning evening since although however
+already never always sometimes maybe perhaps probably definitely seriously funny weird sad
+happy glad excited news heads reply answer write respond show send stop drop dropped leadership
+airline turns nothing everything something someone everyone nobody what's there's here's we'd
+we'll you'd you'll how's where's who's closed opened sold bought forget whoops oops typo wrong
+mixed you've you're they're they've
 """.split())
 _CHAT_OPENERS = frozenset("""
 congrats congratulations nah nope yep yup yea woah whoa woohoo aw aww ah ahh ooh oof haha hehe
