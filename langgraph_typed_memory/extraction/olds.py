@@ -94,16 +94,10 @@ _USING = re.compile(
     r"^\W*(?:\w+\s+){0,2}?(?:i|we|(?:my|our)(?:\s+[\w'-]+){1,3}?)\s+(?:\w+ly\s+)?(?:use|run|"
     r"drive|ride|play|wear|take|drink|eat|read|watch|write|code|work|cook|type|edit|manage|"
     r"track|keep|log|store|host|deploy|have|own|rent)s?\s+(?P<rest>.+)", re.I)
-
-
 _POSSESSED = re.compile(r"^(?:all\s+)?(?:my|our|the)\s+(?:[\w'-]+\s+){0,3}?(?:in|on|at|with|"
                         r"via|through|using)\s+(?P<value>.+)", re.I)
-
-
 _EVERYTHING = re.compile(r"^(?:everything|all|it\s+all|stuff|things)\s+(?:in|on|with|via|"
                          r"through|using)\s+(?P<value>.+)", re.I)
-
-
 _ADJUNCT = re.compile(r"\s+(?:for|incl|including|to|with|because|when|while|at|in|on|every|"
                       r"since|from)\b.*$", re.I)
 

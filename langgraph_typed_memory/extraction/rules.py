@@ -264,7 +264,7 @@ def _build(m: re.Match[str], how: str, standing: bool) -> list[Draft]:
     kind, _, spec = how.partition(":")
     if kind == "p":
         value = _clean(m["v"] if m["v"] is not None else m.groupdict().get("w"))
-        if not value or value.split()[0].lower() in _REJECT.get(spec, ()):
+        if not value:
             return []
         if spec == "?setting" and not (standing or _SETTING.search(m.string)):
             return []  # "put this in a table" is a one-off request, not a setting
