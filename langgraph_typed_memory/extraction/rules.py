@@ -55,7 +55,7 @@ _LEAD_IN = re.compile(  # stripped before matching; `standing` marks a lasting i
     r"change of plans?|on second thought|(?:i'?ve )?changed my mind|scratch that|update|"
     r"before i forget|some background|for context|quick context|background|context|fwiw|"
     r"i'?d\s+rather\s+you|i(?:'d|\s+would)\s+like\s+you\s+to|i\s+(?:want|need)\s+you\s+to|"
-    r"tbh|honestly|side note|oh and|also fyi|technically|basically|officially|"
+    r"tbh|honestly|side note|technically|basically|officially|"
     r"(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly)(?:\s+that)?)"
     r"\b[\s,:;.!—–-]*", re.I)
 _ONE_OFF = re.compile(r"\b(?:for|in)\s+(?:this|that|the\s+next)\s+(?:one|email|message|letter|"

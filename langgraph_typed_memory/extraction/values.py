@@ -142,12 +142,11 @@ def _names(text: str, taken: list[tuple[int, int]], fragment: bool) -> list[Span
             words = words[:cut]  # "Knowing I'm": a name ends before "I"
         if not words:
             continue
-        at = m.start() + m.group().index(words[0])
-        if (not fragment and len(words) == 1 and _sentence_start(text, at)
+        start = m.start() + m.group().index(words[0])
+        if (not fragment and len(words) == 1 and _sentence_start(text, start)
                 and not _CAMEL.match(words[0])):
             continue  # "Hope your injury...": a capital that only starts the sentence
         phrase = " ".join(words)
-        start = m.start() + m.group().index(words[0])
         end = start + len(phrase) if text[start:start + len(phrase)] == phrase else m.end()
         for a, _ in sorted(taken):  # "Galaxy S23": the name stops where the code starts
             if start < a < end:
