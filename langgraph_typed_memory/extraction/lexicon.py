@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 __all__ = ["Role", "ROLES", "role", "roles_conflict", "DEPARTMENTS", "PERSON_ROLE_WORDS",
            "FAMILY_AND_PET_WORDS", "JOBS", "occupation", "possession", "INSTRUCTION_VERBS",
            "names_output", "NOT_A_VALUE", "LANGUAGES", "Pronoun", "ORG_WORDS", "WORKPLACES",
-           "EntityType", "PEOPLES", "not_a_name", "common_word"]
+           "EntityType", "not_a_name", "common_word"]
 
 Pronoun = Literal["she", "he", "they", "it"]
 EntityType = Literal["person", "organisation", "place", "pet", "project"]
@@ -305,21 +305,6 @@ def names_output(text: str) -> bool:
 
 # -------------------------------------------------------------------------------- not names
 
-PEOPLES = frozenset("""
-american british english french german spanish italian portuguese brazilian mexican canadian
-chinese japanese korean indian irish scottish welsh dutch swedish norwegian danish finnish
-polish russian ukrainian greek turkish australian african european asian latino latina
-hispanic nigerian kenyan ghanaian ethiopian egyptian moroccan colombian peruvian argentinian
-argentine chilean venezuelan cuban filipino indonesian malaysian vietnamese thai pakistani
-bangladeshi iranian iraqi syrian lebanese israeli palestinian saudi romanian hungarian
-bulgarian serbian croatian czech slovak austrian swiss belgian icelandic estonian latvian
-lithuanian caribbean scandinavian nordic arab persian midwestern southern northern
-jewish muslim christian catholic protestant hindu buddhist sikh atheist agnostic mormon
-judaism islam christianity catholicism hinduism buddhism sikhism olympic
-""".split())
-"""A people, a region's or a faith's word ("Irish music", "I'm Nigerian", "practise
-Buddhism"): capitalised, and never the name of someone or something."""
-
 _BREEDS = frozenset("""
 retriever shepherd poodle terrier labrador beagle bulldog spaniel husky chihuahua dachshund
 collie pug corgi schnauzer doodle labradoodle greyhound rottweiler dalmatian boxer
@@ -404,7 +389,7 @@ LANGUAGES = frozenset("english french german spanish italian portuguese dutch sw
 
 # -------------------------------------------- origins, beliefs and the calendar (appended)
 
-__all__ += ["NATIONALITIES", "BELIEFS", "WEEKDAYS", "MONTHS"]
+__all__ += ["NATIONALITIES", "BELIEFS", "PEOPLES", "WEEKDAYS", "MONTHS"]
 
 NATIONALITIES = frozenset("""
 american british english french german spanish italian portuguese brazilian mexican canadian
@@ -421,6 +406,12 @@ lithuanian
 BELIEFS = frozenset("jewish muslim christian catholic protestant hindu buddhist sikh atheist "
                     "agnostic mormon".split())
 """Faiths and beliefs one says one is ("I'm Catholic"): capitalized, and no name."""
+
+PEOPLES = NATIONALITIES | BELIEFS | frozenset(
+    "caribbean scandinavian nordic arab persian midwestern southern northern judaism islam "
+    "christianity catholicism hinduism buddhism sikhism olympic".split())
+"""A people, a region's or a faith's word ("Irish music", "practise Buddhism"): capitalised,
+and never the name of someone or something."""
 
 WEEKDAYS = tuple("monday tuesday wednesday thursday friday saturday sunday".split())
 """The days of the week, in order."""
