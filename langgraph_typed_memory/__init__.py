@@ -16,6 +16,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from langgraph_typed_memory.assembly import AssemblyConfig
     from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
     from langgraph_typed_memory.embeddings import LocalEmbeddings
     from langgraph_typed_memory.errors import (
@@ -31,12 +32,17 @@ if TYPE_CHECKING:
         InvalidQuery,
         InvalidRecord,
         InvalidVerdict,
+        NothingToExport,
         SchemaVersionError,
         StatusNotAllowed,
+        StoreClosed,
+        StoreNotSetUp,
+        StoreUnusable,
         TypedMemoryError,
         UnknownKind,
         UnknownMemory,
     )
+    from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal
     from langgraph_typed_memory.maintenance import (
         FeedbackResult,
         MaintenanceConfig,
@@ -62,6 +68,7 @@ if TYPE_CHECKING:
         PreferenceMemory,
         ProcedureMemory,
     )
+    from langgraph_typed_memory.store.core.retry import RetryPolicy
     from langgraph_typed_memory.store.governance.portability import ExportReport, ImportReport
     from langgraph_typed_memory.store.postgres.store import (
         AsyncPostgresMemoryStore,
@@ -72,56 +79,6 @@ if TYPE_CHECKING:
         SqliteMemoryStore,
         connect_sqlite,
     )
-
-__all__ = [
-    "SqliteMemoryStore",
-    "AsyncSqliteMemoryStore",
-    "connect_sqlite",
-    "PostgresMemoryStore",
-    "AsyncPostgresMemoryStore",
-    "LocalEmbeddings",
-    "TypedMemoryRetriever",
-    "RetrievalConfig",
-    "LifecycleConfig",
-    "MemoryItem",
-    "SearchResults",
-    "Scope",
-    "Kind",
-    "KINDS",
-    "memory_namespace",
-    "parse_namespace",
-    "PolicyMemory",
-    "PreferenceMemory",
-    "FactMemory",
-    "EpisodeMemory",
-    "ProcedureMemory",
-    "ObservationMemory",
-    "EntityMemory",
-    "TypedMemoryError",
-    "InvalidNamespace",
-    "UnknownKind",
-    "InvalidRecord",
-    "StatusNotAllowed",
-    "InvalidQuery",
-    "EmbeddingDimensionMismatch",
-    "EmbeddingFailed",
-    "SchemaVersionError",
-    "ConfigurationError",
-    "InvalidPassphrase",
-    "ExportFileError",
-    "ExportFormatError",
-    "ExportDecryptError",
-    "ImportCollision",
-    "ExportReport",
-    "ImportReport",
-    "MaintenanceConfig",
-    "MaintenanceReport",
-    "FeedbackResult",
-    "InvalidVerdict",
-    "UnknownMemory",
-    "create_memory_maintenance_graph",
-    "MemoryMiddleware",
-]
 
 _EXPORTS = {
     "LifecycleConfig": "langgraph_typed_memory.config",
@@ -144,6 +101,15 @@ _EXPORTS = {
     "TypedMemoryError": "langgraph_typed_memory.errors",
     "UnknownKind": "langgraph_typed_memory.errors",
     "UnknownMemory": "langgraph_typed_memory.errors",
+    "NothingToExport": "langgraph_typed_memory.errors",
+    "StoreUnusable": "langgraph_typed_memory.errors",
+    "StoreNotSetUp": "langgraph_typed_memory.errors",
+    "StoreClosed": "langgraph_typed_memory.errors",
+    "GateConfig": "langgraph_typed_memory.gate",
+    "Proposal": "langgraph_typed_memory.gate",
+    "Outcome": "langgraph_typed_memory.gate",
+    "AssemblyConfig": "langgraph_typed_memory.assembly",
+    "RetryPolicy": "langgraph_typed_memory.store.core.retry",
     "FeedbackResult": "langgraph_typed_memory.maintenance",
     "MaintenanceConfig": "langgraph_typed_memory.maintenance",
     "MaintenanceReport": "langgraph_typed_memory.maintenance",
@@ -172,9 +138,12 @@ _EXPORTS = {
     "PostgresMemoryStore": "langgraph_typed_memory.store.postgres.store",
     "AsyncPostgresMemoryStore": "langgraph_typed_memory.store.postgres.store",
 }
-"""Where each export lives: imported on first use, so `import langgraph_typed_memory` (and
-the CLI's `--help`) stays cheap, and the Postgres stores need the `postgres` extra only when
-asked for."""
+"""The public names and where each lives: imported on first use, so `import
+langgraph_typed_memory` (and the CLI's `--help`) stays cheap, and the Postgres stores need the
+`postgres` extra only when asked for. The imports under `TYPE_CHECKING` above name the same
+set for type checkers (a test holds the two together)."""
+
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> object:

@@ -341,7 +341,13 @@ class Decision:
 
 @dataclass(slots=True)
 class Outcome:
-    """One proposal's outcome, as it goes into the trace envelope."""
+    """One proposal's outcome, as it goes into the trace envelope.
+
+    Example:
+        >>> Outcome("fact", "m1", "written", "new", key="fact:user:home_city",
+        ...         proposed_by="rule:fact.home_city").dict()["outcome"]
+        'written'
+    """
 
     kind: str
     id: str | None

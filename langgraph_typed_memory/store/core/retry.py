@@ -82,7 +82,12 @@ class RetryPolicy:
                 )
 
     def delay(self, retry: int, jitter: float | None = None) -> float:
-        """Seconds to wait before retry `retry` (0-based); `jitter` in [0, 1], random if None."""
+        """Seconds to wait before retry `retry` (0-based); `jitter` in [0, 1], random if None.
+
+        Example:
+            >>> RetryPolicy(base_delay=0.01, max_delay=0.1).delay(2, 0.5)
+            0.02
+        """
         ceiling = min(self.max_delay, self.base_delay * 2 ** min(retry, 30))
         return ceiling * (random.random() if jitter is None else jitter)
 
