@@ -363,6 +363,7 @@ def _sqlite_world(rows: int = 3000) -> sqlite3.Connection:
     return conn
 
 
+@pytest.mark.perf_contract
 def test_sqlite_cache_statements_use_their_indexes() -> None:
     conn = _sqlite_world()
 
@@ -398,6 +399,7 @@ def test_sqlite_cache_statements_use_their_indexes() -> None:
     conn.close()
 
 
+@pytest.mark.perf_contract
 def test_postgres_cache_statements_use_their_indexes(pg_server: Any) -> None:
     import psycopg
 

@@ -9,6 +9,7 @@ import math
 import random
 from typing import Any
 
+import pytest
 from langgraph.store.base import PutOp
 
 from langgraph_typed_memory.namespaces import encode_namespace
@@ -58,6 +59,7 @@ def untyped_reads(store: Any, prefix: tuple[str, ...]) -> dict[str, tuple[str, l
     }
 
 
+@pytest.mark.perf_contract
 def test_untyped_reads_use_the_namespace_index(store):
     for user in range(30):
         for i in range(5):

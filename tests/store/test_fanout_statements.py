@@ -31,6 +31,8 @@ from langgraph_typed_memory import SqliteMemoryStore
 from langgraph_typed_memory.nodes import create_retrieve_node
 from tests.conftest import FakeClock, fresh_database, hash_index
 
+pytestmark = pytest.mark.perf_contract
+
 USER = ("tenant:acme", "user:alice")
 CONFIG = {"configurable": {"tenant_id": "acme", "user_id": "alice"}}
 WORDS = ["red", "tulips", "garden", "spring", "whales", "songs", "blue", "office", "door"]

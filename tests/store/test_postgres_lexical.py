@@ -326,6 +326,7 @@ def test_records_keep_their_lexemes_and_those_without_rank_alike(pg_server: Any)
         assert ranked() == with_tokens and {k for k, _ in with_tokens} == {"a", "b"}
 
 
+@pytest.mark.perf_contract
 def test_a_cached_hybrid_search_takes_two_round_trips(
     pg_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

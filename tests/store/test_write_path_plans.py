@@ -14,6 +14,8 @@ from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
+pytestmark = pytest.mark.perf_contract
+
 NS = "tenant:t.user:u.episode"
 LOOKUPS = [  # (what, statement for a substring function, parameters, the index it must read)
     ("a turn's records", lambda _: q.SQL_STATED_IN_TURN, [NS, "run-1", 3],
