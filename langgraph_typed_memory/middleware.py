@@ -43,6 +43,7 @@ from langgraph_typed_memory.nodes.assemble import (
 from langgraph_typed_memory.nodes.extract import Extraction, create_extract_node
 from langgraph_typed_memory.nodes.promote import create_promote_node
 from langgraph_typed_memory.nodes.retrieve import create_retrieve_node
+from langgraph_typed_memory.nodes.running import Call, Plan, arun, run
 
 __all__ = ["MemoryMiddleware", "MemoryAgentState"]
 
@@ -188,17 +189,18 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             >>> out["memory_block"]
             '## User preferences\\n- tone: terse\\n'
         """
-        config = get_config()
-        found = self._retrieve.invoke(state, config)
-        built = self._assemble.invoke({**state, **found}, config)
-        return {**found, **built}
+        return run(self._before(state))
 
     async def abefore_agent(self, state: MemoryAgentState, runtime: Runtime[Any]
                             ) -> dict[str, Any] | None:
         """Async `before_agent`."""
+        return await arun(self._before(state))
+
+    def _before(self, state: MemoryAgentState) -> Plan[dict[str, Any]]:
         config = get_config()
-        found = await self._retrieve.ainvoke(state, config)
-        built = await self._assemble.ainvoke({**state, **found}, config)
+        found = yield Call(self._retrieve.invoke, self._retrieve.ainvoke, (state, config))
+        built = yield Call(self._assemble.invoke, self._assemble.ainvoke,
+                           ({**state, **found}, config))
         return {**found, **built}
 
     # Every model call: the memory in the system message, the window and the turn.
@@ -251,19 +253,19 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             >>> out["memory_trace"]["model_call"]["calls"]
             1
         """
-        config = get_config()
-        turn = _with_model_calls(state)
-        extracted = self._extract.invoke(turn, config)
-        promoted = self._promote.invoke({**turn, **extracted}, config)
-        return {**extracted, **promoted}
+        return run(self._after(state))
 
     async def aafter_agent(self, state: MemoryAgentState, runtime: Runtime[Any]
                            ) -> dict[str, Any] | None:
         """Async `after_agent`."""
+        return await arun(self._after(state))
+
+    def _after(self, state: MemoryAgentState) -> Plan[dict[str, Any]]:
         config = get_config()
         turn = _with_model_calls(state)
-        extracted = await self._extract.ainvoke(turn, config)
-        promoted = await self._promote.ainvoke({**turn, **extracted}, config)
+        extracted = yield Call(self._extract.invoke, self._extract.ainvoke, (turn, config))
+        promoted = yield Call(self._promote.invoke, self._promote.ainvoke,
+                              ({**turn, **extracted}, config))
         return {**extracted, **promoted}
 
 

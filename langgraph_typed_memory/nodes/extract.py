@@ -43,6 +43,7 @@ from langgraph_typed_memory.nodes._common import (
     resolve_store,
     trace_of,
 )
+from langgraph_typed_memory.nodes.running import Call, Plan, arun, run
 from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_extract_node", "Extraction", "EXTRACTION_MODES"]
@@ -253,7 +254,7 @@ def create_extract_node(
         update["memory_trace"]["degraded"].append(why)
         logger.warning("extract: %s", why)
 
-    def extract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def plan(state: dict[str, Any], config: RunnableConfig) -> Plan[dict[str, Any]]:
         check_model(config)
         turn, update = prepare(state)
         if turn is None:
@@ -262,8 +263,8 @@ def create_extract_node(
         if (source := entity_source(config)) is not None:
             found_in, labels, read = source
             try:
-                scope_known = DIRECTORIES.known(found_in, labels, read,
-                                            found_in.batch([read.op])[0])
+                listed = yield Call(found_in.batch, found_in.abatch, ([read.op],))
+                scope_known = DIRECTORIES.known(found_in, labels, read, listed[0])
             except StoreUnusable:  # a misconfiguration: fails loudly
                 raise
             except Exception as exc:  # the turn goes on without entities
@@ -274,7 +275,8 @@ def create_extract_node(
         if chat is None:
             return with_entities(rules(turn, update), turn, state, config, scope_known)
         try:
-            answer = chat.with_structured_output(ExtractionResult).invoke(turn.request())
+            structured = chat.with_structured_output(ExtractionResult)
+            answer = yield Call(structured.invoke, structured.ainvoke, (turn.request(),))
         except Exception as exc:  # degrade to the rules, recorded
             if on_error == "raise":
                 raise
@@ -282,34 +284,11 @@ def create_extract_node(
             return with_entities(out, turn, state, config, scope_known)
         return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)
 
+    def extract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return run(plan(state, config))
+
     async def aextract(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        check_model(config)
-        turn, update = prepare(state)
-        if turn is None:
-            return update
-        scope_known = None
-        if (source := entity_source(config)) is not None:
-            found_in, labels, read = source
-            try:
-                scope_known = DIRECTORIES.known(found_in, labels, read,
-                                            (await found_in.abatch([read.op]))[0])
-            except StoreUnusable:
-                raise
-            except Exception as exc:
-                failed(update, exc)
-        if turn.combined:
-            return with_entities(update, turn, state, config, scope_known)
-        chat = chosen(turn, update, config)
-        if chat is None:
-            return with_entities(rules(turn, update), turn, state, config, scope_known)
-        try:
-            answer = await chat.with_structured_output(ExtractionResult).ainvoke(turn.request())
-        except Exception as exc:
-            if on_error == "raise":
-                raise
-            out = rules(turn, update, f"extraction model failed: {exc!r:.200}")
-            return with_entities(out, turn, state, config, scope_known)
-        return with_entities(from_model(answer, turn, update), turn, state, config, scope_known)
+        return await arun(plan(state, config))
 
     return RunnableLambda(extract, afunc=aextract, name="extract")
 

@@ -27,6 +27,7 @@ from langgraph_typed_memory.nodes._common import (
     trace_of,
     writable_scope,
 )
+from langgraph_typed_memory.nodes.running import Call, Plan, arun, run
 from langgraph_typed_memory.turns import Turn, message_text, turn_proposals
 
 __all__ = ["create_promote_node", "turn_from_messages", "LOGGED_TURNS"]
@@ -161,51 +162,33 @@ def create_promote_node(
         return turn_from_messages(messages, at=when(target),
                                   session_id=str(thread) if thread else None)
 
-    def promote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        target, scope = checked(state, config, "promote")
-        unrecorded = record_thread(target, config)
-        return noting(promote_in(state, config, target, scope), unrecorded)
-
-    def promote_in(state: dict[str, Any], config: RunnableConfig, target: BaseStore,
-                   scope: Scope) -> dict[str, Any]:
+    def plan(state: dict[str, Any], config: RunnableConfig, method: str
+             ) -> Plan[dict[str, Any]]:
+        target, scope = checked(state, config, method)
+        unrecorded = yield Call(record_thread, arecord_thread, (target, config))
         try:
             args = prepare(state, config, target, scope)
         except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
-            return finish(trace_of(state), None, exc)
+            return noting(finish(trace_of(state), None, exc), unrecorded)
         trace = args.pop("trace")
         if not args["proposals"]:
-            return finish(trace, [], None)
+            return noting(finish(trace, [], None), unrecorded)
         try:
-            return finish(trace, target.promote(**args), None)  # type: ignore[attr-defined]
+            written = yield Call(target.promote, target.apromote,  # type: ignore[attr-defined]
+                                 kwargs=args)
         except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:
-            return finish(trace, None, exc)
+            return noting(finish(trace, None, exc), unrecorded)
+        return noting(finish(trace, written, None), unrecorded)
+
+    def promote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return run(plan(state, config, "promote"))
 
     async def apromote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        target, scope = checked(state, config, "apromote")
-        unrecorded = await arecord_thread(target, config)
-        return noting(await apromote_in(state, config, target, scope), unrecorded)
-
-    async def apromote_in(state: dict[str, Any], config: RunnableConfig, target: BaseStore,
-                          scope: Scope) -> dict[str, Any]:
-        try:
-            args = prepare(state, config, target, scope)
-        except StoreUnusable:  # a misconfiguration: fails loudly
-            raise
-        except Exception as exc:
-            return finish(trace_of(state), None, exc)
-        trace = args.pop("trace")
-        if not args["proposals"]:
-            return finish(trace, [], None)
-        try:
-            return finish(trace, await target.apromote(**args), None)  # type: ignore[attr-defined]
-        except StoreUnusable:  # a misconfiguration: fails loudly
-            raise
-        except Exception as exc:
-            return finish(trace, None, exc)
+        return await arun(plan(state, config, "apromote"))
 
     return RunnableLambda(promote, afunc=apromote, name="promote")
 

@@ -20,6 +20,7 @@ from langgraph_typed_memory.nodes._common import (
     model_name,
     trace_of,
 )
+from langgraph_typed_memory.nodes.running import Call, Plan, arun, run
 from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFLINE_NOTICE"]
@@ -226,26 +227,23 @@ def create_respond_node(
         logger.warning("respond: %s", why)
         return why
 
-    def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def plan(state: dict[str, Any], config: RunnableConfig) -> Plan[dict[str, Any]]:
         chat, why, prompt, trace = prepare(state, config)
         if chat is None:
             return offline(state, trace, why)
         try:
-            return finish(bound(chat).invoke(with_instructions(prompt)), chat, trace)
+            caller = bound(chat)
+            answer = yield Call(caller.invoke, caller.ainvoke, (with_instructions(prompt),))
+            return finish(answer, chat, trace)
         except Exception as exc:  # the turn completes, degraded and recorded
             if on_error == "raise":
                 raise
             return offline(state, trace, failed(exc))
 
+    def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return run(plan(state, config))
+
     async def arespond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        chat, why, prompt, trace = prepare(state, config)
-        if chat is None:
-            return offline(state, trace, why)
-        try:
-            return finish(await bound(chat).ainvoke(with_instructions(prompt)), chat, trace)
-        except Exception as exc:
-            if on_error == "raise":
-                raise
-            return offline(state, trace, failed(exc))
+        return await arun(plan(state, config))
 
     return RunnableLambda(respond, afunc=arespond, name="respond")

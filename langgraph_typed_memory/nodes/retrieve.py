@@ -33,6 +33,8 @@ from langgraph_typed_memory.nodes._common import (
     resolve_store,
     run_id_from_config,
 )
+from langgraph_typed_memory.nodes.running import Call, arun, run
+from langgraph_typed_memory.nodes.running import Plan as NodePlan
 from langgraph_typed_memory.results import SearchResults
 from langgraph_typed_memory.scoring import MAX_QUERY_CHARS
 from langgraph_typed_memory.state import new_trace
@@ -328,22 +330,12 @@ def _searched(text: str) -> str:
     return cut[:cut.rfind(" ")] if " " in cut else cut
 
 
-def _run(plan: Plan, store: BaseStore) -> _Found:
-    """Execute the plan with the store's `batch`."""
+def _batched(plan: Plan, store: BaseStore) -> Generator[Call, Any, _Found]:
+    """The fan-out's store batches as calls for the node's runner (`running.run`/`arun`)."""
     try:
         ops = next(plan)
         while True:
-            ops = plan.send(store.batch(ops))
-    except StopIteration as done:
-        return done.value
-
-
-async def _arun(plan: Plan, store: BaseStore) -> _Found:
-    """Execute the plan with the store's `abatch`."""
-    try:
-        ops = next(plan)
-        while True:
-            ops = plan.send(await store.abatch(ops))
+            ops = plan.send((yield Call(store.batch, store.abatch, (ops,))))
     except StopIteration as done:
         return done.value
 
@@ -507,11 +499,11 @@ def create_retrieve_node(
         return found_in, _fan_out(scope, query, facts, episodes, window,
                                   found_in if entity_graph else None, weight), window
 
-    def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def node(state: dict[str, Any], config: RunnableConfig) -> NodePlan[dict[str, Any]]:
         found_in, plan, window = begin(state, config)
-        unrecorded = record_thread(found_in, config)
+        unrecorded = yield Call(record_thread, arecord_thread, (found_in, config))
         try:
-            found = _run(plan, found_in)
+            found = yield from _batched(plan, found_in)
         except StoreUnusable:  # a misconfiguration: fails loudly
             raise
         except Exception as exc:  # no exception reaches the graph
@@ -519,16 +511,10 @@ def create_retrieve_node(
         return noting(_finish(state, config, found.results, None, messages_key, found.filled,
                                window, found.entities), unrecorded)
 
+    def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return run(node(state, config))
+
     async def aretrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        found_in, plan, window = begin(state, config)
-        unrecorded = await arecord_thread(found_in, config)
-        try:
-            found = await _arun(plan, found_in)
-        except StoreUnusable:  # a misconfiguration: fails loudly
-            raise
-        except Exception as exc:
-            return noting(_finish(state, config, None, exc, messages_key), unrecorded)
-        return noting(_finish(state, config, found.results, None, messages_key, found.filled,
-                               window, found.entities), unrecorded)
+        return await arun(node(state, config))
 
     return RunnableLambda(retrieve, afunc=aretrieve, name="retrieve")
