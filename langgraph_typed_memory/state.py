@@ -8,18 +8,52 @@ for the turn only: LangGraph's `UntrackedValue` channel, never checkpointed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import UntrackedValue
 from langgraph.graph import MessagesState
 
-__all__ = ["MemoryState", "new_trace", "TRACE_KEYS"]
+__all__ = ["MemoryState", "MemoryTrace", "new_trace", "TRACE_KEYS"]
 
 TRACE_KEYS = (
     "run_id", "turn_index", "tenant_id", "user_id", "agent_id", "retrieval", "tokens",
     "model_call", "promotions", "degraded",
 )
+
+
+class MemoryTrace(TypedDict, total=False):
+    """The trace envelope of one turn: who asked, and what each memory node did.
+
+    Example:
+        >>> trace: MemoryTrace = new_trace(run_id="r", turn_index=1, tenant_id="t",
+        ...                                user_id="u", agent_id=None)
+        >>> trace["degraded"], trace["promotions"]
+        ([], [])
+    """
+
+    run_id: str
+    """The run that took the turn."""
+    turn_index: int
+    """The user turn's index in its thread, from 1."""
+    tenant_id: str
+    user_id: str | None
+    agent_id: str | None
+    retrieval: dict[str, Any]
+    """What `retrieve` returned, ids by slot (`facts_returned`, `episodes_returned`, ...),
+    its `retrieval_mode` and `modes`, the question's `time_window` and `entities`."""
+    tokens: dict[str, Any]
+    """`assemble`'s token report: the budget, each section's tokens, `over_budget`."""
+    assembled: dict[str, list[str]]
+    """The ids of the records the prompt shows, by section."""
+    model_call: dict[str, Any]
+    """The reply's model, its input and output tokens (and an `error` when it degraded)."""
+    extraction: dict[str, Any]
+    """`extract`'s `prefilter` decision, its `method` (rules, model, combined) and counts."""
+    promotions: list[dict[str, Any]]
+    """The gate's outcome for each proposal (`Outcome.dict()`)."""
+    degraded: list[str]
+    """What went wrong and was degraded around, one line each (also logged)."""
 
 
 class MemoryState(MessagesState, total=False):
@@ -61,12 +95,12 @@ class MemoryState(MessagesState, total=False):
     memory_candidates: list[dict[str, Any]]
     memory_recent: list[tuple[str, float]]
     memory_entities: dict[str, list[str]]
-    memory_trace: dict[str, Any]
+    memory_trace: MemoryTrace
 
 
 def new_trace(
     *, run_id: str, turn_index: int, tenant_id: str, user_id: str | None, agent_id: str | None
-) -> dict[str, Any]:
+) -> MemoryTrace:
     """An empty trace envelope for one turn; each node fills its part.
 
     Example:

@@ -15,6 +15,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_typed_memory.errors import ConfigurationError, StoreUnusable
 from langgraph_typed_memory.namespaces import Scope, scope_from_config
+from langgraph_typed_memory.state import MemoryTrace
 
 logger = logging.getLogger(__name__)
 
@@ -338,8 +339,8 @@ def noting(update: dict[str, Any], degraded: str | None) -> dict[str, Any]:
     return update
 
 
-def trace_of(state: Mapping[str, Any]) -> dict[str, Any]:
+def trace_of(state: Mapping[str, Any]) -> MemoryTrace:
     """A copy of the state's trace envelope to update and return."""
-    trace = dict(state.get("memory_trace") or {})
+    trace = MemoryTrace(**(state.get("memory_trace") or {}))
     trace["degraded"] = list(trace.get("degraded") or [])
     return trace

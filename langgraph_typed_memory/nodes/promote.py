@@ -28,6 +28,7 @@ from langgraph_typed_memory.nodes._common import (
     writable_scope,
 )
 from langgraph_typed_memory.nodes.running import Call, Plan, arun, run
+from langgraph_typed_memory.state import MemoryTrace
 from langgraph_typed_memory.turns import Turn, message_text, turn_proposals
 
 __all__ = ["create_promote_node", "turn_from_messages", "LOGGED_TURNS"]
@@ -136,7 +137,7 @@ def create_promote_node(
             "trace": trace,
         }
 
-    def finish(trace: dict[str, Any], outcomes: list[Any] | None,
+    def finish(trace: MemoryTrace, outcomes: list[Any] | None,
                error: BaseException | None) -> dict[str, Any]:
         if error is not None:
             why = f"promotion failed: {error!r:.200}"
@@ -151,7 +152,7 @@ def create_promote_node(
         chosen = clock or getattr(target, "clock", None)
         return chosen() if callable(chosen) else datetime.now(UTC)
 
-    def _turn_to_log(trace: dict[str, Any], messages: Sequence[BaseMessage],
+    def _turn_to_log(trace: MemoryTrace, messages: Sequence[BaseMessage],
                      thread: Any, target: BaseStore) -> Turn | None:
         decided = (trace.get("extraction") or {}).get("prefilter")
         if decided is None:  # no extract node ran: decide here (no recent turns to compare)

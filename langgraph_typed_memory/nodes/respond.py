@@ -21,6 +21,7 @@ from langgraph_typed_memory.nodes._common import (
     trace_of,
 )
 from langgraph_typed_memory.nodes.running import Call, Plan, arun, run
+from langgraph_typed_memory.state import MemoryTrace
 from langgraph_typed_memory.turns import message_text
 
 __all__ = ["create_respond_node", "ReplyWithMemories", "extractive_reply", "OFFLINE_NOTICE"]
@@ -93,7 +94,7 @@ def extractive_reply(context: dict[str, list[dict[str, Any]]], question: str) ->
     return "\n".join(lines)
 
 
-def _shown(context: dict[str, list[dict[str, Any]]], trace: dict[str, Any]
+def _shown(context: dict[str, list[dict[str, Any]]], trace: MemoryTrace
            ) -> dict[str, list[dict[str, Any]]]:
     """The retrieved items the assembled prompt shows (`memory_trace["assembled"]`, ids per
     slot), so the offline reply recites what a model would have read; all of them when no
@@ -187,7 +188,7 @@ def create_respond_node(
         chat, why = model_for(model, config, on_error)
         return chat, why, prompt, trace_of(state)
 
-    def offline(state: dict[str, Any], trace: dict[str, Any], why: str | None) -> dict[str, Any]:
+    def offline(state: dict[str, Any], trace: MemoryTrace, why: str | None) -> dict[str, Any]:
         question = message_text(last_human(state.get(messages_key) or []))
         text = extractive_reply(_shown(state.get("memory_context") or {}, trace), question)
         trace["model_call"] = {"model": model_name(None), "input_tokens": 0, "output_tokens": 0}
@@ -196,7 +197,7 @@ def create_respond_node(
             trace["model_call"]["error"] = why
         return {messages_key: [AIMessage(text)], "memory_trace": trace}
 
-    def finish(answer: Any, chat: BaseChatModel, trace: dict[str, Any]) -> dict[str, Any]:
+    def finish(answer: Any, chat: BaseChatModel, trace: MemoryTrace) -> dict[str, Any]:
         out: dict[str, Any] = {"memory_trace": trace}
         if combined:
             parsed, raw = answer.get("parsed"), answer.get("raw")
