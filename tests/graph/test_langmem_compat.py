@@ -270,7 +270,7 @@ def test_the_memories_are_plain_store_items(backend_store_factory):
     assert store.list_namespaces(prefix=("memories",)) == [("memories", "u1")]
 
 
-# Typed memory: what LangMem's tools can and cannot do there (docs/memory-loop.md).
+# Typed memory: what LangMem's tools can and cannot do there (docs/compatibility.md).
 
 ALICE_TYPED = {"configurable": {"langgraph_user_id": "alice", "tenant_id": "acme",
                                 "user_id": "alice", "run_id": "r1"}}
