@@ -421,7 +421,8 @@ def create_memory_prompt(
     turn), the verbatim window the assemble node chose (the budgeted recent turns, the
     user's current message last), then every message added since: the turn's tool calls,
     tool results and replies, so the model sees them on its next call. Run the retrieve and
-    assemble nodes before the agent (see docs/memory-loop.md, "A prebuilt ReAct agent").
+    assemble nodes before the agent (see docs/agents.md, "The memory nodes around your own
+    tool loop").
 
     With `system_prompt=None` the system message is the assemble node's own (its `preamble`
     and the memory), so an app that passes its system prompt to the node as `preamble` gets
