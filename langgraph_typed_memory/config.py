@@ -1,15 +1,18 @@
-"""The one configuration normalizer every backend shares.
+"""The configurations every backend shares, each declared once.
 
-Keys are defined once here (TypedDicts), validated once, and turned into frozen settings the
-stores read. A test checks that the documented example configuration takes effect.
+A configuration is a frozen dataclass whose fields carry their default and the check their
+value must pass (`option`): building one validates it, and `of` builds one from the plain
+dict an app passes (`retrieval={"candidate_depth": 100}`), refusing unknown keys. LangGraph's
+own `IndexConfig` and `TTLConfig` are validated into `IndexSettings` and `TTLSettings`. A
+test checks that the documented example configuration takes effect.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Literal, Self
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, TTLConfig
@@ -18,8 +21,9 @@ from langgraph.store.base.embed import ensure_embeddings, tokenize_path
 from langgraph_typed_memory.errors import ConfigurationError
 
 __all__ = [
+    "Options",
+    "option",
     "RetrievalConfig",
-    "RetrievalSettings",
     "IndexSettings",
     "TTLSettings",
     "normalize_retrieval",
@@ -30,7 +34,6 @@ __all__ = [
     "DEFAULT_HALF_LIVES_DAYS",
     "LifecycleConfig",
     "RetentionConfig",
-    "LifecycleSettings",
     "normalize_lifecycle",
 ]
 
@@ -46,58 +49,8 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float | None] = {
 """Freshness half-lives per kind; None means no decay."""
 
 
-class RetrievalConfig(TypedDict, total=False):
-    """How semantic discovery ranks fact, episode and observation memory.
-
-    Example:
-        >>> normalize_retrieval({"candidate_depth": 100}).candidate_depth
-        100
-    """
-
-    candidate_depth: int
-    """How many candidates each retriever (lexical, vector) returns before fusion. Default 50."""
-    fusion: Literal["rsf", "rrf"]
-    """How the two lists combine: relative score fusion (min-max scores) or reciprocal rank
-    fusion. Default "rsf"."""
-    rrf_k: float
-    """The reciprocal-rank-fusion constant k in k / (k + rank), for fusion="rrf". Default 60."""
-    lexical_weight: float
-    """Weight of the BM25 list in the fusion. Default 1.5 (LoCoMo: docs/benchmarks.md). 0 skips
-    the lexical retriever while the embedder works (it still stands in when it fails)."""
-    vector_weight: float
-    """Weight of the vector list in the fusion. Default 1.0."""
-    freshness_weight: float
-    """How much freshness (2^-age/half-life) can lower a score, 0..1. Default 0.2."""
-    confidence_weight: float
-    """How much a low confidence can lower a score, 0..1. Default 0.2."""
-    half_lives_days: dict[str, float | None]
-    """Per-kind half-lives overriding `DEFAULT_HALF_LIVES_DAYS`."""
-    min_relevance: float
-    """Drop results whose normalized relevance is below this, 0..1. Default 0 (keep all)."""
-    tier_thresholds: tuple[float, float]
-    """Relevance at or above which a result is 'high', then 'standard'. Default (0.6, 0.3)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievalSettings:
-    """Validated `RetrievalConfig` with defaults filled."""
-
-    candidate_depth: int = 50
-    fusion: Literal["rsf", "rrf"] = "rsf"
-    rrf_k: float = 60.0
-    lexical_weight: float = 1.5
-    vector_weight: float = 1.0
-    freshness_weight: float = 0.2
-    confidence_weight: float = 0.2
-    half_lives_days: Mapping[str, float | None] = field(
-        default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS)
-    )
-    min_relevance: float = 0.0
-    tier_thresholds: tuple[float, float] = (0.6, 0.3)
-
-
 def reject_unknown_keys(what: str, config: Mapping[str, Any], known: Iterable[str]) -> None:
-    """The one check every config normalizer starts with.
+    """The one check every configuration starts with.
 
     Raises:
         ConfigurationError: naming the unknown keys and listing the known ones.
@@ -131,68 +84,164 @@ def check_number(what: str, value: Any, low: float, high: float, fix: str, *,
     return value if integer else float(value)
 
 
-def _unit(name: str, value: Any) -> float:
-    return float(check_number(f"retrieval config {name}", value, 0, 1, "use a number in [0, 1]"))
+Check = Callable[[str, Any], Any]
+"""How a configuration field checks its value: `check(what, value)` returns the value (made
+canonical: an int as a float, a list as a frozenset) or raises `ConfigurationError` naming
+`what` ("gate config review_threshold") and how to fix it."""
 
 
-def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> RetrievalSettings:
-    """Validate a retrieval config and fill defaults.
+def number(low: float, high: float, fix: str = "", *, integer: bool = False) -> Check:
+    """A check for a number (an int, with `integer`) in [low, high].
+
+    Example:
+        >>> number(0, 1)("gate config review_threshold", 1)
+        1.0
+    """
+    def said(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else str(x)
+
+    fix = fix or f"use {'an int' if integer else 'a number'} in [{said(low)}, {said(high)}]"
+    return lambda what, value: check_number(what, value, low, high, fix, integer=integer)
+
+
+UNIT = number(0, 1)
+"""A check for a number in [0, 1]."""
+
+
+def one_of(*allowed: Any, fix: str) -> Check:
+    """A check for one of `allowed` values.
+
+    Example:
+        >>> one_of("rsf", "rrf", fix="use 'rsf' or 'rrf'")("retrieval config fusion", "rrf")
+        'rrf'
+    """
+    def check(what: str, value: Any) -> Any:
+        if value not in allowed:
+            raise ConfigurationError(f"{what}={value!r}: {fix}.")
+        return value
+    return check
+
+
+def option(default: Any = MISSING, check: Check | None = None, *,
+           factory: Callable[[], Any] | None = None) -> Any:
+    """A configuration field: its default (or `factory`) and the check its value passes."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={"check": check})
+    return field(default=default, metadata={"check": check})
+
+
+class Options:
+    """What every configuration shares: building one runs each field's check (a bad value
+    fails at once, named), then `_check_together` for what involves several fields; `of`
+    builds one from a mapping.
+
+    Example:
+        >>> RetrievalConfig(lexical_weight=-1)
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: retrieval config lexical_weight=-1: ...
+    """
+
+    __slots__ = ()
+    what: ClassVar[str]
+    """How messages name the configuration ("gate" in "gate config review_threshold=2")."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # type: ignore[arg-type]
+            check = f.metadata.get("check")
+            if check is not None:
+                object.__setattr__(self, f.name, check(f"{self.what} config {f.name}",
+                                                       getattr(self, f.name)))
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """Checks that involve several fields (none by default)."""
+
+    @classmethod
+    def of(cls, config: Self | Mapping[str, Any] | None) -> Self:
+        """The configuration a mapping (or None: the defaults) describes; one given is
+        returned as it is.
+
+        Example:
+            >>> RetrievalConfig.of({"fusion": "rrf"}).fusion, RetrievalConfig.of(None).rrf_k
+            ('rrf', 60.0)
+
+        Raises:
+            ConfigurationError: not a mapping, an unknown key or a bad value, named.
+        """
+        if isinstance(config, cls):
+            return config
+        if config is not None and not isinstance(config, Mapping):
+            raise ConfigurationError(f"{cls.what} config must be a dict, got {config!r:.80}.")
+        given = dict(config or {})
+        reject_unknown_keys(cls.what, given, [f.name for f in fields(cls)])  # type: ignore[arg-type]
+        return cls(**given)
+
+
+def _half_lives(what: str, value: Any) -> dict[str, float | None]:
+    lives = dict(DEFAULT_HALF_LIVES_DAYS)
+    for kind, days in dict(value).items():
+        if kind not in lives:
+            raise ConfigurationError(f"half_lives_days names unknown kind {kind!r}.")
+        if days is not None and (not isinstance(days, (int, float)) or days <= 0):
+            raise ConfigurationError(
+                f"half_lives_days[{kind!r}]={days!r}: use a positive number of days or None.")
+        lives[kind] = None if days is None else float(days)
+    return lives
+
+
+def _tiers(what: str, value: Any) -> tuple[float, float]:
+    high, standard = (UNIT("retrieval config tier_thresholds", v) for v in value)
+    if standard > high:
+        raise ConfigurationError(
+            f"tier_thresholds={value!r}: the 'high' threshold comes first and must be >= the "
+            "'standard' one.")
+    return high, standard
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig(Options):
+    """How semantic discovery ranks fact, episode and observation memory (pass a dict with
+    these keys, or this class).
+
+    Example:
+        >>> normalize_retrieval({"candidate_depth": 100}).candidate_depth
+        100
+    """
+
+    what: ClassVar[str] = "retrieval"
+    candidate_depth: int = option(50, number(1, 10_000, integer=True))
+    """How many candidates each retriever (lexical, vector) returns before fusion. Default 50."""
+    fusion: Literal["rsf", "rrf"] = option("rsf", one_of("rsf", "rrf", fix="use 'rsf' or 'rrf'"))
+    """How the two lists combine: relative score fusion (min-max scores) or reciprocal rank
+    fusion. Default "rsf"."""
+    rrf_k: float = option(60.0, number(0, 10_000))
+    """The reciprocal-rank-fusion constant k in k / (k + rank), for fusion="rrf". Default 60."""
+    lexical_weight: float = option(1.5, number(0, 100))
+    """Weight of the BM25 list in the fusion. Default 1.5 (LoCoMo: docs/benchmarks.md). 0 skips
+    the lexical retriever while the embedder works (it still stands in when it fails)."""
+    vector_weight: float = option(1.0, number(0, 100))
+    """Weight of the vector list in the fusion. Default 1.0."""
+    freshness_weight: float = option(0.2, UNIT)
+    """How much freshness (2^-age/half-life) can lower a score, 0..1. Default 0.2."""
+    confidence_weight: float = option(0.2, UNIT)
+    """How much a low confidence can lower a score, 0..1. Default 0.2."""
+    half_lives_days: Mapping[str, float | None] = option(
+        check=_half_lives, factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))
+    """Per-kind half-lives overriding `DEFAULT_HALF_LIVES_DAYS`."""
+    min_relevance: float = option(0.0, UNIT)
+    """Drop results whose normalized relevance is below this, 0..1. Default 0 (keep all)."""
+    tier_thresholds: tuple[float, float] = option((0.6, 0.3), _tiers)
+    """Relevance at or above which a result is 'high', then 'standard'. Default (0.6, 0.3)."""
+
+
+def normalize_retrieval(config: RetrievalConfig | Mapping[str, Any] | None) -> RetrievalConfig:
+    """A retrieval configuration from what an app passed (`RetrievalConfig.of`).
 
     Raises:
         ConfigurationError: an unknown key or an out-of-range value, named.
     """
-    config = dict(config or {})
-    reject_unknown_keys("retrieval", config, RetrievalConfig.__annotations__)
-    out: dict[str, Any] = {}
-    if "candidate_depth" in config:
-        depth = config["candidate_depth"]
-        if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 10_000:
-            raise ConfigurationError(
-                f"retrieval config candidate_depth={depth!r}: use an int in [1, 10000]."
-            )
-        out["candidate_depth"] = depth
-    if "fusion" in config:
-        if config["fusion"] not in ("rsf", "rrf"):
-            raise ConfigurationError(
-                f"retrieval config fusion={config['fusion']!r}: use 'rsf' or 'rrf'."
-            )
-        out["fusion"] = config["fusion"]
-    if "rrf_k" in config:
-        k = config["rrf_k"]
-        if not isinstance(k, (int, float)) or isinstance(k, bool) or not 0 <= k <= 10_000:
-            raise ConfigurationError(f"retrieval config rrf_k={k!r}: use a number in [0, 10000].")
-        out["rrf_k"] = float(k)
-    for name in ("lexical_weight", "vector_weight"):
-        if name in config:
-            w = config[name]
-            if not isinstance(w, (int, float)) or isinstance(w, bool) or not 0 <= w <= 100:
-                raise ConfigurationError(
-                    f"retrieval config {name}={w!r}: use a number in [0, 100]."
-                )
-            out[name] = float(w)
-    for name in ("freshness_weight", "confidence_weight", "min_relevance"):
-        if name in config:
-            out[name] = _unit(name, config[name])
-    if "half_lives_days" in config:
-        lives = dict(DEFAULT_HALF_LIVES_DAYS)
-        for kind, days in dict(config["half_lives_days"]).items():
-            if kind not in lives:
-                raise ConfigurationError(f"half_lives_days names unknown kind {kind!r}.")
-            if days is not None and (not isinstance(days, (int, float)) or days <= 0):
-                raise ConfigurationError(
-                    f"half_lives_days[{kind!r}]={days!r}: use a positive number of days or None."
-                )
-            lives[kind] = None if days is None else float(days)
-        out["half_lives_days"] = lives
-    if "tier_thresholds" in config:
-        high, standard = (_unit("tier_thresholds", v) for v in config["tier_thresholds"])
-        if standard > high:
-            raise ConfigurationError(
-                f"tier_thresholds={config['tier_thresholds']!r}: the 'high' threshold comes "
-                "first and must be >= the 'standard' one."
-            )
-        out["tier_thresholds"] = (high, standard)
-    return RetrievalSettings(**out)
+    return RetrievalConfig.of(config)
 
 
 DEFAULT_EMBED_TIMEOUT = 10.0
@@ -326,7 +375,29 @@ def normalize_ttl(ttl: TTLConfig | Mapping[str, Any] | None) -> TTLSettings:
     )
 
 
-class RetentionConfig(TypedDict, total=False):
+def _days(what: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    return check_number(what, value, 1e-9, 1e6,
+                        "use a positive number of days, or None for no limit")
+
+
+def _classes(what: str, value: Any) -> dict[str, float | None]:
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(
+            f"retention classes={value!r:.80}: use a dict of class name -> days or None.")
+    classes: dict[str, float | None] = {}
+    for name, days in value.items():
+        if not isinstance(name, str) or not name.strip() or len(name) > 64:
+            raise ConfigurationError(
+                f"retention class name {name!r:.80}: use a non-empty string of at most 64 "
+                "characters.")
+        classes[name] = _days(f"retention class {name!r}", days)
+    return classes
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionConfig(Options):
     """Retention classes: how long typed records of each class may be kept.
 
     A record names its class in ``metadata["retention"]``; the sweep forgets records older
@@ -334,18 +405,29 @@ class RetentionConfig(TypedDict, total=False):
 
     Example:
         >>> s = normalize_lifecycle({"retention": {"classes": {"short": 30, "legal_hold": None}}})
-        >>> s.retention_classes["short"], s.retention_classes["legal_hold"]
+        >>> s.retention.classes["short"], s.retention.classes["legal_hold"]
         (30.0, None)
     """
 
-    classes: dict[str, float | None]
+    what: ClassVar[str] = "lifecycle retention"
+    classes: Mapping[str, float | None] = option(check=_classes, factory=dict)
     """Class name -> maximum age in days (None: kept until deleted, e.g. a legal hold)."""
-    default: float | None
+    default: float | None = option(None, lambda what, value: _days("retention default", value))
     """Maximum age in days of typed records that name no class. Default None (no limit)."""
 
 
-class LifecycleConfig(TypedDict, total=False):
-    """Freshness, expiry, garbage collection, access tracking and retention.
+def _retention(what: str, value: Any) -> RetentionConfig:
+    if not isinstance(value, (Mapping, RetentionConfig)):
+        raise ConfigurationError(
+            f"{what}={value!r:.80}: use a dict such as "
+            "{'classes': {'short': 30, 'legal_hold': None}, 'default': None}.")
+    return RetentionConfig.of(value)
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleConfig(Options):
+    """Freshness, expiry, garbage collection, access tracking and retention (pass a dict with
+    these keys, or this class).
 
     Half-lives per kind are `RetrievalConfig.half_lives_days`: ranking and expiry share them.
 
@@ -354,104 +436,39 @@ class LifecycleConfig(TypedDict, total=False):
         0.1
     """
 
-    expiry_floor: float
+    what: ClassVar[str] = "lifecycle"
+    expiry_floor: float = option(0.05, UNIT)
     """An active fact or observation whose freshness falls below this expires, 0..1.
     Default 0.05."""
-    access_boost_step: float
+    access_boost_step: float = option(0.1, number(0, 10))
     """Freshness multiplier gained per retrieval: boost = 1 + step x access_count. Default 0.1."""
-    access_boost_cap: float
+    access_boost_cap: float = option(1.5, number(1, 100, "use a number in [1, 100] (1: no boost)"))
     """Largest access boost, >= 1. Default 1.5."""
-    gc_after_days: float
+    gc_after_days: float = option(180.0, number(0, 1e6, "use a number of days >= 0"))
     """Garbage collection forgets records expired for at least this many days... Default 180."""
-    gc_below_confidence: float
+    gc_below_confidence: float = option(0.5, UNIT)
     """...and whose confidence is below this, 0..1. Default 0.5."""
-    retention: RetentionConfig
+    retention: RetentionConfig = option(check=_retention, factory=RetentionConfig)
     """Retention classes and the default maximum age (see `RetentionConfig`)."""
-    access_flush_every: int
+    access_flush_every: int = option(2048, number(1, 1_000_000, integer=True))
     """Access counts are buffered in memory and appended to the access log in one batch once
     this many records are pending (in the background, or with a write transaction that comes
     first; always before a sweep). Default 2,048; 1 writes on every read."""
-    access_flush_seconds: float
+    access_flush_seconds: float = option(
+        60.0, number(0, 86_400, "use a number of seconds in [0, 86400]"))
     """...or once this much of the process's own time (not the store's clock) has passed
     since the last flush. Default 60."""
-    access_log_rows: int
+    access_log_rows: int = option(8192, number(1, 100_000_000, integer=True))
     """Counts are appended to an access log, folded into each record's uses by the sweeps,
     an export and `flush_access`, and in the background once this process has logged this
     many entries since the last fold. Default 8,192."""
 
 
-@dataclass(frozen=True, slots=True)
-class LifecycleSettings:
-    """Validated `LifecycleConfig` with defaults filled."""
-
-    expiry_floor: float = 0.05
-    access_boost_step: float = 0.1
-    access_boost_cap: float = 1.5
-    gc_after_days: float = 180.0
-    gc_below_confidence: float = 0.5
-    retention_classes: Mapping[str, float | None] = field(default_factory=dict)
-    retention_default: float | None = None
-    access_flush_every: int = 2048
-    access_flush_seconds: float = 60.0
-    access_log_rows: int = 8192
-
-
-def _days(what: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    return check_number(what, value, 1e-9, 1e6,
-                        "use a positive number of days, or None for no limit")
-
-
-_LIFECYCLE_RANGES: dict[str, tuple[float, float, str, bool]] = {
-    "expiry_floor": (0, 1, "use a number in [0, 1]", False),
-    "gc_below_confidence": (0, 1, "use a number in [0, 1]", False),
-    "access_boost_step": (0, 10, "use a number in [0, 10]", False),
-    "access_boost_cap": (1, 100, "use a number in [1, 100] (1: no boost)", False),
-    "gc_after_days": (0, 1e6, "use a number of days >= 0", False),
-    "access_flush_every": (1, 1_000_000, "use an int in [1, 1000000]", True),
-    "access_flush_seconds": (0, 86_400, "use a number of seconds in [0, 86400]", False),
-    "access_log_rows": (1, 100_000_000, "use an int in [1, 100000000]", True),
-}
-
-
-def normalize_lifecycle(config: LifecycleConfig | Mapping[str, Any] | None) -> LifecycleSettings:
-    """Validate a lifecycle config and fill defaults.
+def normalize_lifecycle(config: LifecycleConfig | Mapping[str, Any] | None) -> LifecycleConfig:
+    """A lifecycle configuration from what an app passed (`LifecycleConfig.of`).
 
     Raises:
         ConfigurationError: an unknown key, an out-of-range value or a bad retention class,
             named.
     """
-    if config is not None and not isinstance(config, Mapping):
-        raise ConfigurationError(f"lifecycle config must be a dict, got {config!r:.80}.")
-    config = dict(config or {})
-    reject_unknown_keys("lifecycle", config, LifecycleConfig.__annotations__)
-    out: dict[str, Any] = {}
-    for name, (low, high, fix, integer) in _LIFECYCLE_RANGES.items():
-        if name in config:
-            out[name] = check_number(f"lifecycle config {name}", config[name], low, high, fix,
-                                     integer=integer)
-    if "retention" in config:
-        retention = config["retention"]
-        if not isinstance(retention, Mapping):
-            raise ConfigurationError(
-                f"lifecycle config retention={retention!r:.80}: use a dict such as "
-                "{'classes': {'short': 30, 'legal_hold': None}, 'default': None}."
-            )
-        reject_unknown_keys("lifecycle retention", retention, RetentionConfig.__annotations__)
-        classes = retention.get("classes", {})
-        if not isinstance(classes, Mapping):
-            raise ConfigurationError(
-                f"retention classes={classes!r:.80}: use a dict of class name -> days or None."
-            )
-        normalized: dict[str, float | None] = {}
-        for name, days in classes.items():
-            if not isinstance(name, str) or not name.strip() or len(name) > 64:
-                raise ConfigurationError(
-                    f"retention class name {name!r:.80}: use a non-empty string of at most "
-                    "64 characters."
-                )
-            normalized[name] = _days(f"retention class {name!r}", days)
-        out["retention_classes"] = normalized
-        out["retention_default"] = _days("retention default", retention.get("default"))
-    return LifecycleSettings(**out)
+    return LifecycleConfig.of(config)

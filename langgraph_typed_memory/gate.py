@@ -16,14 +16,14 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_typed_memory.config import check_number, reject_unknown_keys
+from langgraph_typed_memory.config import UNIT, Options, one_of, option
 from langgraph_typed_memory.errors import ConfigurationError, InvalidRecord, StatusNotAllowed
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.schemas import COMPUTED_FIELDS, check_json_value, content_hash
@@ -31,7 +31,6 @@ from langgraph_typed_memory.schemas import COMPUTED_FIELDS, check_json_value, co
 __all__ = [
     "Proposal",
     "GateConfig",
-    "GateSettings",
     "normalize_gate",
     "Current",
     "Decision",
@@ -118,47 +117,47 @@ class Proposal(BaseModel):
     in the trace, so `typed-memory explain` says which rule wrote a memory."""
 
 
-class GateConfig(TypedDict, total=False):
-    """Thresholds of the gate; recorded (as a version hash) on every record it writes.
+SHARING_MODES = ("off", "review")
+
+
+def _predicates(what: str, value: Any) -> frozenset[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ConfigurationError(
+            f"{what}={value!r:.80}: give the predicates as a list or set of names.")
+    return frozenset(value)
+
+
+@dataclass(frozen=True, slots=True)
+class GateConfig(Options):
+    """Thresholds of the gate (pass a dict with these keys, or this class); recorded (as a
+    version hash) on every record it writes.
 
     Example:
         >>> normalize_gate({"fact_min_confidence": 0.8}).fact_min_confidence
         0.8
     """
 
-    preference_min_confidence: float
+    what: ClassVar[str] = "gate"
+    preference_min_confidence: float = option(0.5, UNIT)
     """Lowest confidence at which a preference is promoted. Default 0.5."""
-    fact_min_confidence: float
+    fact_min_confidence: float = option(0.7, UNIT)
     """Lowest confidence at which a fact is promoted. Default 0.7."""
-    stateful_predicates: frozenset[str]
+    stateful_predicates: frozenset[str] = option(DEFAULT_STATEFUL_PREDICATES, _predicates)
     """Predicates with one current value per subject (a new value supersedes)."""
-    supersede_margin: float
+    supersede_margin: float = option(0.15, UNIT)
     """A new value supersedes unless its confidence is lower than the current one's by more
     than this (then it is a contradiction). Corrections always supersede. Default 0.15."""
-    review_threshold: float
+    review_threshold: float = option(0.8, UNIT)
     """A contradiction whose stronger side has at least this confidence sets needs_review."""
-    tenant_sharing: Literal["off", "review"]
+    tenant_sharing: Literal["off", "review"] = option("off", one_of(
+        *SHARING_MODES, fix="use \"off\" (a user's statements about the tenant stay the "
+        "user's) or \"review\" (they wait, unseen, for an operator's store.review)"))
     """What becomes of a fact a user's conversation states about the whole tenant ("our
     fiscal year starts in April"). "off" (the default): it is the user's own memory, shown
     to no one else. "review": it is kept for the tenant as a proposal (provisional,
     needs_review), shown to nobody until an operator accepts it (`store.review`); a second
     user saying the same is no approval. Tenant-wide memory is otherwise written by
     `store.put`, or by `store.promote` called for the tenant itself (no user or agent)."""
-
-
-SHARING_MODES = ("off", "review")
-
-
-@dataclass(frozen=True, slots=True)
-class GateSettings:
-    """Validated `GateConfig`."""
-
-    preference_min_confidence: float = 0.5
-    fact_min_confidence: float = 0.7
-    stateful_predicates: frozenset[str] = DEFAULT_STATEFUL_PREDICATES
-    supersede_margin: float = 0.15
-    review_threshold: float = 0.8
-    tenant_sharing: Literal["off", "review"] = "off"
 
     @property
     def version(self) -> str:
@@ -171,30 +170,13 @@ class GateSettings:
         return "gate-v1:" + hashlib.sha256(data.encode()).hexdigest()[:12]
 
 
-def normalize_gate(config: GateConfig | Mapping[str, Any] | None) -> GateSettings:
-    """Validate a gate config.
+def normalize_gate(config: GateConfig | Mapping[str, Any] | None) -> GateConfig:
+    """A gate configuration from what an app passed (`GateConfig.of`).
 
     Raises:
         ConfigurationError: unknown key or out-of-range value, named.
     """
-    config = dict(config or {})
-    reject_unknown_keys("gate", config, GateConfig.__annotations__)
-    out: dict[str, Any] = {}
-    for name in ("preference_min_confidence", "fact_min_confidence", "supersede_margin",
-                 "review_threshold"):
-        if name in config:
-            out[name] = check_number(f"gate config {name}", config[name], 0, 1,
-                                     "use a number in [0, 1]")
-    if "stateful_predicates" in config:
-        out["stateful_predicates"] = frozenset(config["stateful_predicates"])
-    if "tenant_sharing" in config:
-        if config["tenant_sharing"] not in SHARING_MODES:
-            raise ConfigurationError(
-                f"gate config tenant_sharing={config['tenant_sharing']!r}: use \"off\" (a "
-                "user's statements about the tenant stay the user's) or \"review\" (they "
-                "wait, unseen, for an operator's store.review).")
-        out["tenant_sharing"] = config["tenant_sharing"]
-    return GateSettings(**out)
+    return GateConfig.of(config)
 
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -268,7 +250,7 @@ def own_scope(caller: Scope) -> Scope:
     return Scope(caller.tenant_id)
 
 
-def is_stateful(proposal: Proposal, settings: GateSettings) -> bool:
+def is_stateful(proposal: Proposal, settings: GateConfig) -> bool:
     """Whether a fact's predicate holds one current value per subject."""
     if proposal.stateful is not None:
         return proposal.stateful and proposal.predicate is not None
@@ -277,7 +259,7 @@ def is_stateful(proposal: Proposal, settings: GateSettings) -> bool:
     }
 
 
-def record_key(proposal: Proposal, settings: GateSettings) -> str:
+def record_key(proposal: Proposal, settings: GateConfig) -> str:
     """The store key a proposal is written under.
 
     Preferences: their key; entities: their stable id (so what a later turn teaches of one
@@ -289,10 +271,10 @@ def record_key(proposal: Proposal, settings: GateSettings) -> str:
 
     Example:
         >>> record_key(Proposal(kind="fact", subject="User", predicate="home_city",
-        ...                     content="x"), GateSettings())
+        ...                     content="x"), GateConfig())
         'fact:user:home_city'
         >>> said = [record_key(Proposal(kind="episode", title=f"user ({day} May 2026)",
-        ...                             content="user: the deploy failed"), GateSettings())
+        ...                             content="user: the deploy failed"), GateConfig())
         ...         for day in (4, 4, 11)]
         >>> said[0] == said[1] != said[2]
         True
@@ -371,7 +353,7 @@ class Outcome:
         return out
 
 
-def verify(proposal: Proposal, settings: GateSettings, run_id: str | None) -> str | None:
+def verify(proposal: Proposal, settings: GateConfig, run_id: str | None) -> str | None:
     """Per-kind verification; returns the rejection reason or None."""
     kind = proposal.kind
     if kind == "policy":
@@ -417,7 +399,7 @@ def decide(
     *,
     scope: Scope,
     current: Current | None,
-    settings: GateSettings,
+    settings: GateConfig,
     run_id: str | None,
     source: str,
     digest: str | None = None,
@@ -434,7 +416,7 @@ def decide(
         >>> p = Proposal(kind="fact", subject="user", predicate="home_city",
         ...              content="The user lives in Paris.", confidence=0.9)
         >>> old = Current("r1", "h-lyon", 0.9, "active")
-        >>> decide(p, scope=Scope("t", "u"), current=old, settings=GateSettings(),
+        >>> decide(p, scope=Scope("t", "u"), current=old, settings=GateConfig(),
         ...        run_id="run-2", source="u").action
         'supersede'
     """

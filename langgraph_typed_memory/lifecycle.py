@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from langgraph_typed_memory.config import LifecycleSettings
+from langgraph_typed_memory.config import LifecycleConfig
 from langgraph_typed_memory.errors import InvalidQuery, InvalidRecord
 from langgraph_typed_memory.namespaces import Scope
 
@@ -87,11 +87,11 @@ HISTORY_STATUSES: tuple[Status, ...] = ("active", "expired", "superseded")
 """What history-mode search returns; normal search returns only ``active`` records."""
 
 
-def access_boost(access_count: int, settings: LifecycleSettings) -> float:
+def access_boost(access_count: int, settings: LifecycleConfig) -> float:
     """The freshness multiplier earned by retrievals: ``min(1 + step x count, cap)``.
 
     Example:
-        >>> s = LifecycleSettings()
+        >>> s = LifecycleConfig()
         >>> access_boost(0, s), access_boost(3, s), access_boost(50, s)
         (1.0, 1.3, 1.5)
     """
@@ -102,7 +102,7 @@ def decay_freshness(
     days_since_use: float,
     half_life_days: float | None,
     access_count: int,
-    settings: LifecycleSettings,
+    settings: LifecycleConfig,
 ) -> float:
     """Freshness for expiry: ``min(1, 2^(-days/half-life) x access boost)``.
 
@@ -110,7 +110,7 @@ def decay_freshness(
     re-statement, confirmation) and its last retrieval. Kinds without a half-life stay 1.
 
     Example:
-        >>> s = LifecycleSettings()
+        >>> s = LifecycleConfig()
         >>> round(decay_freshness(180, 180, 0, s), 3), round(decay_freshness(180, 180, 2, s), 3)
         (0.5, 0.6)
         >>> decay_freshness(10_000, None, 0, s)
@@ -122,12 +122,12 @@ def decay_freshness(
     return min(1.0, decay * access_boost(access_count, settings))
 
 
-def days_until_expiry_possible(half_life_days: float, settings: LifecycleSettings) -> float:
+def days_until_expiry_possible(half_life_days: float, settings: LifecycleConfig) -> float:
     """Days of disuse before which no record of this half-life can expire (an access boost
     only delays expiry): the sweep's SQL pre-filter.
 
     Example:
-        >>> round(days_until_expiry_possible(180, LifecycleSettings()), 1)
+        >>> round(days_until_expiry_possible(180, LifecycleConfig()), 1)
         777.9
     """
     if settings.expiry_floor <= 0:
@@ -135,12 +135,12 @@ def days_until_expiry_possible(half_life_days: float, settings: LifecycleSetting
     return half_life_days * math.log2(1.0 / settings.expiry_floor)
 
 
-def next_status(kind: str, status: str, freshness: float, settings: LifecycleSettings) -> str:
+def next_status(kind: str, status: str, freshness: float, settings: LifecycleConfig) -> str:
     """The status a sweep gives a record: active facts and observations below the floor
     expire; every other record keeps its status.
 
     Example:
-        >>> s = LifecycleSettings()
+        >>> s = LifecycleConfig()
         >>> next_status("fact", "active", 0.01, s), next_status("episode", "active", 0.01, s)
         ('expired', 'active')
     """
@@ -159,11 +159,11 @@ def on_access(status: str) -> str:
     return "active" if status == "expired" else status
 
 
-def gc_due(days_expired: float, confidence: float | None, settings: LifecycleSettings) -> bool:
+def gc_due(days_expired: float, confidence: float | None, settings: LifecycleConfig) -> bool:
     """Garbage collection forgets only long-expired AND low-confidence records.
 
     Example:
-        >>> s = LifecycleSettings()
+        >>> s = LifecycleConfig()
         >>> gc_due(200, 0.3, s), gc_due(200, 0.9, s), gc_due(20, 0.3, s)
         (True, False, False)
     """
@@ -174,7 +174,7 @@ def gc_due(days_expired: float, confidence: float | None, settings: LifecycleSet
 
 
 def retention_of(
-    value: Mapping[str, Any], settings: LifecycleSettings
+    value: Mapping[str, Any], settings: LifecycleConfig
 ) -> tuple[str | None, float | None]:
     """A typed record's retention class (``metadata["retention"]``) and its maximum age in
     days (None: no limit). A class the configuration does not know has no limit here; the
@@ -189,14 +189,14 @@ def retention_of(
     metadata = value.get("metadata")
     name = metadata.get("retention") if isinstance(metadata, Mapping) else None
     if name is None:
-        return None, settings.retention_default
-    if not isinstance(name, str) or name not in settings.retention_classes:
+        return None, settings.retention.default
+    if not isinstance(name, str) or name not in settings.retention.classes:
         return (name if isinstance(name, str) else repr(name)), None
-    return name, settings.retention_classes[name]
+    return name, settings.retention.classes[name]
 
 
 def check_retention_class(
-    value: Mapping[str, Any], settings: LifecycleSettings, where: str
+    value: Mapping[str, Any], settings: LifecycleConfig, where: str
 ) -> None:
     """Refuse a record whose ``metadata["retention"]`` names no configured class.
 
@@ -212,9 +212,9 @@ def check_retention_class(
     if not isinstance(metadata, Mapping) or "retention" not in metadata:
         return
     name = metadata["retention"]
-    if name is None or (isinstance(name, str) and name in settings.retention_classes):
+    if name is None or (isinstance(name, str) and name in settings.retention.classes):
         return
-    known = sorted(settings.retention_classes)
+    known = sorted(settings.retention.classes)
     raise InvalidRecord(
         f"{where}: metadata.retention={name!r:.80} is not a configured retention class; "
         + (f"use one of {known}" if known else "configure classes with "

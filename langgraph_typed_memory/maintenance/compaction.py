@@ -27,7 +27,7 @@ from typing import Any, Literal
 from langgraph_typed_memory.assembly import count_tokens
 from langgraph_typed_memory.gate import TURN
 from langgraph_typed_memory.maintenance.records import MemoryRow
-from langgraph_typed_memory.maintenance.settings import MaintenanceSettings
+from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
 
 __all__ = [
     "CompactionGroup",
@@ -104,17 +104,17 @@ def _groups(rows: Iterable[MemoryRow], tier: Literal[0, 1, 2],
 
 
 def session_groups(
-    rows: Sequence[MemoryRow], now: float, settings: MaintenanceSettings
+    rows: Sequence[MemoryRow], now: float, settings: MaintenanceConfig
 ) -> list[CompactionGroup]:
     """Finished sessions with at least two raw episodes, one group each.
 
     Example:
-        >>> from langgraph_typed_memory.maintenance.settings import MaintenanceSettings
+        >>> from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
         >>> def ep(i, run, t):
         ...     return MemoryRow(i, f"e{i}", "ns", f"k{i}", "episode", "t", "u", None,
         ...                      "active", {"title": "x", "summary": "y"}, 1.0, t, t, run)
         >>> rows = [ep(1, "r1", 0), ep(2, "r1", 60), ep(3, "r2", 7000), ep(4, "r2", 7100)]
-        >>> [(g.label, len(g.sources)) for g in session_groups(rows, 7200, MaintenanceSettings())]
+        >>> [(g.label, len(g.sources)) for g in session_groups(rows, 7200, MaintenanceConfig())]
         [('session:r1', 2)]
     """
     idle = settings.session_idle_minutes * 60.0
@@ -133,7 +133,7 @@ def _iso_week(row: MemoryRow) -> str:
 
 
 def weekly_groups(
-    rows: Sequence[MemoryRow], now: float, settings: MaintenanceSettings
+    rows: Sequence[MemoryRow], now: float, settings: MaintenanceConfig
 ) -> list[CompactionGroup]:
     """Tier-0 episodes older than `tier1_after_days`, per scope and ISO week."""
     cutoff = now - settings.tier1_after_days * 86400.0
@@ -141,7 +141,7 @@ def weekly_groups(
 
 
 def monthly_groups(
-    rows: Sequence[MemoryRow], now: float, settings: MaintenanceSettings
+    rows: Sequence[MemoryRow], now: float, settings: MaintenanceConfig
 ) -> list[CompactionGroup]:
     """Tier-1 episodes older than `tier2_after_days`, per scope and month."""
     cutoff = now - settings.tier2_after_days * 86400.0

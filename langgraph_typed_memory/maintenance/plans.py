@@ -29,7 +29,7 @@ from langgraph_typed_memory.maintenance.patterns import (
     promotion_due,
 )
 from langgraph_typed_memory.maintenance.records import MemoryRow
-from langgraph_typed_memory.maintenance.settings import MaintenanceSettings
+from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
 from langgraph_typed_memory.namespaces import (
     Scope,
     TypedNamespace,
@@ -203,7 +203,7 @@ def merge_plan(records: Records, survivor: MemoryRow, merged: Sequence[MemoryRow
     return len(merged)
 
 
-def _observation_value(pattern: Pattern, confidence: float, settings: MaintenanceSettings,
+def _observation_value(pattern: Pattern, confidence: float, settings: MaintenanceConfig,
                        feedback: str | None = None, agent: str | None = None,
                        detector: str = "rules") -> dict[str, Any]:
     level = level_of(confidence, settings.promotion_confidence)
@@ -221,7 +221,7 @@ def _observation_value(pattern: Pattern, confidence: float, settings: Maintenanc
 
 
 def observe_plan(
-    records: Records, scope: Scope, pattern: Pattern, settings: MaintenanceSettings,
+    records: Records, scope: Scope, pattern: Pattern, settings: MaintenanceConfig,
     detector: str = "rules",
 ) -> Plan[tuple[str | None, str | None]]:
     """Store a new observation at the pattern's key; (None, None) if one appeared meanwhile."""
@@ -246,7 +246,7 @@ def observe_plan(
 
 
 def redetect_plan(
-    records: Records, current: MemoryRow, pattern: Pattern, settings: MaintenanceSettings
+    records: Records, current: MemoryRow, pattern: Pattern, settings: MaintenanceConfig
 ) -> Plan[bool]:
     """Raise an active observation's occurrences when its pattern recurred in more sessions.
     Returns False (nothing written) when the count did not grow."""
@@ -303,7 +303,7 @@ def _promote(records: Records, obs: MemoryRow, value: dict[str, Any], why: str,
 
 
 def promote_plan(
-    records: Records, obs: MemoryRow, settings: MaintenanceSettings
+    records: Records, obs: MemoryRow, settings: MaintenanceConfig
 ) -> Plan[str | None]:
     """Promote an observation to a procedure if it is (still) due; returns the new id."""
     yield Begin()
@@ -350,7 +350,7 @@ def _revoke(records: Records, proc: MemoryRow, reason: str, actor: str) -> Plan[
 
 def feedback_plan(
     records: Records, namespace: tuple[str, ...], key: str, verdict: Verdict, *, actor: str,
-    reason: str | None, settings: MaintenanceSettings,
+    reason: str | None, settings: MaintenanceConfig,
 ) -> Plan[FeedbackResult]:
     """Apply a verdict to an observation or a procedure, in one transaction."""
     typed = parse_namespace(namespace)
@@ -378,7 +378,7 @@ def feedback_plan(
 
 def _observation_feedback(
     records: Records, row: MemoryRow, verdict: Verdict, why: str, actor: str,
-    settings: MaintenanceSettings,
+    settings: MaintenanceConfig,
 ) -> Plan[FeedbackResult]:
     result = FeedbackResult(row.id, "observation", verdict, row.status, row.confidence)
     if row.status != "active":
@@ -420,7 +420,7 @@ def _observation_feedback(
 
 def _procedure_feedback(
     records: Records, row: MemoryRow, verdict: Verdict, why: str, actor: str,
-    settings: MaintenanceSettings,
+    settings: MaintenanceConfig,
 ) -> Plan[FeedbackResult]:
     result = FeedbackResult(row.id, "procedure", verdict, row.status, row.confidence)
     if verdict == "correct":

@@ -42,7 +42,6 @@ from langgraph_typed_memory.maintenance.report import (
 )
 from langgraph_typed_memory.maintenance.settings import (
     MaintenanceConfig,
-    MaintenanceSettings,
     normalize_maintenance,
 )
 from langgraph_typed_memory.store.core.protocol import Plan
@@ -80,7 +79,7 @@ class _Run:
     records: Records
     execute: Callable[[PlanSource[Any]], Any]
     """Runs a plan, or a plan factory (rebuilt and retried when the database asks)."""
-    settings: MaintenanceSettings
+    settings: MaintenanceConfig
     tenant_id: str | None
     model: BaseChatModel | None
     progress: Progress | None
@@ -264,7 +263,7 @@ def run_step(
     tenant_id: str | None = None,
     model: BaseChatModel | None = None,
     progress: Progress | None = None,
-    config: MaintenanceConfig | Mapping[str, Any] | MaintenanceSettings | None = None,
+    config: MaintenanceConfig | Mapping[str, Any] | None = None,
 ) -> StepReport:
     """Run one maintenance step (`STEPS`) on a memory store; returns its report.
 
@@ -279,8 +278,7 @@ def run_step(
         from langgraph_typed_memory.errors import ConfigurationError
 
         raise ConfigurationError(f"unknown maintenance step {name!r}; steps: {list(STEPS)}.")
-    settings = config if isinstance(config, MaintenanceSettings) else \
-        normalize_maintenance(config)
+    settings = normalize_maintenance(config)
     # The sweeps read access counts: a background flush under way lands first (as in sweep()).
     execute = partial(store.run_plan, after_access_flush=name == "sweeps")
     run = _Run(store.records, execute, settings, tenant_id, model, progress, StepReport(name))

@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 
 from langgraph_typed_memory import SqliteMemoryStore
-from langgraph_typed_memory.gate import GateSettings, Proposal, record_key
+from langgraph_typed_memory.gate import GateConfig, Proposal, record_key
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql
 from langgraph_typed_memory.store.core.retry import RetryPolicy, is_retryable
 from langgraph_typed_memory.store.sqlite.store import connect_sqlite
@@ -56,7 +56,7 @@ FACTS = ("tenant:acme", "user:alice", "fact")
 PREF_KEYS = ["tone", "language"]
 PREDICATES = ["home_city", "employer"]
 FACT_KEYS = {p: record_key(Proposal(kind="fact", subject="user", predicate=p, content="x"),
-                           GateSettings()) for p in PREDICATES}
+                           GateConfig()) for p in PREDICATES}
 MODES = ["put_pref", "promote_pref", "put_fact", "promote_fact", "promote_weak_fact", "repeat"]
 CURRENT = {"active", "provisional"}
 BACKENDS = ["sqlite_file", "postgres"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from langgraph_typed_memory import ConfigurationError, InvalidQuery, InvalidRecord
-from langgraph_typed_memory.config import LifecycleSettings, normalize_lifecycle
+from langgraph_typed_memory.config import LifecycleConfig, normalize_lifecycle
 from langgraph_typed_memory.lifecycle import (
     access_boost,
     check_retention_class,
@@ -478,7 +478,7 @@ def _await(store: Any, coro: Any) -> Any:
 
 
 def test_decay_and_boost():
-    s = LifecycleSettings()
+    s = LifecycleConfig()
     assert access_boost(0, s) == 1.0 and access_boost(2, s) == pytest.approx(1.2)
     assert access_boost(1000, s) == 1.5
     assert decay_freshness(180, 180, 0, s) == pytest.approx(0.5)
@@ -488,7 +488,7 @@ def test_decay_and_boost():
 
 
 def test_next_status_rules():
-    s = LifecycleSettings()
+    s = LifecycleConfig()
     assert next_status("fact", "active", 0.049, s) == "expired"
     assert next_status("fact", "active", 0.05, s) == "active"
     assert next_status("observation", "active", 0.0, s) == "expired"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from langgraph_typed_memory.gate import GateSettings, Proposal, decide
+from langgraph_typed_memory.gate import GateConfig, Proposal, decide
 from langgraph_typed_memory.namespaces import Scope
 
 ALICE = {"tenant_id": "acme", "user_id": "alice"}
@@ -165,7 +165,7 @@ def test_agent_scope_never_wider_than_caller():
 
 def test_decide_is_pure():
     p = Proposal(kind="preference", key="tone", value="terse", confidence=0.9)
-    d = decide(p, scope=Scope("t", "u"), current=None, settings=GateSettings(), run_id=None,
+    d = decide(p, scope=Scope("t", "u"), current=None, settings=GateConfig(), run_id=None,
                source="u")
     assert d.action == "insert" and d.status == "active"
 

@@ -236,7 +236,7 @@ def test_many_users_quick_run_writes_the_report(tmp_path: Path, backend: str) ->
 
 def test_access_batches_quick_run_compares_the_batchings(tmp_path: Path) -> None:
     """Every batching answers its rounds; the store's defaults come back after each."""
-    from langgraph_typed_memory.config import LifecycleSettings
+    from langgraph_typed_memory.config import LifecycleConfig
     from langgraph_typed_memory.store.core import access
 
     access_batches = load_benchmark("access_batches")
@@ -248,7 +248,7 @@ def test_access_batches_quick_run_compares_the_batchings(tmp_path: Path) -> None
     assert report["meta"]["command"].endswith(str(out)) and report["meta"]["rounds"] == 1
     assert set(report["configs"]) == set(access_batches.CONFIGS)
     assert access_batches.CONFIGS["2,048 / 8,192 (defaults)"] == (
-        LifecycleSettings().access_flush_every, *chunks)
+        LifecycleConfig().access_flush_every, *chunks)
     for name, row in report["configs"].items():
         assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["max_ms"], name
         assert len(row["rounds"]) == 1, name

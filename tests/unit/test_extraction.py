@@ -19,7 +19,7 @@ from langgraph_typed_memory.extraction import (
     extract_rules,
     prefilter,
 )
-from langgraph_typed_memory.gate import GateSettings, Proposal, record_key
+from langgraph_typed_memory.gate import GateConfig, Proposal, record_key
 
 P, F = "preference", "fact"
 
@@ -287,7 +287,7 @@ def test_a_change_lands_on_the_key_of_what_it_changes(first: str, second: str) -
     """The gate supersedes by key: stateful predicates (age, cat_name, relationship_status) and
     preference keys by value, the rest through `correction` on the same subject and predicate."""
     [old], [new] = extract_rules(first), extract_rules(second)
-    settings = GateSettings()
+    settings = GateConfig()
     keys = [record_key(Proposal(**c.model_dump()), settings) for c in (old, new)]
     same_slot = (old.kind, old.subject, old.key or old.predicate) == (
         new.kind, new.subject, new.key or new.predicate)

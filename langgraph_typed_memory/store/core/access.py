@@ -31,7 +31,7 @@ from datetime import datetime
 from itertools import islice
 from typing import Any
 
-from langgraph_typed_memory.config import LifecycleSettings
+from langgraph_typed_memory.config import LifecycleConfig
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 
@@ -50,14 +50,14 @@ class AccessBuffer:
 
     Example:
         >>> from datetime import UTC, datetime
-        >>> buffer = AccessBuffer(LifecycleSettings(), lambda: datetime(2026, 1, 1, tzinfo=UTC))
+        >>> buffer = AccessBuffer(LifecycleConfig(), lambda: datetime(2026, 1, 1, tzinfo=UTC))
         >>> plan = buffer.note(["m1", "m1"])
         >>> next(plan, None) is None, len(buffer)  # nothing due: nothing written
         (True, 1)
     """
 
     def __init__(
-        self, lifecycle: LifecycleSettings, clock: Callable[[], datetime],
+        self, lifecycle: LifecycleConfig, clock: Callable[[], datetime],
         bulk: Callable[[q.Bulk, list[list[Any]]], Sql] | None = None,
         lazy_commit: Sequence[Sql] = (),
     ) -> None:
@@ -239,7 +239,7 @@ class BackgroundFlush:
 
     Example:
         >>> from datetime import UTC, datetime
-        >>> flush = BackgroundFlush(AccessBuffer(LifecycleSettings(), lambda: datetime.now(UTC)))
+        >>> flush = BackgroundFlush(AccessBuffer(LifecycleConfig(), lambda: datetime.now(UTC)))
         >>> flush.start(None)  # no safe way to write from a thread: the read flushes inline
         False
     """

@@ -26,7 +26,7 @@ from langgraph_typed_memory.errors import EmbeddingDimensionMismatch, TypedMemor
 from langgraph_typed_memory.gate import (
     TURN,
     Current,
-    GateSettings,
+    GateConfig,
     Outcome,
     Proposal,
     decide,
@@ -105,7 +105,7 @@ def _value(p: Proposal, run_id: str | None, turn: int | None) -> dict[str, Any]:
     return {**episode, **{k: v for k, v in optional.items() if v is not None}}
 
 
-def prepare(op: PromoteOp, settings: GateSettings) -> list[Prepared]:
+def prepare(op: PromoteOp, settings: GateConfig) -> list[Prepared]:
     """Validate and scope each proposal; a bad one becomes a rejection, not an exception."""
     out = []
     for i, raw in enumerate(op.proposals):
@@ -146,7 +146,7 @@ def _source(op: PromoteOp) -> str:
 
 
 def execute(
-    records: Records, op: PromoteOp, prepared: list[Prepared], settings: GateSettings
+    records: Records, op: PromoteOp, prepared: list[Prepared], settings: GateConfig
 ) -> Plan[list[Outcome]]:
     """Decide and write each proposal, in order, inside the caller's transaction."""
     d = records.dialect
@@ -318,7 +318,7 @@ def _swap(text: str, old: str, new: str) -> str | None:
     return pattern.sub(new.replace("\\", "\\\\"), text) if pattern.search(text) else None
 
 
-def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateSettings
+def _aim(records: Records, op: PromoteOp, item: Prepared, settings: GateConfig
          ) -> Plan[str | None]:
     """Point a correction that names its old value (`replaces`) at what holds that value.
 

@@ -21,12 +21,12 @@ from langgraph.store.base import Item, SearchItem
 
 from langgraph_typed_memory.config import (
     IndexSettings,
-    LifecycleSettings,
-    RetrievalSettings,
+    LifecycleConfig,
+    RetrievalConfig,
     TTLSettings,
 )
 from langgraph_typed_memory.errors import EmbeddingDimensionMismatch
-from langgraph_typed_memory.gate import GateSettings
+from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.lifecycle import on_access
 from langgraph_typed_memory.namespaces import (
     TypedNamespace,
@@ -158,14 +158,14 @@ class Records:
         dialect: Dialect,
         *,
         index: IndexSettings | None,
-        retrieval: RetrievalSettings,
+        retrieval: RetrievalConfig,
         ttl: TTLSettings,
         clock: Callable[[], datetime],
-        gate: GateSettings | None = None,
-        lifecycle: LifecycleSettings | None = None,
+        gate: GateConfig | None = None,
+        lifecycle: LifecycleConfig | None = None,
     ) -> None:
-        self.gate = gate or GateSettings()
-        self.lifecycle = lifecycle or LifecycleSettings()
+        self.gate = gate or GateConfig()
+        self.lifecycle = lifecycle or LifecycleConfig()
         self.access = AccessBuffer(self.lifecycle, clock, dialect.bulk, dialect.lazy_commit())
         """Retrievals not yet written (access counts)."""
         self.dialect = dialect

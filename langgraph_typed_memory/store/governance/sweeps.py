@@ -236,21 +236,21 @@ def retention_plan(records: Records) -> Plan[RetentionReport]:
     """Forget typed records older than their retention class allows, counted from
     when they were written; classes without a limit (None) are kept."""
     settings, report = records.lifecycle, RetentionReport()
-    limits = [d for d in (*settings.retention_classes.values(), settings.retention_default)
+    limits = [d for d in (*settings.retention.classes.values(), settings.retention.default)
               if d is not None]
     if not limits:
         return report
     now = records.clock().timestamp()
     sql = SQL_RETENTION_CANDIDATES
     params: list[Any] = [now - min(limits) * DAY]
-    if settings.retention_default is None:
+    if settings.retention.default is None:
         sql, params = sql + RETENTION_HINT, [*params, '%"retention"%']
     yield Begin()
     doomed: list[tuple[Any, ...]] = []
     reasons: dict[str, str] = {}
     for seq, ident, ns, key, status, created, value in (yield Sql(sql, params)):
         name, days = retention_of(records.dialect.load_json(value), settings)
-        if name is not None and name not in settings.retention_classes:
+        if name is not None and name not in settings.retention.classes:
             report.unknown_classes[name] = report.unknown_classes.get(name, 0) + 1
             continue
         if days is None or _days(now - created) <= days:
