@@ -185,3 +185,95 @@ async def test_the_async_ttl_sweeper_stops_with_the_store(tmp_path):
         task = await store.start_ttl_sweeper(sweep_interval_minutes=10)
         assert not task.done()
     assert task.done()  # leaving the block stopped it
+
+
+# ---------------------------------------------------------------- cached ranking (SQLite)
+
+def _scan(conn: Any, prefix: str, now: float, query: list[float]) -> dict[int, float]:
+    """Every live record under `prefix` with vectors, scored by reading and ranking all its
+    vectors (the scan the cache replaces), by seq."""
+    from langgraph_typed_memory.store.sqlite.dialect import _rank
+
+    where, params = q.untyped_where(prefix, (">=", "<"), now)
+    rows = conn.execute(f"SELECT v.seq, v.embedding FROM memories m JOIN memory_vectors v "
+                        f"ON v.seq = m.seq WHERE {where}", params).fetchall()
+    return dict(_rank(rows, query, None))
+
+
+def test_cached_untyped_ranking_is_the_scan(tmp_path, clock):
+    """An untyped query ranks the namespace's vectors held in memory: after every kind of
+    change (vectors added, records updated, deleted, expired, refreshed, swept, written by
+    another store object) its best records and scores are those of a scan of the rows."""
+    from datetime import timedelta
+
+    from langgraph_typed_memory import SqliteMemoryStore
+    from langgraph_typed_memory.store.sqlite.store import connect_sqlite
+    from tests.conftest import hash_index
+
+    path = str(tmp_path / "cached.db")
+    conn = connect_sqlite(path)
+    index = hash_index()
+    store = SqliteMemoryStore(conn, index=index, clock=clock)
+    store.setup()
+    other = SqliteMemoryStore(connect_sqlite(path), index=index, clock=clock)
+    d = store.records.dialect
+    embed = index["embed"]
+    rng = random.Random(7)
+    words = ["red", "tulips", "garden", "whales", "songs", "blue", "office", "door", "lyon"]
+
+    def text() -> str:
+        return " ".join(rng.choices(words, k=3))
+
+    def check(step: str) -> None:
+        now = clock().timestamp()
+        for query, depth in (("red tulips", 7), ("blue whales door", 1), ("lyon", 500)):
+            vector = embed.embed_query(query)
+            got = store.run_plan(lambda v=vector, k=depth: d.untyped_top("kb", now, None, v, k))
+            want = _scan(conn, "kb", now, vector)
+            assert len(got) == min(depth, len(want)), step
+            for seq, score in got:
+                assert abs(score - want[seq]) < 1e-5, (step, seq)
+            left = [s for seq, s in want.items() if seq not in dict(got)]
+            if got and left:
+                assert got[-1][1] >= max(left) - 1e-5, step
+            scores = [s for _, s in got]
+            assert scores == sorted(scores, reverse=True), step
+
+    for i in range(40):
+        store.put(("kb",), f"k{i}", {"text": text(), "alt": text()},
+                  index=["text", "alt"] if i % 3 == 0 else None, ttl=5 if i % 4 == 0 else None)
+        store.put(("kb", "sub"), f"s{i}", {"text": text()}, index=False if i % 5 == 0 else None)
+        store.put(("other",), f"o{i}", {"text": text()})
+    check("loaded")
+    loads = d.namespaces.full_loads
+    for i in range(40, 50):
+        store.put(("kb",), f"k{i}", {"text": text()})
+    check("added")
+    assert d.namespaces.full_loads == loads and d.namespaces.appended_loads >= 1
+    for i in range(5):
+        store.delete(("kb",), f"k{i}")
+        store.put(("kb", "sub"), f"s{i + 5}", {"text": text()})
+    check("updated and deleted")
+    clock.advance(minutes=3)
+    assert store.search(("kb",), query="red garden", limit=50, refresh_ttl=True)
+    clock.advance(minutes=3)  # held expiries passed; those refreshed at +3 min have not
+    check("expired and refreshed")
+    store.sweep_ttl()
+    check("swept")
+    other.put(("kb",), "from-another-store", {"text": "lyon lyon lyon"})
+    other.delete(("kb",), "k10")
+    check("written elsewhere")
+    found = store.search(("kb",), query="lyon", limit=3)
+    assert found[0].key == "from-another-store"
+    clock.now -= timedelta(minutes=30)  # an earlier time: expired rows are live again
+    check("clock moved back")
+    store.put(("kb",), "brief", {"text": "lyon red"}, ttl=5)
+    clock.advance(minutes=7)
+    check("expired, unswept")  # read while expired
+    clock.advance(minutes=-4)
+    assert "brief" in {i.key for i in store.search(("kb",), query="lyon", limit=500,
+                                                   refresh_ttl=True)}
+    clock.advance(minutes=3)  # the cached expiry passed, the refreshed one not
+    check("refreshed at an earlier time")
+    other.close()
+    store.close()

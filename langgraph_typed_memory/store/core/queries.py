@@ -34,6 +34,18 @@ NO_VECTORS = "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq)"
 """A row without vectors (alias `m`)."""
 
 
+def untyped_current(prefix: str | None, range_ops: tuple[str, str]) -> Clause:
+    """The current untyped rows under an encoded prefix (None: every untyped row), alias
+    `m`, expired or not.
+
+    Example:
+        >>> untyped_current("notes", (">=", "<"))[1]
+        ['notes', 'notes.', 'notes/']
+    """
+    where, params = namespace_under(prefix, range_ops) if prefix is not None else ("1 = 1", [])
+    return f"{where} AND {UNTYPED_CURRENT}", params
+
+
 def untyped_where(prefix: str | None, range_ops: tuple[str, str], now: float,
                   extra: Clause | None = None) -> Clause:
     """The current, live untyped rows under an encoded prefix (None: every untyped row)
@@ -43,8 +55,8 @@ def untyped_where(prefix: str | None, range_ops: tuple[str, str], now: float,
         >>> untyped_where("notes", (">=", "<"), 5.0)[1]
         ['notes', 'notes.', 'notes/', 5.0]
     """
-    where, params = namespace_under(prefix, range_ops) if prefix is not None else ("1 = 1", [])
-    sql = f"{where} AND {UNTYPED_CURRENT} AND {LIVE}"
+    where, params = untyped_current(prefix, range_ops)
+    sql = f"{where} AND {LIVE}"
     if extra is not None:
         sql, params = f"{sql} AND ({extra[0]})", [*params, now, *extra[1]]
     else:

@@ -120,10 +120,13 @@ class Dialect(Protocol):
     """What makes an ORDER BY of text byte order (a collation clause, or nothing)."""
 
     def untyped_top(
-        self, where: q.Clause, query: Sequence[float], depth: int
+        self, prefix: str | None, now: float, extra: q.Clause | None,
+        query: Sequence[float], depth: int,
     ) -> Plan[list[tuple[int, float]]]:
-        """Best-first (seq, score) of the untyped rows passing `where` (alias `m`) that have
-        vectors, each scored by its best vector's cosine similarity: the `depth` best."""
+        """Best-first (seq, score) of the current untyped rows under the encoded `prefix`
+        (None: all), live at `now`, passing `extra` (a filter's clause on alias `m`), that
+        have vectors, each scored by its best vector's cosine similarity: the `depth`
+        best."""
         ...
 
 

@@ -5,7 +5,8 @@ with the table.
 A search's filter runs in SQL (`filters.filter_sql`); when the database answers it exactly
 the page is cut in SQL too, else rows come in chunks of creation order and LangGraph's
 matcher (`scoring.matches_filter`) checks each until the page is full. A query ranks the
-vectors of the namespace's rows (`Dialect.untyped_top`); items without vectors fill the
+vectors of the namespace's rows (`Dialect.untyped_top`: SQLite ranks them cached in memory,
+Postgres with pgvector); items without vectors fill the
 page after the scored ones, as in `InMemoryStore`. Plans over `Records`.
 """
 
@@ -86,8 +87,7 @@ def _ranked(records: Records, op: SearchOp, query_vector: list[float], prefix: s
     if not depth:
         return []
     if found.exact:
-        where = q.untyped_where(prefix, d.range_ops, now, _clause(found))
-        scored = yield from d.untyped_top(where, query_vector, depth)
+        scored = yield from d.untyped_top(prefix, now, _clause(found), query_vector, depth)
     else:  # the matcher decides: the namespace's passing rows, then their vectors
         sql, params = q.untyped_where(prefix, d.range_ops, now, _clause(found))
         rows = yield Sql(f"SELECT m.seq, m.value FROM memories m WHERE {sql}", params)

@@ -4,15 +4,17 @@ What the rest of the store uses, and the only names it imports from this room:
 
 - the caches a dialect holds: `CellCache` (the byte-bounded cache of cells, which erasure
   asks to `forget`), `ScopeVectorCache` (exact vector ranking on cached matrices of a
-  `VectorQuery`, answered as a `VectorRanking`), and the full-text postings filled from each
-  backend's tokens:
+  `VectorQuery`, answered as a `VectorRanking`), `NamespaceVectorCache` (the same ranking
+  of an untyped search's namespaces, kept valid by their counters), and the full-text
+  postings filled from each backend's tokens:
   `ScopeFts5Cache` (SQLite, FTS5's `porter unicode61` tokenizer, `TOKENIZE`) and
   `ScopeLexicalCache` (Postgres, `to_tsvector`), both ranked by `bm25`;
 - reading the cells' counters with a search (`counters_sql`, `counted_cells`, `answers_of`);
 - the bookkeeping the database keeps for the caches, which the dialects' migrations create:
   the counter table and triggers (`VERSIONS_TABLE`, `bump_cell`, the `*_CELL` and `*_CHANGE`
   sources, `ROW_COLUMNS`, `row_changed`, `changes_table`, `log_change`, `APPENDS_COLUMN`,
-  `BACKFILL`), trimmed by the sweeps (`TRIM_CHANGES`) and cleared by erasure
+  `BACKFILL`), the untyped namespaces' counters (`NAMESPACE_VERSIONS_TABLE`,
+  `bump_namespace`), trimmed by the sweeps (`TRIM_CHANGES`) and cleared by erasure
   (`FORGET_CHANGES`).
 """
 
@@ -31,6 +33,7 @@ from langgraph_typed_memory.store.index.scopes import (
     APPENDS_COLUMN,
     BACKFILL,
     FORGET_CHANGES,
+    NAMESPACE_VERSIONS_TABLE,
     ROW_CELL,
     ROW_CHANGE,
     ROW_COLUMNS,
@@ -40,6 +43,7 @@ from langgraph_typed_memory.store.index.scopes import (
     VECTOR_CHANGE,
     VERSIONS_TABLE,
     bump_cell,
+    bump_namespace,
     changes_table,
     log_change,
     row_changed,
@@ -48,17 +52,18 @@ from langgraph_typed_memory.store.index.tsvector import ScopeLexicalCache
 from langgraph_typed_memory.store.index.vectors import (
     POSTGRES_JOIN,
     SQLITE_JOIN,
+    NamespaceVectorCache,
     ScopeVectorCache,
     VectorRanking,
 )
 from langgraph_typed_memory.store.index.vectors import Query as VectorQuery
 
 __all__ = [
-    "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "FORGET_CHANGES", "POSTGRES_JOIN",
-    "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS", "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES",
-    "VECTOR_APPEND_CELL",
-    "VECTOR_CELL", "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily",
+    "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "FORGET_CHANGES",
+    "NAMESPACE_VERSIONS_TABLE", "POSTGRES_JOIN", "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS",
+    "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL", "VECTOR_CELL",
+    "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily", "NamespaceVectorCache",
     "ScopeFts5Cache", "ScopeLexicalCache", "ScopeVectorCache", "VectorQuery", "VectorRanking",
-    "answers_of",
-    "bump_cell", "changes_table", "counted_cells", "counters_sql", "log_change", "row_changed",
+    "answers_of", "bump_cell", "bump_namespace", "changes_table", "counted_cells",
+    "counters_sql", "log_change", "row_changed",
 ]

@@ -33,7 +33,7 @@ __all__ = [
     "ScopeRows", "VERSIONS_TABLE", "BACKFILL", "ROW_CELL", "VECTOR_CELL",
     "VECTOR_APPEND_CELL", "APPENDS_COLUMN", "ROW_COLUMNS", "bump_cell", "row_changed",
     "ROW_CHANGE", "VECTOR_CHANGE", "changes_table", "log_change", "TRIM_CHANGES",
-    "FORGET_CHANGES",
+    "FORGET_CHANGES", "NAMESPACE_VERSIONS_TABLE", "bump_namespace", "namespace_counters",
 ]
 
 VERSIONS_TABLE = (
@@ -143,6 +143,46 @@ BACKFILL = (
     "WHERE kind IS NOT NULL AND tenant_id IS NOT NULL"
 )
 """Cells for the rows that existed before the migration."""
+
+
+NAMESPACE_VERSIONS_TABLE = (
+    "CREATE TABLE memory_namespace_versions (ns TEXT PRIMARY KEY, "
+    "changes BIGINT NOT NULL DEFAULT 0, appends BIGINT NOT NULL DEFAULT 0)"
+)
+"""The counters of the untyped namespaces (a row per namespace once it changed), which keep
+the cached vectors of untyped searches valid (`NamespaceVectorCache`): `appends` counts the
+vectors added to a namespace's records, `changes` every other change of what the cache
+holds (a vector or record deleted, a record's status or namespace changed, its expiry moved
+earlier). An expiry moved later (a TTL refresh on read) is not counted: a cached expiry is
+then earlier than the true one, and a search that finds a held row expired since the entry
+was read reads it again. Rows are never deleted, so the sum of a prefix's counters only
+grows."""
+
+
+def bump_namespace(source: str, column: str) -> str:
+    """The statement counting one change (`column`: `changes` or `appends`) of the untyped
+    namespace(s) `source` yields: a VALUES list or a SELECT of (ns, 1), in the dialect's
+    trigger syntax (a SELECT needs a WHERE: SQLite's upsert grammar).
+
+    Example:
+        >>> bump_namespace("VALUES (old.ns, 1)", "changes")[-60:]
+        'DO UPDATE SET changes = memory_namespace_versions.changes + 1'
+    """
+    return (f"INSERT INTO memory_namespace_versions (ns, {column}) {source} "
+            f"ON CONFLICT (ns) DO UPDATE SET {column} = memory_namespace_versions.{column} + 1")
+
+
+def namespace_counters(under: tuple[str, list[Any]] | None) -> tuple[str, list[Any]]:
+    """The summed (changes, appends) of the untyped namespaces `under` selects (a condition
+    on alias `n`, `queries.namespace_under`; None: every namespace), read by the key.
+
+    Example:
+        >>> namespace_counters(("n.ns = ?", ["kb"]))[0][-25:]
+        'versions n WHERE n.ns = ?'
+    """
+    where, params = under if under is not None else ("1 = 1", [])
+    return ("SELECT coalesce(sum(n.changes), 0), coalesce(sum(n.appends), 0) "
+            f"FROM memory_namespace_versions n WHERE {where}", params)
 
 
 ENTRY_OVERHEAD = 1024

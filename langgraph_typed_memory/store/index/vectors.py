@@ -21,19 +21,24 @@ memory (docs/backends.md).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from langgraph_typed_memory.store.core.protocol import Plan, Sql
+from langgraph_typed_memory.store.core import queries as q
+from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.core.queries import ScopeRead
-from langgraph_typed_memory.store.index.cells import CellCache, CellFamily
+from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Key, answers_of
 from langgraph_typed_memory.store.index.postings import at_least_kth
-from langgraph_typed_memory.store.index.scopes import ScopeRows
+from langgraph_typed_memory.store.index.scopes import ScopeRows, namespace_counters
 
-__all__ = ["ScopeVectorCache", "VectorRanking", "Query", "SQLITE_JOIN", "POSTGRES_JOIN"]
+__all__ = ["ScopeVectorCache", "NamespaceVectorCache", "VectorRanking", "Query", "SQLITE_JOIN",
+           "POSTGRES_JOIN"]
+
+logger = logging.getLogger(__name__)
 
 Decode = Callable[[list[Any]], np.ndarray]
 """Turns the fetched embedding values of n rows into an (n, dims) float32 matrix."""
@@ -185,6 +190,145 @@ class ScopeVectorCache(CellFamily[_ScopeMatrix]):
         if vector is None:
             return None
         return VectorRanking(_ranked(cells, scope.now, vector, depth), cells)
+
+
+NAMESPACE_FAMILY = "namespace vectors"
+"""The `CellCache` family of the untyped searches' matrices."""
+
+
+class _NamespaceMatrix(_ScopeMatrix):
+    """The vectors of the current untyped rows under a search prefix, expired or not
+    (`_ScopeMatrix`), and the time their expiries were read (`checked`)."""
+
+    __slots__ = ("checked",)
+
+    def __init__(self, changes: int, added: int, decode: Decode, checked: float) -> None:
+        super().__init__(changes, added, 0, decode)
+        self.checked = checked
+
+    def append(self, rows: list[tuple[Any, ...]]) -> None:
+        """Add (seq, embedding, expires_at) rows (no priors: an untyped search has none)."""
+        if not rows:
+            return
+        vectors = self._decode([r[1] for r in rows])
+        if not self.size:
+            self._matrix = np.zeros((len(self._seqs), vectors.shape[1]), np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
+        norms[norms == 0] = 1.0
+        start, end = self._place([r[0] for r in rows], [r[2] for r in rows])
+        self._newest = max(self._newest, int(self._seqs[start:end].max()))  # read unordered
+        np.divide(vectors, norms, out=self._matrix[start:end])
+        self.size = end
+
+    def fresh(self, now: float) -> bool:
+        """Whether the held expiries are true at `now`. A held expiry is never later than
+        the record's (a TTL refresh, which moves it later, is not counted), so it is true
+        while it has not passed, and once it passed before the rows were read (no read
+        refreshes an expired record); one that passed since may have been refreshed."""
+        if self.soonest > now:
+            return True
+        if now < self.checked:
+            return False
+        expires = self.expires
+        return not bool(np.any((expires > self.checked) & (expires <= now)))
+
+
+class NamespaceVectorCache:
+    """Normalized vector matrices of untyped searches, one per search prefix, held in the
+    store's `CellCache` beside the scope cells' entries (one LRU, one byte bound) and checked
+    against the untyped namespaces' counters (`memory_namespace_versions`, summed over the
+    prefix's namespaces) each query. Vectors added to the prefix's namespaces are fetched
+    alone; any other change counted reloads the prefix's vectors, as does a held row
+    expired since they were read (see `_NamespaceMatrix.fresh`). A prefix whose vectors
+    exceed the bound is read and ranked each time, unheld.
+
+    Example:
+        >>> cache = NamespaceVectorCache(CellCache(), embedding="v.embedding",
+        ...                              decode=lambda values: np.zeros((len(values), 2)))
+        >>> len(cache), cache.full_loads
+        (0, 0)
+    """
+
+    def __init__(self, cache: CellCache, *, embedding: str, decode: Decode,
+                 join: str = SQLITE_JOIN) -> None:
+        self.cache, self._decode = cache, decode
+        self._columns = f"SELECT v.seq, {embedding}, m.expires_at FROM memories m {join} WHERE "
+        self.full_loads = self.appended_loads = 0
+
+    def __len__(self) -> int:
+        return self.cache.count(NAMESPACE_FAMILY)
+
+    def top_k(self, prefix: str | None, range_ops: tuple[str, str], now: float,
+              query: Sequence[float], depth: int) -> Plan[list[tuple[int, float]]]:
+        """Best-first (seq, cosine) of the current untyped rows under the encoded `prefix`
+        (None: every untyped row) live at `now`, one per record (its best vector; ties:
+        older record first), the `depth` best. Exact: every vector is scored."""
+        key: Key = (NAMESPACE_FAMILY, ("", prefix or "", None, None), "")
+        where, params = q.untyped_current(prefix, range_ops)
+        counters = Sql(*namespace_counters(
+            None if prefix is None else q.namespace_under(prefix, range_ops, "n.")))
+
+        def select(after: int | None = None) -> Sql:
+            if after is None:
+                return Sql(self._columns + where, params, binary=True)
+            return Sql(f"{self._columns}{where} AND m.seq > ?", [*params, after], binary=True)
+
+        with self.cache.lock:
+            held = self.cache.get(key)
+            state = None if not isinstance(held, _NamespaceMatrix) else (
+                held, held.changes, held.added, held.newest())
+        if state is None:
+            counted, rows = answers_of((yield Reads((counters, select()))))
+            entry = self._load(key, int(counted[0][0]), int(counted[0][1]), rows, now)
+        else:
+            entry = yield from self._current(key, state, counters, select, now)
+        return _rank(entry.padded, entry.seqs, entry.expires if entry.soonest <= now else None,
+                     now, _unit(query), depth)
+
+    def _current(self, key: Key, state: tuple[_NamespaceMatrix, int, int, int],
+                 counters: Sql, select: Callable[..., Sql], now: float
+                 ) -> Plan[_NamespaceMatrix]:
+        """The view of a held entry brought up to the counters: as it is, with the vectors
+        added since (if they are exactly what was counted), or read again."""
+        held, changes, added, newest = state
+        (counted,) = yield counters
+        moved, appends = int(counted[0]), int(counted[1])
+        with self.cache.lock:
+            if held.covers(moved, appends) and held.fresh(now):
+                return held.view()  # type: ignore[return-value]
+        if moved == changes and appends > added and newest and held.fresh(now):
+            rows, again = answers_of((yield Reads((select(newest), counters))))
+            moved, appends = int(again[0][0]), int(again[0][1])
+            if moved == changes and len(rows) == appends - added:
+                with self.cache.lock:
+                    if self.cache.get(key) is held and (held.changes, held.added) == (
+                            changes, added):
+                        held.append(rows)
+                        held.added = appends
+                        self.appended_loads += 1
+                        self.cache.resized(key)
+                        return held.view()  # type: ignore[return-value]
+        return self._load(key, moved, appends, (yield select()), now)
+
+    def _load(self, key: Key, changes: int, appends: int, rows: list[tuple[Any, ...]],
+              now: float) -> _NamespaceMatrix:
+        """Keep a fully read entry (unless one as recent is held, or it exceeds the
+        bound); its view."""
+        entry = _NamespaceMatrix(changes, appends, self._decode, now)
+        entry.append(rows)
+        with self.cache.lock:
+            self.full_loads += 1
+            held = self.cache.get(key)
+            if isinstance(held, _NamespaceMatrix) and held.covers(changes, appends) and (
+                    held.fresh(now)):
+                return held.view()  # type: ignore[return-value]
+            if entry.nbytes() <= self.cache.max_bytes:
+                self.cache.put(key, entry)
+            else:
+                logger.info("search cache: %d untyped vectors under %r exceed the bound "
+                            "(%d bytes): ranked unheld", entry.size, key[1][1],
+                            self.cache.max_bytes)
+            return entry.view()  # type: ignore[return-value]
 
 
 def _ranked(cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],

@@ -649,10 +649,13 @@ class PostgresDialect:
         return _max_pool(rows)
 
     def untyped_top(
-        self, where: q.Clause, query: Sequence[float], depth: int
+        self, prefix: str | None, now: float, extra: q.Clause | None,
+        query: Sequence[float], depth: int,
     ) -> Plan[list[tuple[int, float]]]:
-        """pgvector scores the vectors of the rows `where` selects (read through the
-        namespace index) and returns the `depth` best: only they leave the server."""
+        """pgvector scores the vectors of the live untyped rows under `prefix` passing
+        `extra` (read through the namespace index) and returns the `depth` best: only they
+        leave the server."""
+        where = q.untyped_where(prefix, self.range_ops, now, extra)
         rows = yield Sql(
             "SELECT m.seq, max(coalesce(nullif(1 - (v.embedding <=> ?::vector), "
             f"'NaN'::float8), 0)) AS sim FROM memories m {POSTGRES_JOIN} WHERE {where[0]} "

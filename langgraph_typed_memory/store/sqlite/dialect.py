@@ -27,6 +27,7 @@ from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
     DEFAULT_CACHE_BYTES,
+    NAMESPACE_VERSIONS_TABLE,
     ROW_CELL,
     ROW_CHANGE,
     ROW_COLUMNS,
@@ -37,15 +38,20 @@ from langgraph_typed_memory.store.index import (
     VECTOR_CHANGE,
     VERSIONS_TABLE,
     CellCache,
+    NamespaceVectorCache,
     ScopeFts5Cache,
     ScopeVectorCache,
     VectorQuery,
     VectorRanking,
     bump_cell,
+    bump_namespace,
     changes_table,
     log_change,
     row_changed,
 )
+
+_UNTYPED_RECORD = "SELECT m.ns, 1 FROM memories m WHERE m.seq = {row}.seq AND m.kind IS NULL"
+"""The namespace of the untyped record a `memory_vectors` trigger row (`{row}`) belongs to."""
 
 FTS_TABLES = {kind: f"memory_fts_{kind}" for kind in sorted(RANKED_KINDS)}
 """The full-text table of each ranked kind, from migration 0012 until 0023 dropped them."""
@@ -317,6 +323,32 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ))),
     q.THREADS_MIGRATION,
     q.untyped_migration("ns"),
+    # Untyped namespaces count their changes, so that an untyped search ranks a namespace's
+    # vectors cached in memory (`NamespaceVectorCache`) instead of reading them all each
+    # time. A vector's namespace is its record's; a record's deletion is counted by its
+    # own trigger (its vectors, deleted by the cascade after it, find no record).
+    ("0026_namespace_versions", (
+        NAMESPACE_VERSIONS_TABLE + " WITHOUT ROWID",
+        f"""CREATE TRIGGER vectors_namespace_insert AFTER INSERT ON memory_vectors BEGIN
+            {bump_namespace(_UNTYPED_RECORD.format(row="new"), "appends")};
+        END""",
+        f"""CREATE TRIGGER vectors_namespace_delete AFTER DELETE ON memory_vectors BEGIN
+            {bump_namespace(_UNTYPED_RECORD.format(row="old"), "changes")};
+        END""",
+        f"""CREATE TRIGGER memories_namespace_delete AFTER DELETE ON memories
+            WHEN old.kind IS NULL BEGIN
+            {bump_namespace("VALUES (old.ns, 1)", "changes")};
+        END""",
+        f"""CREATE TRIGGER memories_namespace_update
+            AFTER UPDATE OF ns, kind, status, expires_at ON memories
+            WHEN (old.kind IS NULL OR new.kind IS NULL) AND (old.ns IS NOT new.ns
+                OR old.kind IS NOT new.kind OR old.status IS NOT new.status
+                OR coalesce(new.expires_at, 1e308) < coalesce(old.expires_at, 1e308)) BEGIN
+            {bump_namespace("SELECT old.ns, 1 WHERE old.kind IS NULL", "changes")};
+            {bump_namespace("SELECT new.ns, 1 WHERE new.kind IS NULL AND "
+                            "(old.kind IS NOT NULL OR new.ns IS NOT old.ns)", "changes")};
+        END""",
+    )),
 )
 
 _TEXT_AT = q.INSERT_COLUMNS.index("search_text")
@@ -398,6 +430,8 @@ class SqliteDialect:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
         self.postings = ScopeFts5Cache(self.cache)
+        self.namespaces = NamespaceVectorCache(self.cache, embedding="v.embedding",
+                                               decode=_decode)
 
     position_fn = "instr"
     range_ops = (">=", "<")
@@ -523,12 +557,18 @@ class SqliteDialect:
         return _rank(rows, query, None)
 
     def untyped_top(
-        self, where: q.Clause, query: Sequence[float], depth: int
+        self, prefix: str | None, now: float, extra: q.Clause | None,
+        query: Sequence[float], depth: int,
     ) -> Plan[list[tuple[int, float]]]:
-        """The vectors of the rows `where` selects, read through the namespace index and
-        ranked here (exact: every vector of the namespace is scored)."""
+        """Without a filter, the namespaces' vectors cached in this process
+        (`NamespaceVectorCache`); with one, the vectors of the rows it selects, read through
+        the namespace index and ranked here. Exact: every vector is scored."""
+        if extra is None:
+            return (yield from self.namespaces.top_k(prefix, self.range_ops, now, query,
+                                                     depth))
+        where, params = q.untyped_where(prefix, self.range_ops, now, extra)
         rows = yield Sql(f"SELECT v.seq, v.embedding FROM memories m {SQLITE_JOIN} "
-                         f"WHERE {where[0]}", where[1])
+                         f"WHERE {where}", params)
         return _top(rows, query, depth)
 
 
