@@ -165,7 +165,7 @@ def bump_namespace(source: str, column: str) -> str:
     trigger syntax (a SELECT needs a WHERE: SQLite's upsert grammar).
 
     Example:
-        >>> bump_namespace("VALUES (old.ns, 1)", "changes")[-60:]
+        >>> bump_namespace("VALUES (old.ns, 1)", "changes")[-61:]
         'DO UPDATE SET changes = memory_namespace_versions.changes + 1'
     """
     return (f"INSERT INTO memory_namespace_versions (ns, {column}) {source} "
