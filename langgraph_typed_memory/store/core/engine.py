@@ -128,6 +128,9 @@ class Engine(Records):
     def run(self, ops: Iterable[Op]) -> Plan[list[Result]]:
         """Execute a batch: validate all, embed, read, then write in one transaction."""
         ops = list(ops)
+        if len(ops) == 1 and isinstance(ops[0], GetOp):  # `store.get`: one read, nothing else
+            validate_op(ops[0])
+            return [(yield from self._get(ops[0]))]
         writes: dict[tuple[tuple[str, ...], str], _Write] = {}
         promotions: dict[int, list[promote.Prepared]] = {}
         for i, op in enumerate(ops):
@@ -279,7 +282,9 @@ class Engine(Records):
                                      ts(self.clock())])
         if not rows:
             return None
-        yield from self._refresh([rows[0][0]], op.refresh_ttl)
+        # a row without an expiry has no TTL to refresh: no UPDATE statement
+        yield from self._refresh([rows[0][0]], op.refresh_ttl and
+                                 rows[0][q.EXPIRES_AT] is not None)
         item = self.to_item(rows[0])
         if isinstance(item, MemoryItem):
             yield from self.reactivate([item], actor="store.get")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
@@ -168,7 +168,7 @@ def check_namespace(namespace: Any, what: str) -> tuple[str, ...]:
                 "e.g. 'user:alice@example.com', may hold '.')."
             )
         try:
-            check_json_value(label, f"{what} {shown(namespace)}", "label")
+            _check_text(label, lambda: f"{what} {shown(namespace)}", "label")
         except InvalidRecord as exc:
             raise InvalidNamespace(str(exc)) from None
     if namespace and namespace[0] == "langgraph":
@@ -199,7 +199,7 @@ def check_key(key: Any, namespace: tuple[str, ...]) -> str:
         )
     if not key:
         raise InvalidRecord(f"key '' in {shown(namespace)} is empty: give a non-empty string.")
-    check_json_value(key, f"key in {shown(namespace)}", "key")
+    _check_text(key, lambda: f"key in {shown(namespace)}", "key")
     size = len(key.encode("utf-8"))
     if size > MAX_KEY_BYTES:
         raise InvalidRecord(
@@ -296,10 +296,25 @@ def _representable(value: Any, depth: int) -> Any:
     return value
 
 
-def _check_refresh(refresh_ttl: Any, what: str) -> None:
+def _check_text(text: str, where: Callable[[], str], path: str) -> None:
+    """`check_json_value` of a string; `where()`, the message's start, is made only when the
+    string is refused (a get's checks ran longer than its statement)."""
+    if "\x00" in text or not (text.isascii() or _encodes(text)):
+        check_json_value(text, where(), path)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_refresh(refresh_ttl: Any, what: Callable[[], str]) -> None:
     if not isinstance(refresh_ttl, bool):
         raise InvalidQuery(
-            f"{what}: refresh_ttl={shown(refresh_ttl)} must be True or False (or None in the "
+            f"{what()}: refresh_ttl={shown(refresh_ttl)} must be True or False (or None in the "
             "store's methods: the store's TTL config decides)."
         )
 
@@ -360,7 +375,7 @@ def validate_op(op: Op) -> None:
         check_key(op.key, ns)
         if is_typed(ns):
             parse_namespace(ns)
-        _check_refresh(op.refresh_ttl, f"get {shown(op.key)} in {shown(ns)}")
+        _check_refresh(op.refresh_ttl, lambda: f"get {shown(op.key)} in {shown(ns)}")
     elif isinstance(op, SearchOp):
         ns = check_namespace(op.namespace_prefix, "namespace prefix")
         if is_typed(ns):
@@ -379,7 +394,7 @@ def validate_op(op: Op) -> None:
                 check_json_value(op.query, f"search in {shown(ns)}", "query")
             except InvalidRecord as exc:
                 raise InvalidQuery(str(exc)) from None
-        _check_refresh(op.refresh_ttl, f"search in {shown(ns)}")
+        _check_refresh(op.refresh_ttl, lambda: f"search in {shown(ns)}")
     elif isinstance(op, ListNamespacesOp):
         check_window(op.limit, op.offset, "list_namespaces")
         conditions = op.match_conditions

@@ -22,6 +22,8 @@ COLUMNS = (
     "source_turn, policy_version, content_hash, access_count, last_accessed_at, "
     "repetitions, evidence, contradicts, needs_review"
 )
+EXPIRES_AT = COLUMNS.split(", ").index("expires_at")
+"""Where a row read with `COLUMNS` holds its expiry time."""
 CURRENT = "status NOT IN ('superseded', 'revoked')"
 LIVE = "(m.expires_at IS NULL OR m.expires_at > ?)"
 Clause = tuple[str, list[Any]]
