@@ -140,7 +140,10 @@ def sql_namespaces(prefix: str | None, untyped: bool, range_ops: tuple[str, str]
     """
     at_least, below = range_ops
     current = q.UNTYPED_CURRENT if untyped else f"m.{q.CURRENT}"
-    rest = f"{current} AND {q.LIVE} ORDER BY m.ns LIMIT 1"
+    # the next namespace in the index's own order: Postgres' pattern index orders by ~<~,
+    # and only an ORDER BY in that order stops at the first row (not a sort of the range)
+    order = "m.ns" if below == "<" else f"m.ns USING {below}"
+    rest = f"{current} AND {q.LIVE} ORDER BY {order} LIMIT 1"
     if prefix is None:
         start, start_params = f"m.ns {at_least} ?", [""]
         step, step_params = f"m.ns {at_least} (names.ns || ?)", [_LOW]
