@@ -130,7 +130,7 @@ def _fill_ops(
                        min(NEWEST_FILL, limit - len(by_slot[slot])), 0, None,
                        refresh_ttl=False)
         for slot, limit in limits.items()
-        if getattr(by_slot[slot], "retrieval_mode", None) in _WORD_MODES
+        if (getattr(by_slot[slot], "retrieval_mode", None) or "").split("+")[0] in _WORD_MODES
         and len(by_slot[slot]) < limit
     }
 

@@ -365,6 +365,9 @@ def _hybrid(
     else:
         mode = "like"
         lexical = yield from _like(records, scope, terms or [op.query or ""], depth)
+    if mode != "like" and any(getattr(r, "regime", None) == "database"
+                              for r in (ranking, found)):
+        mode += "+database"  # a scope too large for the caches, ranked by the database
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
     priors = yield from _priors(records, typed, candidates, op.filter, ranking)
     fused = fuse(

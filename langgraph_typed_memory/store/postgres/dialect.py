@@ -4,7 +4,8 @@ Lexical search reads the lexemes of a stored generated `tsvector` (`english` con
 into postings cached per scope cell and ranks them by BM25 (`bm25`), as SQLite does. Vectors
 are pgvector columns ranked by an exact scan after the SQL scope filter, so a scope filter can
 never starve the top-k the way a post-filtered approximate index can (docs/backends.md has the
-measurements).
+measurements). A scope too large for the caches is ranked by the database itself, its scope
+filter in the ranking statement (`large_scopes`, docs/large-scopes.md).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ from langgraph_typed_memory.store.index import (
     changes_table,
     log_change,
     row_changed,
+)
+from langgraph_typed_memory.store.postgres.large_scopes import (
+    DEFAULT_EF_SEARCH,
+    HNSW_MIGRATION,
+    LargeScopes,
 )
 
 
@@ -285,6 +291,7 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         ("0016_vector_changes",
          (_bump_function("memory_vector_changed", VECTOR_CELL, VECTOR_CHANGE),)),
+        HNSW_MIGRATION,
     )))
 
 
@@ -525,13 +532,18 @@ class PostgresDialect:
 
     Vector search ranks normalized float32 matrices per scope cell (`ScopeVectorCache`),
     lexical search postings per cell (`ScopeLexicalCache`), kept in one cache of at most
-    `cache_bytes` (`CellCache`) and brought up to date from the cells' counters.
+    `cache_bytes` (`CellCache`) and brought up to date from the cells' counters. A scope
+    whose cells do not fit that bound is ranked by the database instead (`LargeScopes`:
+    pgvector's HNSW index at `ef_search`, and Postgres' full-text ranking); `dims` sizes
+    its vectors.
     """
 
-    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES, *, dims: int | None = None,
+                 ef_search: int = DEFAULT_EF_SEARCH) -> None:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
         self.postings = ScopeLexicalCache(self.cache)
+        self.large = LargeScopes(self.cache, dims, ef_search)
 
     position_fn = "strpos"
     range_ops = ("~>=~", "~<~")
@@ -609,6 +621,9 @@ class PostgresDialect:
             >>> next(PostgresDialect().lexical(scope, ["lyon", "gare", "lyon"], 10)).steps[0].params
             [['lyon', 'gare']]
         """
+        if (yield from self.large.too_large(scope, self.postings)):
+            parsed = yield Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True)
+            return (yield from self.large.lexical(scope, parsed[0][0] or [], depth))
         (parsed,), counted, loaded = yield from self.postings.counted_with_cold(
             scope, self.postings.select,
             Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True))
@@ -628,9 +643,12 @@ class PostgresDialect:
         self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
     ) -> Plan[VectorRanking | None]:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
-        in pgvector's binary form. No ANN index is used, so none an operator adds can make
-        results approximate (a post-filtered index loses most in-scope matches:
-        docs/backends.md)."""
+        in pgvector's binary form. The cells' loads read vectors by seq, so the HNSW index
+        never makes these results approximate (a post-filtered index loses most in-scope matches:
+        docs/backends.md). A scope too large for the caches is ranked by the HNSW index
+        instead, its scope filter in the same statement (`LargeScopes`)."""
+        if (yield from self.large.too_large(scope, self.vectors)):
+            return (yield from self.large.vector_top_k(scope, query, depth, _vector_literal))
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="vector_send(v.embedding)", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier"), join=POSTGRES_JOIN,

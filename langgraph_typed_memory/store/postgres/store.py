@@ -30,6 +30,7 @@ from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, drive
 from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
 from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
+from langgraph_typed_memory.store.postgres.large_scopes import DEFAULT_EF_SEARCH
 
 try:
     import psycopg
@@ -43,6 +44,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 __all__ = ["PostgresMemoryStore", "AsyncPostgresMemoryStore"]
+
+
+def _dims(index: IndexConfig | Mapping[str, Any] | None) -> int | None:
+    """The vectors' size an index configuration declares (None: no index)."""
+    return None if not index or index.get("dims") is None else int(index["dims"])
 
 
 def _timeout(store: MemoryStoreBase) -> float | None:
@@ -136,7 +142,10 @@ class PostgresMemoryStore(SyncMemoryStore):
             `LifecycleConfig`).
         cache_bytes: The most memory the search caches (vector matrices and full-text
             postings per scope cell) hold in this process; least recently used cells go
-            first (docs/backends.md).
+            first (docs/backends.md). A scope whose cells do not fit it is ranked by the
+            database instead (docs/large-scopes.md).
+        ef_search: The recall knob of a scope ranked by the database: pgvector's
+            `hnsw.ef_search` (1 to 1000; higher is slower and nearer the exact ranking).
 
     Example:
         ```python
@@ -157,9 +166,11 @@ class PostgresMemoryStore(SyncMemoryStore):
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        ef_search: int = DEFAULT_EF_SEARCH,
     ) -> None:
         super().__init__(
-            PostgresDialect(cache_bytes), index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+            PostgresDialect(cache_bytes, dims=_dims(index), ef_search=ef_search), index=index,
+            ttl=ttl, retrieval=retrieval, clock=clock,
             gate=gate, lifecycle=lifecycle,
         )
         self.conn = conn
@@ -179,6 +190,7 @@ class PostgresMemoryStore(SyncMemoryStore):
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        ef_search: int = DEFAULT_EF_SEARCH,
     ) -> Iterator[PostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -188,13 +200,15 @@ class PostgresMemoryStore(SyncMemoryStore):
             ) as pool:
                 with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
                          gate=gate, lifecycle=lifecycle,
-                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
+                         cache_bytes=cache_bytes,
+                         ef_search=ef_search)._flushed_on_exit() as store:
                     yield store
         else:
             with psycopg.connect(conn_string, autocommit=True) as conn:
                 with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
                          gate=gate, lifecycle=lifecycle,
-                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
+                         cache_bytes=cache_bytes,
+                         ef_search=ef_search)._flushed_on_exit() as store:
                     yield store
 
     @contextmanager
@@ -267,9 +281,11 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        ef_search: int = DEFAULT_EF_SEARCH,
     ) -> None:
         super().__init__(
-            PostgresDialect(cache_bytes), index=index, ttl=ttl, retrieval=retrieval, clock=clock,
+            PostgresDialect(cache_bytes, dims=_dims(index), ef_search=ef_search), index=index,
+            ttl=ttl, retrieval=retrieval, clock=clock,
             gate=gate, lifecycle=lifecycle,
         )
         self.conn = conn
@@ -290,6 +306,7 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         gate: GateConfig | Mapping[str, Any] | None = None,
         lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        ef_search: int = DEFAULT_EF_SEARCH,
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -299,7 +316,8 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
             ) as pool:
                 async with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
                                gate=gate, lifecycle=lifecycle,
-                           cache_bytes=cache_bytes)._aflushed_on_exit() as store:
+                               cache_bytes=cache_bytes,
+                               ef_search=ef_search)._aflushed_on_exit() as store:
                     yield store
         else:
             async with await psycopg.AsyncConnection.connect(
@@ -307,7 +325,8 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
             ) as conn:
                 async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
                                gate=gate, lifecycle=lifecycle,
-                           cache_bytes=cache_bytes)._aflushed_on_exit() as store:
+                               cache_bytes=cache_bytes,
+                               ef_search=ef_search)._aflushed_on_exit() as store:
                     yield store
 
     async def _arun(self, plan: Any) -> Any:

@@ -1,0 +1,232 @@
+"""Scopes too large for the search caches, ranked by Postgres itself.
+
+A ranked search of a scope whose cells fit the cache bound (`cache_bytes`) is answered
+exactly in this process (`index/cells`: vector matrices and full-text postings per cell).
+A scope whose cells together do not fit keeps no copy in the process: its vectors are
+ranked by pgvector's HNSW index (migration `0026_vectors_hnsw`) and its words by Postgres'
+full-text search, both in the statement that applies the scope filter, so the filter holds
+before anything is ranked. The search's `retrieval_mode` then ends in `+database`
+(docs/large-scopes.md).
+
+The size of a scope is measured from its cells' counters (`memory_scope_versions`), read
+with every search anyway: every vector and record ever added to a cell, times what the
+caches hold of each. Counters only grow, so a scope found too large stays so for the life
+of the store object, and is never read whole into the process to find out.
+
+The vector ranking is approximate. `ef_search` (pgvector's `hnsw.ef_search`, set for the one
+statement's transaction) is the recall knob: the default, 100, kept recall@10 at 0.95 or more
+against the exact scan in the measurements (`benchmarks/latency.py --cache-bytes`). The scan
+is iterative (`hnsw.iterative_scan = relaxed_order`): where the scope filter drops rows the
+index found, pgvector reads on until the limit is met, and the rows are put in exact
+distance order after it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langgraph_typed_memory.namespaces import RANKED_KINDS
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
+from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
+from langgraph_typed_memory.store.index import (
+    CellCache,
+    CellFamily,
+    VectorRanking,
+    counted_cells,
+    counters_sql,
+)
+from langgraph_typed_memory.store.index.cells import Counted
+
+__all__ = ["DEFAULT_EF_SEARCH", "HNSW_MIGRATION", "LargeScopes", "DatabaseHits",
+           "scope_bytes", "vector_sql", "lexical_sql", "tsquery_text"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EF_SEARCH = 100
+"""pgvector's `hnsw.ef_search` for a large scope's vector search: the candidates the index
+keeps while it walks its graph. Higher is slower and nearer the exact ranking."""
+
+HNSW_MIGRATION = (
+    "0026_vectors_hnsw",
+    ("CREATE INDEX memory_vectors_hnsw ON memory_vectors "
+     "USING hnsw (embedding vector_cosine_ops)",),
+)
+"""The index that ranks a large scope's vectors (cosine distance, as the caches rank)."""
+
+VECTOR_ROW_EXTRA = 40
+"""What the vector caches hold per row beside its float32 vector: seq, expiry, priors."""
+POSTINGS_PER_RECORD = 160
+"""What the postings hold per record: seq, expiry, length and ~12 tokens' postings (about
+120 bytes measured on the latency benchmark's texts, rounded up)."""
+DATABASE_DEPTH = 1000
+"""The candidates a database-ranked search returns when the search asks for every one
+(a search with a value filter): the caches rank every row, the index stops here."""
+
+
+def scope_bytes(counted: dict[Cell, Counted], dims: int) -> int:
+    """What the caches would hold of the cells `counted`: every vector and record ever
+    added to them (their counters), at `dims` float32s a vector.
+
+    Example:
+        >>> scope_bytes({("fact", "acme", None, None): Counted(0, 1000, 1000, 0)}, 384)
+        1736000
+    """
+    return sum(c.appends * (dims * 4 + VECTOR_ROW_EXTRA) + c.inserts * POSTINGS_PER_RECORD
+               for c in counted.values())
+
+
+def _ranked_kind(kind: str) -> str:
+    """`kind` as an SQL literal, from the ranked kinds only (a partial full-text index per
+    kind is used only where the statement names its kind)."""
+    if kind not in RANKED_KINDS:
+        raise ValueError(f"not a ranked kind: {kind!r}")
+    return f"'{kind}'"
+
+
+def vector_sql(scope: ScopeRead, vector: str, limit: int) -> Sql:
+    """The `limit` rows of `memory_vectors` nearest `vector` (a pgvector literal) among the
+    scope's live rows, nearest first (ties: older record first): (seq, cosine). The scope
+    filter is in the statement's WHERE, so the index scan reads on (iteratively) until
+    `limit` rows pass it; the outer ORDER BY puts the relaxed order in exact order.
+
+    Example:
+        >>> read = ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
+        >>> sql = vector_sql(read, "[1,0]", 20)
+        >>> sql.params[1:], "ORDER BY v.embedding <=> ?::vector LIMIT ?" in sql.text
+        (['fact', 'acme', 5.0, '[1,0]', 20], True)
+    """
+    where, params = scope.live()
+    return Sql(
+        "WITH near AS MATERIALIZED (SELECT v.seq, v.embedding <=> ?::vector AS distance "
+        f"FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE {where} "
+        "ORDER BY v.embedding <=> ?::vector LIMIT ?) "
+        "SELECT seq, 1 - distance FROM near ORDER BY distance, seq",
+        [vector, *params, vector, limit])
+
+
+def tsquery_text(lexemes: Sequence[str]) -> str:
+    """The lexemes as a tsquery's text matching any of them, each quoted (so it is taken as
+    it is, not parsed again).
+
+    Example:
+        >>> print(tsquery_text(["lyon", "o'hara", "lyon"]))
+        'lyon' | 'o''hara'
+    """
+    return " | ".join("'" + lx.replace("\\", "\\\\").replace("'", "''") + "'"
+                      for lx in dict.fromkeys(lexemes))
+
+
+def lexical_sql(scope: ScopeRead, lexemes: Sequence[str], limit: int) -> Sql:
+    """The `limit` best of the scope's live rows holding any of `lexemes`, by Postgres'
+    `ts_rank` (normalized by the log of the text's length), best first (ties: older record
+    first): (seq, rank). The kind is written out, so the kind's full-text index serves.
+
+    Example:
+        >>> read = ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
+        >>> sql = lexical_sql(read, ["lyon"], 20)
+        >>> sql.params, "m.kind = 'fact' AND m.search_tsv @@ q" in sql.text
+        (["'lyon'", 'fact', 'acme', 5.0, 20], True)
+    """
+    where, params = scope.live()
+    return Sql(
+        "SELECT m.seq, ts_rank(m.search_tsv, q, 1) AS rank FROM memories m, "
+        f"CAST(? AS tsquery) AS q WHERE {where} AND m.kind = {_ranked_kind(scope.kind)} "
+        "AND m.search_tsv @@ q ORDER BY rank DESC, m.seq LIMIT ?",
+        [tsquery_text(lexemes), *params, limit])
+
+
+class DatabaseHits(list[tuple[int, float]]):
+    """A lexical ranking (seq, score), best first, made by the database."""
+
+    regime = "database"
+
+
+class DatabaseRanking(VectorRanking):
+    """A vector ranking made by the database's index: it holds no cells (priors are read
+    with the candidates)."""
+
+    regime = "database"
+
+
+class LargeScopes:
+    """Which scopes are too large for the caches, and how the database ranks them.
+
+    `dims` is the vectors' size (None: no vectors; only records count), `ef_search` the
+    recall knob.
+
+    Example:
+        >>> large = LargeScopes(CellCache(2**20), 384)
+        >>> large.ef_search, len(large)
+        (100, 0)
+    """
+
+    def __init__(self, cache: CellCache, dims: int | None,
+                 ef_search: int = DEFAULT_EF_SEARCH) -> None:
+        if ef_search < 1 or ef_search > 1000:
+            raise ValueError(f"ef_search must be between 1 and 1000 (pgvector's range), "
+                             f"not {ef_search}")
+        self.cache, self.dims, self.ef_search = cache, dims, ef_search
+        self._large: set[Cell] = set()
+
+    def __len__(self) -> int:
+        return len(self._large)
+
+    def too_large(self, scope: ScopeRead, family: CellFamily[Any]) -> Plan[bool]:
+        """Whether `scope` is ranked by the database: one of its cells is known too large,
+        or the cells `family` does not hold measure more than the cache bound together with
+        those it holds. Only a scope with a cell not held reads its counters first (shared
+        with the other searches of the round trip); one held whole fits."""
+        cells = scope.cells()
+        if any(cell in self._large for cell in cells):
+            return True
+        if not family.cold_loads(scope, lambda where, params: Sql(where, params)):
+            return False
+        counted = counted_cells(scope, (yield counters_sql(scope)))
+        size = scope_bytes(counted, self.dims or 0)
+        if size <= self.cache.max_bytes:
+            return False
+        with self.cache.lock:
+            for cell in counted:
+                self._large.add(cell)
+                for name in ("vectors", "postings"):
+                    self.cache.drop((name, cell, scope.status))
+        logger.info("scope %s/%s/%s (%s) measures ~%d MiB, over the cache bound of %d MiB: "
+                    "ranked by the database", scope.tenant_id, scope.user_id, scope.agent_id,
+                    scope.kind, size >> 20, self.cache.max_bytes >> 20)
+        return True
+
+    def vector_top_k(
+        self, scope: ScopeRead, query: Sequence[float] | Callable[[], Plan[Any]],
+        depth: int | None, encode: Callable[[Sequence[float]], str],
+    ) -> Plan[DatabaseRanking | None]:
+        """The scope's nearest records by the HNSW index, best first, one per record (its
+        nearest vector), at most `depth` (`DATABASE_DEPTH` when None)."""
+        vector = (yield from query()) if callable(query) else query
+        if vector is None:
+            return None
+        wanted = DATABASE_DEPTH if depth is None else depth
+        if wanted < 1:
+            return DatabaseRanking([], ())
+        yield Begin()
+        yield Sql("SELECT set_config('hnsw.ef_search', ?, true), "
+                  "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                  [str(self.ef_search)])
+        rows = yield vector_sql(scope, encode(vector), wanted * 2)
+        yield Commit()
+        best: dict[int, float] = {}
+        for seq, sim in rows:
+            if seq not in best:
+                best[seq] = 0.0 if sim is None or sim != sim else float(sim)  # NaN: zero
+                if len(best) == wanted:
+                    break
+        return DatabaseRanking(list(best.items()), ())
+
+    def lexical(self, scope: ScopeRead, lexemes: Sequence[str], depth: int | None
+                ) -> Plan[DatabaseHits]:
+        """The scope's records best matching `lexemes`, by Postgres' full-text ranking."""
+        if not lexemes or depth == 0:
+            return DatabaseHits()
+        rows = yield lexical_sql(scope, lexemes, DATABASE_DEPTH if depth is None else depth)
+        return DatabaseHits((int(seq), float(rank)) for seq, rank in rows)
