@@ -359,6 +359,16 @@ def peak_rss_mb() -> float:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
+def rss_mb() -> float:
+    """The process's resident set size now, in MiB (Linux; elsewhere the peak)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[1])
+    except OSError:
+        return peak_rss_mb()
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
 def sqlite_size_mb(conn: sqlite3.Connection) -> float:
     """Size on disk of a SQLite database file, its WAL included, in MiB."""
     path = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")

@@ -7,7 +7,9 @@ other tenants and the largest scope is measured again. Texts are Zipf-distribute
 pseudo-words (common words match many records, so the lexical retriever does real work);
 vectors are random 384-d unit vectors served by a lookup embedder (`LookupEmbeddings`), so
 embedding costs nothing and stays out of the main figures. Query texts are 4 words of the
-same distribution with their own random vectors.
+same distribution with their own random vectors. `--vectors clustered` puts the rows in
+topics of 20 instead, each query near a topic of the scope (as real embeddings cluster):
+random vectors have no structure for an approximate index to find.
 
 Rows, per size:
 
@@ -50,6 +52,12 @@ Rows, per size:
   batch, their facts and episodes searches vector-only over the `text` field), the same
   single facts search, the same read after a write; recall@10 against the exact scan.
 
+* `typed_memory (postgres, ranked by the database)` (with `--database-twin-mib`): a second
+  product store on the same database whose cache bound (that many MiB) the scope does not
+  fit, so Postgres ranks it (pgvector's HNSW index at `--ef-search`, and full text;
+  docs/large-scopes.md), measured the same way after the first at each stage: both regimes
+  on the same data in one run. `--cache-mib` sets the first store's bound instead.
+
 Each system loads with one `store.batch([PutOp...])` per chunk of 2,000 and reports its
 ingest rate for the stage. Postgres databases get `VACUUM ANALYZE` after each load, the
 state autovacuum leaves a table in after a bulk insert (hint bits and visibility map set):
@@ -60,7 +68,8 @@ vacuum). A `CHECKPOINT` follows: the product loads 100k memories in well
 under a minute and left ~340 MB of dirty pages for the checkpointer to write during its own
 measurements, where LangGraph's seven-minute load has had them written meanwhile. Also
 reported: database size on disk (SQLite file + WAL,
-`pg_database_size`) and the harness process's peak RSS after each system's pass (it includes
+`pg_database_size`), the harness process's RSS before and after each stage's fan-outs (in
+the JSON), and its peak RSS after each system's pass (it includes
 the dataset's vectors; Postgres' memory is the server's, not counted).
 
 Usage:
@@ -99,6 +108,7 @@ from _common import (
     postgres_version,
     profiled,
     report,
+    rss_mb,
     sqlite_backend,
     sqlite_size_mb,
     top_keys,
@@ -141,7 +151,8 @@ class Dataset:
     scope at size N. Every row has a text, an embedded text and a random unit vector.
     """
 
-    def __init__(self, scope_rows: int, other_rows: int, queries: int, seed: int) -> None:
+    def __init__(self, scope_rows: int, other_rows: int, queries: int, seed: int,
+                 vectors: str = "random") -> None:
         rng = np.random.default_rng(seed)
         text = ZipfText(seed)
         self.n = scope_rows
@@ -171,9 +182,16 @@ class Dataset:
                 seen.add(embed)
                 self.values.append({"title": titles[i], "summary": body})
                 self.embed_texts.append(embed)
-        self.vectors = unit_vectors(rng, total)
         self.query_texts = list(dict.fromkeys(text.lines(queries * 2, 4, 4)))[:queries]
-        self.query_vectors = unit_vectors(rng, len(self.query_texts))
+        if vectors == "clustered":  # topics of ~CLUSTER_SIZE rows; queries in a scope's topic
+            centres = unit_vectors(rng, max(1, total // CLUSTER_SIZE))
+            topic = rng.integers(len(centres), size=total)
+            self.vectors = _around(rng, centres[topic])
+            picked = rng.integers(max(1, scope_rows), size=len(self.query_texts))
+            self.query_vectors = _around(rng, centres[topic[picked]])
+        else:
+            self.vectors = unit_vectors(rng, total)
+            self.query_vectors = unit_vectors(rng, len(self.query_texts))
         # Entities: capitalised pseudo-words the texts never use; records carry their ids as
         # the write path stamps them.
         used = len(text.vocab)
@@ -214,6 +232,19 @@ class Dataset:
         rows = np.flatnonzero(self.kinds[:size] == kind)
         return top_keys([self.keys[r] for r in rows], self.vectors[rows],
                         self.query_vectors[query], K)
+
+
+CLUSTER_SIZE = 20
+"""Rows per topic with `--vectors clustered`."""
+
+
+def _around(rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:
+    """One unit vector near each centre: the centre plus noise of about its norm (cosine
+    ~0.7), as `benchmarks/vector_scan.py --data clustered` makes them."""
+    noise = rng.standard_normal(centres.shape, dtype=np.float32) / np.sqrt(centres.shape[1])
+    rows = centres + noise
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows
 
 
 def d1_ops() -> list[PutOp]:
@@ -296,6 +327,8 @@ class System:
     name = ""
     hybrid = False
     """Whether the fan-out's facts and episodes searches must report hybrid retrieval."""
+    mode = "hybrid"
+    """The retrieval mode they must report then (`hybrid+database`: ranked by Postgres)."""
 
     def __init__(self, data: Dataset, store: BaseStore, size_mb: Callable[[], float | None],
                  queries: int, after_load: Callable[[], None] | None = None) -> None:
@@ -376,7 +409,7 @@ class System:
         trace = out["memory_trace"]
         modes = trace["retrieval"]["modes"]
         if trace["degraded"] or (self.hybrid and {modes["facts"], modes["episodes"]}
-                                 != {"hybrid"}):
+                                 != {self.mode}):
             raise SystemExit(f"{self.name}: the fan-out degraded: {trace['retrieval']} "
                              f"{trace['degraded']}")
         counts = {slot: len(items) for slot, items in out["memory_context"].items()}
@@ -398,7 +431,9 @@ class System:
 
     def measure(self, stage: Stage, rate: float) -> list[Row]:
         data, picked = self.data, self.picked()
+        rss_before = rss_mb()
         times, outs = timed(self.fan_out, picked)
+        rss_searching = rss_mb()
         short = sum(not self.check(out) for out in outs)
         fact_times, fact_found = timed(self.vector_search("fact"), picked)
         _, episode_found = timed(self.vector_search("episode"), picked)
@@ -410,7 +445,8 @@ class System:
                      ingest_items_per_s=rate, db_mb=self.size_mb(),
                      extra={"slots": {slot: len(items) for slot, items in
                                       outs[0]["memory_context"].items()},
-                            "fan_outs_short": short}),
+                            "fan_outs_short": short, "rss_mb_before": rss_before,
+                            "rss_mb_after_fan_outs": rss_searching}),
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
             self.after_writes(stage, picked[:WRITE_QUERIES]),
@@ -503,7 +539,7 @@ class TypedSystem(System):
         retrieval = out["memory_trace"]["retrieval"]
         if (retrieval["entities"]["named"] != [self.data.entity_names[j % ENTITIES]]
                 or {retrieval["modes"]["facts"], retrieval["modes"]["episodes"]}
-                != {"hybrid+entities"} or out["memory_trace"]["degraded"]):
+                != {f"{self.mode}+entities"} or out["memory_trace"]["degraded"]):
             raise SystemExit(f"{self.name}: the entity path did not run: {retrieval}")
         return out  # type: ignore[no-any-return]
 
@@ -561,19 +597,24 @@ class TypedSystem(System):
 # ------------------------------------------------------------------------------------ run
 
 
-def run_system(system: System, plan: Sequence[Stage], cap: int | None = None) -> list[Row]:
+def run_system(system: System, plan: Sequence[Stage], cap: int | None = None,
+               twins: Sequence[System] = ()) -> list[Row]:
+    """Grow `system` stage by stage and measure it at each; `twins` are other store objects
+    on the same database (another cache bound), measured after it at each stage."""
     rows: list[Row] = []
     for stage in plan:
         if cap is not None and stage.total > cap:
             log(f"{system.name}: skipping {stage.name} (over {cap:,} memories)")
             continue
         rate = system.grow(stage)
-        log(f"{system.name} {stage.name}: measuring")
-        new = system.measure(stage, rate)  # type: ignore[attr-defined]
-        for r in new:
-            log(f"  {r.measure}: p50 {r.p50_ms:.2f} ms, p95 {r.p95_ms:.2f} ms, "
-                f"recall@10 {r.recall_at_10}")
-        rows.extend(new)
+        for measured in (system, *twins):
+            measured.loaded = stage.total
+            log(f"{measured.name} {stage.name}: measuring (RSS {rss_mb():,.0f} MiB)")
+            new = measured.measure(stage, rate)  # type: ignore[attr-defined]
+            for r in new:
+                log(f"  {r.measure}: p50 {r.p50_ms:.2f} ms, p95 {r.p95_ms:.2f} ms, "
+                    f"recall@10 {r.recall_at_10}")
+            rows.extend(new)
     if rows:
         rows[-1].peak_rss_mb = peak_rss_mb()
     return rows
@@ -607,7 +648,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
     sizes = sorted(args.sizes)
     plan = stages(sizes, args.others)
     log(f"generating {max(sizes):,} + {args.others:,} memories and {args.queries} queries")
-    data = Dataset(max(sizes), args.others, args.queries, args.seed)
+    data = Dataset(max(sizes), args.others, args.queries, args.seed, args.vectors)
     meta["peak_rss_mb_after_dataset"] = peak_rss_mb()
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     model = None
@@ -619,6 +660,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
     clock = Clock(datetime.now(UTC))
     rows: list[Row] = []
     measured: list[System] = []  # for the alternated rounds
+    twins: list[System] = []  # the product on Postgres with a small cache bound
     with ExitStack() as stack:
         stack.enter_context(torch_threads(1))
         create: Callable[[str], str] | None = None
@@ -643,13 +685,31 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                 meta["postgres"] = postgres_version(url)
                 # The vector-only store object on a connection of its own, as on SQLite: a
                 # store's background flush of access counts holds its own connection.
+                bound = {} if args.cache_mib is None else {
+                    "cache_bytes": int(args.cache_mib * 2**20)}
+                knob = {} if args.ef_search is None else {"ef_search": args.ef_search}
+                tuned = {**bound, **knob}
                 system = TypedSystem(
-                    "typed_memory (postgres)", data, _pg_factory(stack, url, clock),
+                    "typed_memory (postgres)", data, _pg_factory(stack, url, clock, **tuned),
                     partial(postgres_size_mb, url), args.queries, args.model_queries,
                     model, after_load=partial(postgres_analyze, url, vacuum=True),
-                    make_vector_only=_pg_factory(stack, url, clock))
+                    make_vector_only=_pg_factory(stack, url, clock, **tuned))
+                if args.cache_mib is not None and args.cache_mib < 1:
+                    system.mode = "hybrid+database"
+                for ef in ([None, *args.ef_sweep] if args.database_twin_mib is not None
+                           else []):
+                    small = {"cache_bytes": int(args.database_twin_mib * 2**20),
+                             **(knob if ef is None else {"ef_search": ef})}
+                    twin = TypedSystem(
+                        "typed_memory (postgres, ranked by the database"
+                        + ("" if ef is None else f", ef_search {ef}") + ")", data,
+                        _pg_factory(stack, url, clock, **small),
+                        partial(postgres_size_mb, url), args.queries, 0, None,
+                        make_vector_only=_pg_factory(stack, url, clock, **small))
+                    twin.mode = "hybrid+database"
+                    twins.append(twin)
             system.profile = args.profile  # type: ignore[attr-defined]
-            rows.extend(run_system(system, plan))
+            rows.extend(run_system(system, plan, twins=twins if backend == "postgres" else ()))
             # Its caches go (the next system's peak RSS is its own); reopened to alternate.
             system.release()
             measured.append(system)
@@ -704,7 +764,10 @@ def _second_sqlite(
     return second
 
 
-def _pg_factory(stack: ExitStack, url: str, clock: Clock) -> Callable[..., BaseStore]:
+def _pg_factory(stack: ExitStack, url: str, clock: Clock, **tuned: Any
+                ) -> Callable[..., BaseStore]:
+    """A factory of the product's stores on one connection to `url`; `tuned`: the cache
+    bound and `ef_search` of every store it makes."""
     import psycopg
 
     from langgraph_typed_memory.store.postgres.store import PostgresMemoryStore
@@ -712,7 +775,7 @@ def _pg_factory(stack: ExitStack, url: str, clock: Clock) -> Callable[..., BaseS
     conn = stack.enter_context(psycopg.connect(url, autocommit=True))
 
     def make(**kwargs: Any) -> BaseStore:
-        return PostgresMemoryStore(conn, clock=clock, **kwargs)
+        return PostgresMemoryStore(conn, clock=clock, **tuned, **kwargs)
 
     return make
 
@@ -756,6 +819,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "passes (0: skip)")
     parser.add_argument("--no-langgraph-postgres", dest="langgraph_postgres",
                         action="store_false", help="skip LangGraph's PostgresStore")
+    parser.add_argument("--cache-mib", type=float, default=None,
+                        help="the product's cache bound on Postgres, MiB (default: the "
+                             "store's); below 1 every scope is ranked by the database")
+    parser.add_argument("--database-twin-mib", type=float, default=None,
+                        help="also measure, at each stage, a second product store on the same "
+                             "Postgres database with this cache bound in MiB (small enough, "
+                             "the scope is ranked by the database: both regimes side by side)")
+    parser.add_argument("--ef-search", type=int, default=None,
+                        help="the product's recall knob on Postgres (pgvector hnsw.ef_search) "
+                             "for scopes ranked by the database (default: the store's)")
+    parser.add_argument("--vectors", choices=("random", "clustered"), default="random",
+                        help="random unit vectors (no structure: the hard case for an "
+                             "approximate index), or topics of 20 rows with each query in a "
+                             "topic of the scope (as real embeddings cluster)")
+    parser.add_argument("--ef-sweep", type=parse_sizes, default=[],
+                        help="with --database-twin-mib, also measure twins at these "
+                             "ef_search values, comma-separated")
     parser.add_argument("--profile", action="store_true",
                         help="add the lexical retriever alone and a cProfile of the fan-out")
     parser.add_argument("--seed", type=int, default=20260601)
@@ -774,6 +854,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "backend": args.backend,
         "sizes": args.sizes,
         "others": args.others,
+        "vectors": args.vectors,
         "queries": args.queries,
         "dims": SYNTHETIC_DIMS,
         "load1": os.getloadavg()[0],

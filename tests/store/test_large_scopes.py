@@ -143,3 +143,21 @@ def test_a_scope_that_fits_stays_exact_in_the_process(
         found = store.search(ALICE, query=queries[0], limit=10)
         assert found.retrieval_mode == "hybrid"
         assert len(store.records.dialect.large) == 0
+
+
+async def test_the_async_store_ranks_a_large_scope_in_the_database(
+        loaded: tuple[str, list[str]]) -> None:
+    import psycopg
+
+    from langgraph_typed_memory import AsyncPostgresMemoryStore
+
+    url, queries = loaded
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        exact = AsyncPostgresMemoryStore(conn, index=hash_index(64), retrieval=VECTOR_ONLY)
+        large = AsyncPostgresMemoryStore(conn, index=hash_index(64), retrieval=VECTOR_ONLY,
+                                         cache_bytes=TINY, ef_search=1000)
+        for query in queries[:5]:
+            want = await exact.asearch(ALICE, query=query, limit=10)
+            got = await large.asearch(ALICE, query=query, limit=10)
+            assert got.retrieval_mode == "vector+database"
+            assert [i.key for i in got] == [i.key for i in want]
