@@ -616,9 +616,15 @@ class PostgresDialect:
         scope's cached postings (`ScopeLexicalCache`) are brought up to date and ranked in
         this process.
 
+        A scope no cache holds is measured first (`LargeScopes.too_large`: its counters),
+        so that one too large for the caches is ranked by the database, never loaded.
+
         Example (the first statements' values; a server runs them):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
-            >>> next(PostgresDialect().lexical(scope, ["lyon", "gare", "lyon"], 10)).steps[0].params
+            >>> plan = PostgresDialect().lexical(scope, ["lyon", "gare", "lyon"], 10)
+            >>> next(plan).text.startswith("SELECT user_id, agent_id")  # the counters
+            True
+            >>> plan.send([]).steps[0].params  # no records yet: a scope that fits
             [['lyon', 'gare']]
         """
         if (yield from self.large.too_large(scope, self.postings)):

@@ -24,7 +24,7 @@ distance order after it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
@@ -37,7 +37,6 @@ from langgraph_typed_memory.store.index import (
     counted_cells,
     counters_sql,
 )
-from langgraph_typed_memory.store.index.cells import Counted
 
 __all__ = ["DEFAULT_EF_SEARCH", "HNSW_MIGRATION", "LargeScopes", "DatabaseHits",
            "scope_bytes", "vector_sql", "lexical_sql", "tsquery_text"]
@@ -65,12 +64,13 @@ DATABASE_DEPTH = 1000
 (a search with a value filter): the caches rank every row, the index stops here."""
 
 
-def scope_bytes(counted: dict[Cell, Counted], dims: int) -> int:
+def scope_bytes(counted: Mapping[Cell, Any], dims: int) -> int:
     """What the caches would hold of the cells `counted`: every vector and record ever
     added to them (their counters), at `dims` float32s a vector.
 
     Example:
-        >>> scope_bytes({("fact", "acme", None, None): Counted(0, 1000, 1000, 0)}, 384)
+        >>> read = ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
+        >>> scope_bytes(counted_cells(read, [(None, None, 0, 1000, 1000, 9, "fact")]), 384)
         1736000
     """
     return sum(c.appends * (dims * 4 + VECTOR_ROW_EXTRA) + c.inserts * POSTINGS_PER_RECORD
