@@ -8,7 +8,7 @@ pseudo-words (common words match many records, so the lexical retriever does rea
 vectors are random 384-d unit vectors served by a lookup embedder (`LookupEmbeddings`), so
 embedding costs nothing and stays out of the main figures. Query texts are 4 words of the
 same distribution with their own random vectors. `--vectors clustered` puts the rows in
-topics of 20 instead, each query near a topic of the scope (as real embeddings cluster):
+topics of 40 instead, each query near a topic of the scope (as real embeddings cluster):
 random vectors have no structure for an approximate index to find.
 
 Rows, per size:
@@ -234,8 +234,10 @@ class Dataset:
                         self.query_vectors[query], K)
 
 
-CLUSTER_SIZE = 20
-"""Rows per topic with `--vectors clustered`."""
+CLUSTER_SIZE = 40
+"""Rows per topic with `--vectors clustered`: about 30 facts and 10 episodes, so a query's
+ten nearest episodes are in its topic too (with 20, half of them were the nearest of the
+unrelated rest, where no index finds the exact ten)."""
 
 
 def _around(rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:
@@ -707,6 +709,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                         partial(postgres_size_mb, url), args.queries, 0, None,
                         make_vector_only=_pg_factory(stack, url, clock, **small))
                     twin.mode = "hybrid+database"
+                    twin.profile = args.profile
                     twins.append(twin)
             system.profile = args.profile  # type: ignore[attr-defined]
             rows.extend(run_system(system, plan, twins=twins if backend == "postgres" else ()))
@@ -831,7 +834,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "for scopes ranked by the database (default: the store's)")
     parser.add_argument("--vectors", choices=("random", "clustered"), default="random",
                         help="random unit vectors (no structure: the hard case for an "
-                             "approximate index), or topics of 20 rows with each query in a "
+                             "approximate index), or topics of 40 rows with each query in a "
                              "topic of the scope (as real embeddings cluster)")
     parser.add_argument("--ef-sweep", type=parse_sizes, default=[],
                         help="with --database-twin-mib, also measure twins at these "

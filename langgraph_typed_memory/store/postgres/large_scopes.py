@@ -202,7 +202,9 @@ class LargeScopes:
         depth: int | None, encode: Callable[[Sequence[float]], str],
     ) -> Plan[DatabaseRanking | None]:
         """The scope's nearest records by the HNSW index, best first, one per record (its
-        nearest vector), at most `depth` (`DATABASE_DEPTH` when None)."""
+        nearest vector), at most `depth` (`DATABASE_DEPTH` when None): the `depth` nearest
+        vectors are read, so a record indexed on several texts leaves room for fewer (asking
+        twice as many made every search read on twice as far in the index)."""
         vector = (yield from query()) if callable(query) else query
         if vector is None:
             return None
@@ -213,7 +215,7 @@ class LargeScopes:
         yield Sql("SELECT set_config('hnsw.ef_search', ?, true), "
                   "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
                   [str(self.ef_search)])
-        rows = yield vector_sql(scope, encode(vector), wanted * 2)
+        rows = yield vector_sql(scope, encode(vector), wanted)
         yield Commit()
         best: dict[int, float] = {}
         for seq, sim in rows:
