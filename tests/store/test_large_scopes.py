@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from langgraph.store.base import PutOp
 
+from langgraph_typed_memory.store.postgres.large_scopes import HNSW_INDEX
 from tests.conftest import fresh_database, hash_index
 
 pytestmark = pytest.mark.postgres
@@ -53,8 +54,28 @@ def loaded(pg_server: Any) -> Iterator[tuple[str, list[str]]]:
                                        "content": text}) for i, text in enumerate(texts)]
             for start in range(0, len(ops), 500):
                 store.batch(ops[start:start + 500])
+        conn.execute(HNSW_INDEX)  # an operator's step: setup() does not create it
         conn.execute("VACUUM ANALYZE")
     yield url, [_words(rng, 3) for _ in range(QUERIES)]
+
+
+def test_without_the_index_the_database_ranks_exactly(pg_server: Any) -> None:
+    """Before an operator creates the HNSW index, a large scope is ranked by an exact scan in
+    the database: the same top 10 as the caches, nothing held in the process."""
+    import psycopg
+
+    rng = random.Random(44)
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        exact = _store(conn, retrieval=VECTOR_ONLY)
+        exact.setup()
+        exact.batch([PutOp(ALICE, f"f{i}", {"subject": "user", "predicate": f"topic_{i}",
+                                            "content": _words(rng, 8)}) for i in range(300)])
+        large = _store(conn, retrieval=VECTOR_ONLY, cache_bytes=TINY)
+        for query in [_words(rng, 3) for _ in range(10)]:
+            keys, mode = _keys(large, query)
+            assert mode == "vector+database"
+            assert keys == _keys(exact, query)[0]
+        assert len(large.records.dialect.cache) == 0
 
 
 def _store(conn: Any, **kwargs: Any) -> Any:

@@ -45,7 +45,6 @@ from langgraph_typed_memory.store.index import (
 )
 from langgraph_typed_memory.store.postgres.large_scopes import (
     DEFAULT_EF_SEARCH,
-    HNSW_MIGRATION,
     LargeScopes,
 )
 
@@ -291,7 +290,6 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         ("0016_vector_changes",
          (_bump_function("memory_vector_changed", VECTOR_CELL, VECTOR_CHANGE),)),
-        HNSW_MIGRATION,
     )))
 
 

@@ -3,17 +3,21 @@
 A ranked search of a scope whose cells fit the cache bound (`cache_bytes`) is answered
 exactly in this process (`index/cells`: vector matrices and full-text postings per cell).
 A scope whose cells together do not fit keeps no copy in the process: its vectors are
-ranked by pgvector's HNSW index (migration `0026_vectors_hnsw`) and its words by Postgres'
-full-text search, both in the statement that applies the scope filter, so the filter holds
-before anything is ranked. The search's `retrieval_mode` then ends in `+database`
-(docs/large-scopes.md).
+ranked by pgvector in the database (by its HNSW index when the operator created it:
+`HNSW_INDEX`) and its words by Postgres' full-text search, both in the statement that
+applies the scope filter, so the filter holds before anything is ranked. The search's
+`retrieval_mode` then ends in `+database` (docs/large-scopes.md).
 
 The size of a scope is measured from its cells' counters (`memory_scope_versions`), read
 with every search anyway: every vector and record ever added to a cell, times what the
 caches hold of each. Counters only grow, so a scope found too large stays so for the life
 of the store object, and is never read whole into the process to find out.
 
-The vector ranking is approximate. `ef_search` (pgvector's `hnsw.ef_search`, set for the one
+Without the index the database ranks a large scope by an exact scan: recall 1.0, memory
+bounded, seconds a search at a million rows. The index is not created by `setup()`, as
+maintaining it on every insert cut bulk ingest about five-fold in the measurements
+(docs/large-scopes.md); an operator whose scopes outgrow the cache creates it once. With it
+the vector ranking is approximate. `ef_search` (pgvector's `hnsw.ef_search`, set for the one
 statement's transaction) is the recall knob: the default, 100, kept recall@10 at 0.95 or more
 against the exact scan in the measurements (`benchmarks/latency.py --cache-bytes`). The scan
 is iterative (`hnsw.iterative_scan = relaxed_order`): where the scope filter drops rows the
@@ -38,7 +42,7 @@ from langgraph_typed_memory.store.index import (
     counters_sql,
 )
 
-__all__ = ["DEFAULT_EF_SEARCH", "HNSW_MIGRATION", "LargeScopes", "DatabaseHits",
+__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits",
            "scope_bytes", "vector_sql", "lexical_sql", "tsquery_text", "finding",
            "lexeme_shares"]
 
@@ -48,12 +52,10 @@ DEFAULT_EF_SEARCH = 100
 """pgvector's `hnsw.ef_search` for a large scope's vector search: the candidates the index
 keeps while it walks its graph. Higher is slower and nearer the exact ranking."""
 
-HNSW_MIGRATION = (
-    "0026_vectors_hnsw",
-    ("CREATE INDEX memory_vectors_hnsw ON memory_vectors "
-     "USING hnsw (embedding vector_cosine_ops)",),
-)
-"""The index that ranks a large scope's vectors (cosine distance, as the caches rank)."""
+HNSW_INDEX = ("CREATE INDEX CONCURRENTLY IF NOT EXISTS memory_vectors_hnsw ON memory_vectors "
+              "USING hnsw (embedding vector_cosine_ops)")
+"""The index that ranks a large scope's vectors fast (cosine distance, as the caches rank):
+created by an operator (`psql -c`, outside a transaction), never by `setup()`."""
 
 VECTOR_ROW_EXTRA = 40
 """What the vector caches hold per row beside its float32 vector: seq, expiry, priors."""
