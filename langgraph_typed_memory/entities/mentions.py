@@ -6,8 +6,10 @@ organisation, a place, a pet, a project), the role it holds for the speaker ("my
 Lena"), the department or organisation it belongs to ("Sarah from accounting") and the
 pronoun that refers to it (a sister is "she", "Mr Okafor" is "he"). Names come from the
 extraction's value finder (`typed_spans`); a word that only starts a sentence counts as a name
-when a verb follows it ("Sarah leads the team") or it is already known. Pure functions,
-English.
+when it is known, a verb of people follows it ("Sarah leads the team"), the words around it
+type it, or it is no ordinary English word ("Sarah is", not "Pottery is"). Languages,
+peoples, breeds, initials and the words of titles name nothing, and the one spoken to ("Hey
+Mel!") is marked `addressed`. Pure functions, English.
 """
 
 from __future__ import annotations
@@ -388,7 +390,8 @@ def find_mentions(text: str, *, known_names: Iterable[str] = ()) -> list[Mention
         if (not key or not_a_name(key) or _PRONOUN.fullmatch(name) or _INITIAL.fullmatch(name)
                 or _CONTRACTION.search(name) or name.isupper() and common_word(name)
                 or key not in known and (any(a <= start < b for a, b in titles) or (
-                    _TITLE_BEFORE.search(text[:start]) or _TITLE_AFTER.match(text[end:])))):
+                    _TITLE_BEFORE.search(text[max(0, start - 60):start])
+                    or _TITLE_AFTER.match(text[end:end + 80])))):
             continue  # a language, an initial, a word of a title ("The Lord of the Rings")
         after = text[end:end + 80]
         typed_only = (start in starts and " " not in name and key not in known
