@@ -23,6 +23,7 @@ from functools import lru_cache
 from langgraph_typed_memory.entities.similarity import spelling_distance
 from langgraph_typed_memory.extraction.lexicon import (
     DEPARTMENTS,
+    GREETINGS,
     JOBS,
     ORG_WORDS,
     EntityType,
@@ -73,11 +74,10 @@ _TITLE_AFTER = re.compile(r"^\s+(?:of|on)\s+the\s+(?-i:[A-Z])")
 Block"): a word of the title, not a name."""
 _CONTRACTION = re.compile(r"(?:n't|'ve|'ll|'re|'d)$", re.I)  # "Haven't talked in a while"
 _INITIAL = re.compile(r"(?-i:[A-Z])(?:\.(?-i:[A-Z]))*\.?")
-_GREETING_LEAD = re.compile(r"(?:go|yo|hey|hi|hello|anytime|thanks|congrats|wow|bye|cheers)\s+",
-                            re.I)
-_GREETED = re.compile(r"\b(?:hey|hi|hello|hiya|yo|thanks|thank\s+you|wow|congrats|"
-                      r"congratulations|sorry|yeah|yep|okay|ok|oh|aw+|haha|woohoo|cheers|bye|"
-                      r"go|morning|dear|anytime)\s*,?\s+$", re.I)
+_GREETING = "|".join(w.replace(" ", r"\s+") for w in GREETINGS)
+_GREETING_LEAD = re.compile(rf"(?:{_GREETING})\s+", re.I)
+_GREETED = re.compile(rf"\b(?:{_GREETING}|sorry|yeah|yep|okay|ok|oh|aw+|haha|woohoo|morning|"
+                      r"dear)\s*,?\s+$", re.I)
 _LISTLESS_COMMA = re.compile(r"(?:^|[.!?]\s+)[^,.!?]*\w,\s+$")
 _ADDRESS_END = re.compile(r"^\s*(?:[,!?.]|$)")
 _ASKED = re.compile(r"^,\s*(?:(?:can|could|would|will|do|did|are|have)\s+you|i)\b", re.I)

@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 __all__ = ["Role", "ROLES", "role", "roles_conflict", "DEPARTMENTS", "PERSON_ROLE_WORDS",
            "FAMILY_AND_PET_WORDS", "JOBS", "occupation", "possession", "INSTRUCTION_VERBS",
            "names_output", "NOT_A_VALUE", "LANGUAGES", "Pronoun", "ORG_WORDS", "WORKPLACES",
-           "EntityType", "not_a_name", "common_word"]
+           "EntityType", "not_a_name", "common_word", "GREETINGS"]
 
 Pronoun = Literal["she", "he", "they", "it"]
 EntityType = Literal["person", "organisation", "place", "pet", "project"]
@@ -317,6 +317,10 @@ lgbtq lgbtq+ nba nfl mma gpa ged sat sats dj mc vr
 super yum yay wow woohoo whoa bummer congrats congratulations ha haha hah yo anytime yep
 """.split())
 _ZONE_WORDS = frozenset("central eastern western pacific mountain atlantic".split())
+GREETINGS = ("thank you", "congratulations", "go", "yo", "hey", "hi", "hiya", "hello",
+             "anytime", "thanks", "congrats", "wow", "bye", "cheers")
+"""Words said to someone before their name ("Hey Mel!", "Go Jon!", "Thanks, Gina."): they
+open no name ("Go Jon" is Jon) and the name after them is the one spoken to."""
 
 
 def not_a_name(key: str) -> bool:

@@ -110,16 +110,20 @@ class _ScopeMatrix(ScopeRows):
     def nbytes(self) -> int:
         return super().nbytes() + int(self._matrix.nbytes + self._priors.nbytes)
 
+    def _placed(self, rows: list[tuple[Any, ...]]) -> tuple[np.ndarray, int, int]:
+        """The rows' decoded vectors and the slots `_place` gave them (seq, expiry first)."""
+        vectors = self._decode([r[1] for r in rows])
+        if not self.size:
+            self._matrix = np.zeros((len(self._seqs), vectors.shape[1]), np.float32)
+        return (vectors, *self._place([r[0] for r in rows], [r[2] for r in rows]))
+
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         """Add (seq, embedding, expires_at, confidence, time, tier) rows."""
         if not rows:
             return
-        vectors = self._decode([r[1] for r in rows])
-        if not self.size:
-            self._matrix = np.zeros((len(self._seqs), vectors.shape[1]), np.float32)
+        vectors, start, end = self._placed(rows)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        start, end = self._place([r[0] for r in rows], [r[2] for r in rows])
         self._matrix[start:end] = vectors / norms
         self._priors[start:end] = [(r[3] or 0.0, r[4], int(r[5] or 0)) for r in rows]
         self.size = end
@@ -210,12 +214,9 @@ class _NamespaceMatrix(_ScopeMatrix):
         """Add (seq, embedding, expires_at) rows (no priors: an untyped search has none)."""
         if not rows:
             return
-        vectors = self._decode([r[1] for r in rows])
-        if not self.size:
-            self._matrix = np.zeros((len(self._seqs), vectors.shape[1]), np.float32)
+        vectors, start, end = self._placed(rows)
         norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
         norms[norms == 0] = 1.0
-        start, end = self._place([r[0] for r in rows], [r[2] for r in rows])
         self._newest = max(self._newest, int(self._seqs[start:end].max()))  # read unordered
         np.divide(vectors, norms, out=self._matrix[start:end])
         self.size = end
