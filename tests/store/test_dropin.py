@@ -20,6 +20,7 @@ from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql
 from langgraph_typed_memory.store.core.untyped import sql_namespaces
 from langgraph_typed_memory.store.postgres.dialect import POSTGRES_JSON
 from langgraph_typed_memory.store.sqlite.dialect import SQLITE_JSON
+from tests.conftest import ALL_BACKENDS
 
 
 def explained(store: Any, sql: str, args: list[Any]) -> str:
@@ -189,35 +190,66 @@ async def test_the_async_ttl_sweeper_stops_with_the_store(tmp_path):
     assert task.done()  # leaving the block stopped it
 
 
-# ---------------------------------------------------------------- cached ranking (SQLite)
+# ---------------------------------------------------------------- cached ranking
 
-def _scan(conn: Any, prefix: str, now: float, query: list[float]) -> dict[int, float]:
+def _scan(store: Any, prefix: str, now: float, query: list[float]) -> dict[int, float]:
     """Every live record under `prefix` with vectors, scored by reading and ranking all its
     vectors (the scan the cache replaces), by seq."""
-    from langgraph_typed_memory.store.sqlite.dialect import _rank
+    from langgraph_typed_memory.scoring import cosine_scores
+    from langgraph_typed_memory.store.postgres.dialect import _decode as pg_decode
+    from langgraph_typed_memory.store.sqlite.dialect import _decode as sqlite_decode
 
-    where, params = q.untyped_where(prefix, (">=", "<"), now)
-    rows = conn.execute(f"SELECT v.seq, v.embedding FROM memories m JOIN memory_vectors v "
-                        f"ON v.seq = m.seq WHERE {where}", params).fetchall()
-    return dict(_rank(rows, query, None))
+    d = store.records.dialect
+    where, params = q.untyped_where(prefix, d.range_ops, now)
+    embedding = "v.embedding" if d.name == "sqlite" else "vector_send(v.embedding)"
+
+    def read() -> Any:
+        return (yield Sql(f"SELECT v.seq, {embedding} FROM memories m JOIN memory_vectors v "
+                          f"ON v.seq = m.seq WHERE {where}", params, binary=True))
+
+    rows = store.run_plan(read)
+    decode = sqlite_decode if d.name == "sqlite" else pg_decode
+    scores = cosine_scores(query, decode([r[1] for r in rows])) if rows else []
+    best: dict[int, float] = {}
+    for (seq, _), score in zip(rows, scores, strict=True):
+        best[seq] = max(best.get(seq, -2.0), float(score))
+    return best
 
 
-def test_cached_untyped_ranking_is_the_scan(tmp_path, clock):
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_cached_untyped_ranking_is_the_scan(engine, request, tmp_path, clock):
     """An untyped query ranks the namespace's vectors held in memory: after every kind of
     change (vectors added, records updated, deleted, expired, refreshed, swept, written by
     another store object) its best records and scores are those of a scan of the rows."""
     from datetime import timedelta
 
-    from langgraph_typed_memory import SqliteMemoryStore
-    from langgraph_typed_memory.store.sqlite.store import connect_sqlite
     from tests.conftest import hash_index
 
-    path = str(tmp_path / "cached.db")
-    conn = connect_sqlite(path)
     index = hash_index()
-    store = SqliteMemoryStore(conn, index=index, clock=clock)
-    store.setup()
-    other = SqliteMemoryStore(connect_sqlite(path), index=index, clock=clock)
+    if engine == "sqlite":
+        from langgraph_typed_memory import SqliteMemoryStore
+        from langgraph_typed_memory.store.sqlite.store import connect_sqlite
+
+        path = str(tmp_path / "cached.db")
+        store: Any = SqliteMemoryStore(connect_sqlite(path), index=index, clock=clock)
+        store.setup()
+        other: Any = SqliteMemoryStore(connect_sqlite(path), index=index, clock=clock)
+    else:
+        if "postgres" not in ALL_BACKENDS:
+            pytest.skip("Postgres tests are off")
+        import psycopg
+
+        from langgraph_typed_memory import PostgresMemoryStore
+        from tests.conftest import fresh_database
+
+        url = fresh_database(request.getfixturevalue("pg_server"))
+        store = PostgresMemoryStore(psycopg.connect(url, autocommit=True), index=index,
+                                    clock=clock)
+        store.setup()
+        other = PostgresMemoryStore(psycopg.connect(url, autocommit=True), index=index,
+                                    clock=clock)
+        request.addfinalizer(other.conn.close)
+        request.addfinalizer(store.conn.close)
     d = store.records.dialect
     embed = index["embed"]
     rng = random.Random(7)
@@ -231,7 +263,7 @@ def test_cached_untyped_ranking_is_the_scan(tmp_path, clock):
         for query, depth in (("red tulips", 7), ("blue whales door", 1), ("lyon", 500)):
             vector = embed.embed_query(query)
             got = store.run_plan(lambda v=vector, k=depth: d.untyped_top("kb", now, None, v, k))
-            want = _scan(conn, "kb", now, vector)
+            want = _scan(store, "kb", now, vector)
             assert len(got) == min(depth, len(want)), step
             for seq, score in got:
                 assert abs(score - want[seq]) < 1e-5, (step, seq)
@@ -279,3 +311,62 @@ def test_cached_untyped_ranking_is_the_scan(tmp_path, clock):
     check("refreshed at an earlier time")
     other.close()
     store.close()
+
+
+# ---------------------------------------------------------------- one-key writes
+
+@pytest.mark.perf_contract
+def test_an_untyped_put_or_delete_alone_is_one_statement_on_postgres(monkeypatch, request):
+    """LangGraph code puts and deletes one key at a time: on Postgres each is one statement
+    and one round trip (no transaction around it, no read of the key's item first), its
+    vectors in the same statement, and the delete finds its row by the index of current keys
+    even before the table's statistics know the namespace is large."""
+    if "postgres" not in ALL_BACKENDS:
+        pytest.skip("Postgres tests are off")
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+    from langgraph_typed_memory.store.postgres import store as pg_store_module
+    from tests.conftest import fresh_database, hash_index
+    from tests.store.test_fanout_statements import Trips
+
+    conn = psycopg.connect(fresh_database(request.getfixturevalue("pg_server")),
+                           autocommit=True)
+    request.addfinalizer(conn.close)
+    store = PostgresMemoryStore(conn, index=hash_index())
+    store.setup()
+    store.batch([PutOp(("kb",), f"k{i}", {"text": f"item {i}"}) for i in range(3000)])
+    trips = Trips(monkeypatch, pg_store_module)
+    store.put(("kb",), "k1", {"text": "red tulips", "alt": "blue"}, index=["text", "alt"])
+    store.put(("kb",), "k1", {"text": "red whales"})  # "alt" is no longer embedded
+    store.delete(("kb",), "k2")
+    assert [len(trip) for trip in trips.trips] == [1, 1, 1], trips.trips
+    assert store.get(("kb",), "k2") is None
+    assert store.get(("kb",), "k1").value == {"text": "red whales"}
+    fields = conn.execute("SELECT v.field FROM memory_vectors v JOIN memories m "
+                          "ON m.seq = v.seq WHERE m.key = 'k1'").fetchall()
+    assert fields == [("text",)]
+    assert store.search(("kb",), query="red whales", limit=1)[0].key == "k1"
+    plan = " ".join(r[0] for r in conn.execute(
+        "EXPLAIN " + q.SQL_DELETE_UNTYPED.replace("?", "%s"), ["kb", "k3"]))
+    assert "memories_current" in plan, plan
+
+
+def test_a_namespace_too_large_to_hold_ranks_as_one_held(make_store, clock):
+    """A store whose cache can hold no namespace's vectors ranks untyped queries as one that
+    holds them (on Postgres, pgvector scores them on the server)."""
+    from tests.conftest import hash_index
+
+    held = make_store(hash_index(), clock=clock)
+    unheld = make_store(hash_index(), clock=clock, cache_bytes=64)
+    words = ["red", "tulips", "garden", "whales", "songs", "blue", "office", "door"]
+    rng = random.Random(3)
+    items = [PutOp(("kb", "docs"), f"k{i}", {"text": " ".join(rng.choices(words, k=3))})
+             for i in range(120)]
+    held.batch(items)
+    unheld.batch(items)
+    for query in ("red tulips", "blue door", "songs"):
+        want = held.search(("kb",), query=query, limit=10)
+        got = unheld.search(("kb",), query=query, limit=10)
+        assert [i.key for i in got] == [i.key for i in want]  # ties: older item first
+        assert [i.score for i in got] == pytest.approx([i.score for i in want], abs=1e-5)

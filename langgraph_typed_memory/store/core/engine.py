@@ -162,6 +162,12 @@ class Engine(Records):
                 self, queries, (yield Embed(queries, query=True, wait=False)),
                 self.index.embed_timeout)
 
+        if len(ops) == 1 and len(writes) == 1:  # `store.put` / `store.delete` of an untyped key
+            alone = self._untyped_alone(next(iter(writes.values())))
+            if alone is not None:
+                yield alone
+                return [None]
+
         # The reads run together, ranked searches first: their statements share the first
         # round trips while the query is embedded, and on SQLite, which runs a round trip's
         # statements in order, the cells' counters are read before the listings
@@ -345,17 +351,13 @@ class Engine(Records):
             return
         expires = now + op.ttl * 60.0 if op.ttl else None
         if w.typed is None:
-            value = self.dialect.dump_json(op.value)
+            row = self._untyped_row(w, now)
             if old is not None:
-                yield Sql(q.SQL_UPDATE_UNTYPED, [value, now, expires, op.ttl, old[0]])
+                yield Sql(q.SQL_UPDATE_UNTYPED, [row[3], now, expires, op.ttl, old[0]])
                 yield from self.drop_vectors(old[0])
                 seq = old[0]
             else:
-                seq = (yield Sql(q.SQL_INSERT, [
-                    uuid.uuid4().hex, w.ns, op.key, value, None, None, None, None, "active",
-                    None, None, None, None, now, now, expires, op.ttl, None, None, None,
-                    None, None, False,
-                ]))[0][0]
+                seq = (yield Sql(q.SQL_INSERT, row))[0][0]
             yield from self._insert_vectors(seq, w, deferred)
             return
         record, typed = w.record, w.typed
@@ -380,6 +382,25 @@ class Engine(Records):
         yield from self.transition(new_id, typed, op.key, None, status,
                                    "written with store.put", actor="store.put",
                                    deferred=deferred)
+
+    def _untyped_row(self, w: _Write, now: float) -> list[Any]:
+        """The values of a new untyped record (`queries.INSERT_COLUMNS`) for a put."""
+        ttl = w.op.ttl
+        return [uuid.uuid4().hex, w.ns, w.op.key, self.dialect.dump_json(w.op.value), None,
+                None, None, None, "active", None, None, None, None, now, now,
+                now + ttl * 60.0 if ttl else None, ttl, None, None, None, None, None, False]
+
+    def _untyped_alone(self, w: _Write) -> Sql | None:
+        """A batch's only write, when it is an untyped put or delete the dialect says in one
+        statement (atomic without a transaction: no lock, no read of the key's item first;
+        untyped items keep no audit); None: the write runs in the batch's transaction."""
+        if w.typed is not None:
+            return None
+        if w.op.value is None:
+            return Sql(q.SQL_DELETE_UNTYPED, [w.ns, w.op.key])
+        vectors = [(field, self.dialect.encode_vector(vector))
+                   for (field, _), vector in zip(w.texts, w.vectors or [], strict=True)]
+        return self.dialect.put_untyped(self._untyped_row(w, ts(self.clock())), vectors)
 
     def _insert_vectors(self, seq: int, w: _Write, deferred: Deferred | None) -> Plan[None]:
         if not w.texts or not w.vectors:

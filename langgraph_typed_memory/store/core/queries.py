@@ -227,6 +227,10 @@ SQL_REVOKE = (
     "UPDATE memories SET status = 'revoked', updated_at = ?, search_text = NULL WHERE seq = ?"
 )
 SQL_DELETE = "DELETE FROM memories WHERE seq = ?"
+SQL_DELETE_UNTYPED = f"DELETE FROM memories WHERE ns = ? AND key = ? AND {CURRENT}"
+"""An untyped key's current item, deleted by its key (its vectors by the cascade), found by
+the unique index of current keys (a condition on `kind` would match the untyped rows' index
+too, which Postgres then chose and read the whole namespace through)."""
 SQL_DROP_VECTORS = "DELETE FROM memory_vectors WHERE seq = ?"
 SQL_INSERT_VECTOR = "INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, ?, ?)"
 SQL_INSERT_VECTOR_FOR_ID = (

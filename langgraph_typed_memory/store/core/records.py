@@ -56,9 +56,9 @@ class Dialect(Protocol):
 
     name: str
     position_fn: str
+    """SQL function (text, substring) -> 1-based position or 0."""
     range_ops: tuple[str, str]
     """Byte-order comparisons of text, at least and below (`queries.namespace_under`)."""
-    """SQL function (text, substring) -> 1-based position or 0."""
     cache: CellCache
     """The search caches' entries: what erasure asks to forget."""
     vectors: ScopeVectorCache
@@ -118,6 +118,13 @@ class Dialect(Protocol):
     """The JSON conditions a search filter is written in (`filters.filter_sql`)."""
     byte_order: str
     """What makes an ORDER BY of text byte order (a collation clause, or nothing)."""
+
+    def put_untyped(self, row: list[Any], vectors: list[tuple[str, Any]]) -> Sql | None:
+        """One statement putting an untyped item: `row` (`queries.INSERT_COLUMNS`' values)
+        inserted, or its value, times and TTL written over the key's current item, whose
+        vectors become `vectors` ((field, encoded vector)); None where the dialect cannot
+        say it in one statement (the batch's transaction writes it)."""
+        ...
 
     def untyped_top(
         self, prefix: str | None, now: float, extra: q.Clause | None,

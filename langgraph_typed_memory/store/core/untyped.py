@@ -51,8 +51,13 @@ def untyped_search(records: Records, op: SearchOp, query_vector: list[float] | N
     else:
         page = (yield from _checked(records, op, prefix, now, found,
                                     op.offset + op.limit))[op.offset:]
-    yield from refresh([r[0] for r in page], op.refresh_ttl)
+    yield from refresh(_expiring(page), op.refresh_ttl)
     return [records.to_item(r, search=True) for r in page]
+
+
+def _expiring(rows: list[tuple[Any, ...]]) -> list[int]:
+    """The seqs of the rows with an expiry (a TTL to refresh): none, no UPDATE statement."""
+    return [r[0] for r in rows if r[q.EXPIRES_AT] is not None]
 
 
 def _clause(found: FilterSql, *more: str) -> q.Clause | None:
@@ -95,9 +100,11 @@ def _ranked(records: Records, op: SearchOp, query_vector: list[float], prefix: s
         scored = (yield from d.vector_scores(seqs, query_vector))[:depth] if seqs else []
     page = scored[op.offset : depth]
     out: list[Item] = []
+    read: list[tuple[Any, ...]] = []
     if page:
         clause, params = d.in_list("m.seq", [seq for seq, _ in page])
         by_seq = {r[0]: r for r in (yield Sql(q.sql_rows_by_seq(clause), params))}
+        read = [by_seq[seq] for seq, _ in page if seq in by_seq]
         out = [records.to_item(by_seq[seq], score, search=True)
                for seq, score in page if seq in by_seq]
     if len(out) < op.limit:  # items without vectors, oldest first, as InMemoryStore fills
@@ -109,7 +116,8 @@ def _ranked(records: Records, op: SearchOp, query_vector: list[float], prefix: s
             rest = yield from _checked(records, op, prefix, now, found, op.limit - len(out),
                                        q.NO_VECTORS)
         out += [records.to_item(r, search=True) for r in rest]
-    yield from refresh([seq for seq, _ in page], op.refresh_ttl)
+        read += rest
+    yield from refresh(_expiring(read), op.refresh_ttl)
     return out
 
 

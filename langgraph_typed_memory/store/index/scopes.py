@@ -159,17 +159,20 @@ was read reads it again. Rows are never deleted, so the sum of a prefix's counte
 grows."""
 
 
-def bump_namespace(source: str, column: str) -> str:
-    """The statement counting one change (`column`: `changes` or `appends`) of the untyped
-    namespace(s) `source` yields: a VALUES list or a SELECT of (ns, 1), in the dialect's
-    trigger syntax (a SELECT needs a WHERE: SQLite's upsert grammar).
+def bump_namespace(source: str, column: str, by: str = "1") -> str:
+    """The statement counting changes (`column`: `changes` or `appends`) of the untyped
+    namespace(s) `source` yields: a VALUES list or a SELECT of (ns, n), in the dialect's
+    trigger syntax (a SELECT needs a WHERE: SQLite's upsert grammar). A namespace already
+    counted gains `by`: 1 (a row trigger's one change) or `excluded.<column>` (a statement
+    trigger's n).
 
     Example:
         >>> bump_namespace("VALUES (old.ns, 1)", "changes")[-61:]
         'DO UPDATE SET changes = memory_namespace_versions.changes + 1'
     """
     return (f"INSERT INTO memory_namespace_versions (ns, {column}) {source} "
-            f"ON CONFLICT (ns) DO UPDATE SET {column} = memory_namespace_versions.{column} + 1")
+            f"ON CONFLICT (ns) DO UPDATE SET {column} = memory_namespace_versions.{column} "
+            f"+ {by}")
 
 
 def namespace_counters(under: tuple[str, list[Any]] | None) -> tuple[str, list[Any]]:

@@ -234,6 +234,10 @@ class _NamespaceMatrix(_ScopeMatrix):
         return not bool(np.any((expires > self.checked) & (expires <= now)))
 
 
+REMEMBERED = 65536
+"""The prefixes whose size a `NamespaceVectorCache` remembers (~100 bytes each)."""
+
+
 class NamespaceVectorCache:
     """Normalized vector matrices of untyped searches, one per search prefix, held in the
     store's `CellCache` beside the scope cells' entries (one LRU, one byte bound) and checked
@@ -243,6 +247,11 @@ class NamespaceVectorCache:
     expired since they were read (see `_NamespaceMatrix.fresh`). A prefix whose vectors
     exceed the bound is read and ranked each time, unheld.
 
+    Where the database can rank (`top_k`'s `server`) and `row_bytes` gives a vector's size,
+    a prefix no entry holds is ranked there, its counters read alongside; a later query
+    loads it once its vectors are known to fit (`appends` bounds them). A prefix asked once
+    (a user's namespace among thousands) costs no load, and one too large is never read.
+
     Example:
         >>> cache = NamespaceVectorCache(CellCache(), embedding="v.embedding",
         ...                              decode=lambda values: np.zeros((len(values), 2)))
@@ -251,8 +260,11 @@ class NamespaceVectorCache:
     """
 
     def __init__(self, cache: CellCache, *, embedding: str, decode: Decode,
-                 join: str = SQLITE_JOIN) -> None:
-        self.cache, self._decode = cache, decode
+                 join: str = SQLITE_JOIN, row_bytes: int | None = None) -> None:
+        self.cache, self._decode, self._row_bytes = cache, decode, row_bytes
+        self._appends: dict[Key, int] = {}
+        """The appends counted when each prefix no entry held was last asked (at most
+        `REMEMBERED` prefixes, the oldest forgotten first)."""
         self._columns = f"SELECT v.seq, {embedding}, m.expires_at FROM memories m {join} WHERE "
         self.full_loads = self.appended_loads = 0
 
@@ -260,10 +272,12 @@ class NamespaceVectorCache:
         return self.cache.count(NAMESPACE_FAMILY)
 
     def top_k(self, prefix: str | None, range_ops: tuple[str, str], now: float,
-              query: Sequence[float], depth: int) -> Plan[list[tuple[int, float]]]:
+              query: Sequence[float], depth: int, server: Sql | None = None,
+              ) -> Plan[list[tuple[int, float]]]:
         """Best-first (seq, cosine) of the current untyped rows under the encoded `prefix`
         (None: every untyped row) live at `now`, one per record (its best vector; ties:
-        older record first), the `depth` best. Exact: every vector is scored."""
+        older record first), the `depth` best. Exact: every vector is scored. `server`: the
+        statement ranking them in the database, as (seq, cosine) rows."""
         key: Key = (NAMESPACE_FAMILY, ("", prefix or "", None, None), "")
         where, params = q.untyped_current(prefix, range_ops)
         counters = Sql(*namespace_counters(
@@ -278,13 +292,31 @@ class NamespaceVectorCache:
             held = self.cache.get(key)
             state = None if not isinstance(held, _NamespaceMatrix) else (
                 held, held.changes, held.added, held.newest())
+        if state is None and server is not None and not self._fits(key):
+            counted, ranked = answers_of((yield Reads((counters, server))))
+            self._remember(key, int(counted[0][1]))
+            return [(int(seq), float(score)) for seq, score in ranked]
         if state is None:
             counted, rows = answers_of((yield Reads((counters, select()))))
+            self._remember(key, int(counted[0][1]))
             entry = self._load(key, int(counted[0][0]), int(counted[0][1]), rows, now)
         else:
             entry = yield from self._current(key, state, counters, select, now)
         return _rank(entry.padded, entry.seqs, entry.expires if entry.soonest <= now else None,
                      now, _unit(query), depth)
+
+    def _fits(self, key: Key) -> bool:
+        """Whether the prefix's vectors, at most its appends when last asked, fit the bound."""
+        appends = self._appends.get(key)
+        return (appends is not None and self._row_bytes is not None
+                and appends * self._row_bytes <= self.cache.max_bytes)
+
+    def _remember(self, key: Key, appends: int) -> None:
+        with self.cache.lock:
+            self._appends.pop(key, None)
+            self._appends[key] = appends
+            if len(self._appends) > REMEMBERED:
+                del self._appends[next(iter(self._appends))]
 
     def _current(self, key: Key, state: tuple[_NamespaceMatrix, int, int, int],
                  counters: Sql, select: Callable[..., Sql], now: float

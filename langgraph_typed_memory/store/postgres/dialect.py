@@ -26,6 +26,7 @@ from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
     DEFAULT_CACHE_BYTES,
+    NAMESPACE_VERSIONS_TABLE,
     POSTGRES_JOIN,
     ROW_CELL,
     ROW_CHANGE,
@@ -34,11 +35,13 @@ from langgraph_typed_memory.store.index import (
     VECTOR_CHANGE,
     VERSIONS_TABLE,
     CellCache,
+    NamespaceVectorCache,
     ScopeLexicalCache,
     ScopeVectorCache,
     VectorQuery,
     VectorRanking,
     bump_cell,
+    bump_namespace,
     changes_table,
     log_change,
     row_changed,
@@ -290,7 +293,80 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ),
         ("0016_vector_changes",
          (_bump_function("memory_vector_changed", VECTOR_CELL, VECTOR_CHANGE),)),
+        # Untyped namespaces count their changes, so that an untyped search ranks a
+        # namespace's vectors cached in memory (`NamespaceVectorCache`) instead of having the
+        # server scan them all each time. Added vectors are counted per statement (a bulk put
+        # is one). A deleted or updated vector looks its record up once, and counts a change
+        # of its cell (typed) or its namespace (untyped), or nothing when its record's own
+        # deletion removed it (that deletion is counted).
+        ("0026_namespace_versions", (
+            NAMESPACE_VERSIONS_TABLE,
+            "CREATE INDEX memory_namespace_versions_under "
+            "ON memory_namespace_versions (ns text_pattern_ops)",
+            _trigger_function("memory_namespace_appended", bump_namespace(
+                _UNTYPED_VECTORS.format(table="added"), "appends", "excluded.appends")),
+            """CREATE TRIGGER vectors_namespace_insert AFTER INSERT ON memory_vectors
+                REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+                EXECUTE FUNCTION memory_namespace_appended()""",
+            _trigger_function("memory_vector_changed", f"""
+                SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, m.ns INTO owner
+                    FROM memories m WHERE m.seq = OLD.seq;
+                IF NOT FOUND THEN
+                    RETURN NULL;
+                ELSIF owner.kind IS NULL THEN
+                    {bump_namespace("VALUES (owner.ns, 1)", "changes")};
+                ELSE
+                    {bump_cell(_OWNER_CELL.format(last="1"))};
+                    {log_change(_OWNER_CELL.format(last="OLD.seq"))};
+                END IF""", replace=True, declare="owner RECORD;"),
+            "DROP TRIGGER vectors_version ON memory_vectors",
+            """CREATE TRIGGER vectors_version AFTER DELETE OR UPDATE ON memory_vectors
+                FOR EACH ROW EXECUTE FUNCTION memory_vector_changed()""",
+            _trigger_function("memory_namespace_changed", f"""
+                IF TG_OP = 'DELETE' OR OLD.kind IS NULL THEN
+                    {bump_namespace("VALUES (OLD.ns, 1)", "changes")};
+                END IF;
+                IF TG_OP = 'UPDATE' AND NEW.kind IS NULL
+                        AND (OLD.kind IS NOT NULL OR NEW.ns <> OLD.ns) THEN
+                    {bump_namespace("VALUES (NEW.ns, 1)", "changes")};
+                END IF"""),
+            """CREATE TRIGGER memories_namespace_delete AFTER DELETE ON memories
+                FOR EACH ROW WHEN (OLD.kind IS NULL)
+                EXECUTE FUNCTION memory_namespace_changed()""",
+            """CREATE TRIGGER memories_namespace_update
+                AFTER UPDATE OF ns, kind, status, expires_at ON memories FOR EACH ROW
+                WHEN ((OLD.kind IS NULL OR NEW.kind IS NULL) AND (OLD.ns <> NEW.ns
+                    OR OLD.kind IS DISTINCT FROM NEW.kind OR OLD.status <> NEW.status
+                    OR coalesce(NEW.expires_at, 'Infinity') < coalesce(OLD.expires_at,
+                                                                      'Infinity')))
+                EXECUTE FUNCTION memory_namespace_changed()""",
+        )),
     )))
+
+
+_UNTYPED_VECTORS = ("SELECT m.ns, count(*) FROM {table} t CROSS JOIN LATERAL (SELECT m.ns "
+                    "FROM memories m WHERE m.seq = t.seq AND m.kind IS NULL OFFSET 0) m "
+                    "GROUP BY m.ns")
+"""The untyped namespaces of the vectors in a statement trigger's transition table, with how
+many each holds, each vector's record looked up by its key (`OFFSET 0`: whatever size the
+function's cached plan guesses for the transition table, never a join reading all of
+`memories`)."""
+_OWNER_CELL = "VALUES (owner.kind, owner.tenant_id, owner.user_id, owner.agent_id, {last})"
+"""The cell of a vector's typed record, read into `owner` by `memory_vector_changed`."""
+
+
+def _trigger_function(name: str, body: str, *, replace: bool = False, declare: str = ""
+                      ) -> str:
+    """An AFTER trigger's function (created, or with `replace` created or replaced): runs
+    `body` with the variables `declare` declares, returns NULL."""
+    create = "CREATE OR REPLACE" if replace else "CREATE"
+    variables = f"DECLARE {declare}" if declare else ""
+    return f"""{create} FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        {variables}
+        BEGIN
+            {body};
+            RETURN NULL;
+        END $$"""
 
 
 APPENDED_CELLS = (
@@ -324,6 +400,26 @@ SQL_INSERT_ROWS = (
 """`queries.SQL_INSERT_ROW` for many rows in one statement: the statement trigger of
 migration 0013 counts them once (executemany ran it, and the trigger, once per row: bulk
 ingest fell from ~2,200 to ~1,950 records/s)."""
+
+SQL_UPSERT_UNTYPED = (
+    f"{q.SQL_INSERT_ROW} ON CONFLICT (ns, key) WHERE {q.CURRENT} "
+    "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, "
+    "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes"
+)
+"""An untyped item inserted, or written over the key's current one (which keeps its id,
+seq and creation time)."""
+SQL_PUT_UNTYPED = (
+    f"WITH item AS ({SQL_UPSERT_UNTYPED} RETURNING seq), "
+    "dropped AS (DELETE FROM memory_vectors v USING item "
+    "WHERE v.seq = item.seq AND v.field <> ALL(?::text[])) "
+    "INSERT INTO memory_vectors (seq, field, embedding) "
+    "SELECT item.seq, x.field, x.embedding::vector "
+    "FROM item, unnest(?::text[], ?::text[]) AS x (field, embedding) "
+    "ON CONFLICT (seq, field) DO UPDATE SET embedding = excluded.embedding"
+)
+"""An untyped put in one statement (`SQL_UPSERT_UNTYPED`) with its vectors: those of fields
+no longer embedded deleted, the others inserted or written over (disjoint rows: a statement's parts
+see the same snapshot, so a vector deleted and inserted again in it would collide)."""
 
 SQL_NOTE_ACCESS_ROWS = (
     "INSERT INTO memory_access_log (memory_id, n, at) "
@@ -542,6 +638,10 @@ class PostgresDialect:
         self.vectors = ScopeVectorCache(self.cache)
         self.postings = ScopeLexicalCache(self.cache)
         self.large = LargeScopes(self.cache, dims, ef_search)
+        self.dims = dims
+        self.namespaces = NamespaceVectorCache(
+            self.cache, embedding="vector_send(v.embedding)", decode=_decode,
+            join=POSTGRES_JOIN, row_bytes=None if dims is None else 4 * dims)
 
     position_fn = "strpos"
     range_ops = ("~>=~", "~<~")
@@ -670,20 +770,37 @@ class PostgresDialect:
         )
         return _max_pool(rows)
 
+    def put_untyped(self, row: list[Any], vectors: list[tuple[str, Any]]) -> Sql | None:
+        """`SQL_PUT_UNTYPED`: one round trip, where the batch's transaction took five.
+
+        Example:
+            >>> PostgresDialect(dims=2).put_untyped(["id"], [("text", "[1,0]")]).params
+            ['id', ['text'], ['text'], ['[1,0]']]
+        """
+        if self.dims is None:  # no vectors table
+            return Sql(SQL_UPSERT_UNTYPED, row)
+        fields = [field for field, _ in vectors]
+        return Sql(SQL_PUT_UNTYPED, [*row, fields, fields, [v for _, v in vectors]])
+
     def untyped_top(
         self, prefix: str | None, now: float, extra: q.Clause | None,
         query: Sequence[float], depth: int,
     ) -> Plan[list[tuple[int, float]]]:
         """pgvector scores the vectors of the live untyped rows under `prefix` passing
         `extra` (read through the namespace index) and returns the `depth` best: only they
-        leave the server."""
+        leave the server. Without a filter, a namespace asked again whose vectors fit the
+        cache is ranked from them instead (`NamespaceVectorCache`, fetched in pgvector's
+        binary form). Exact either way: every vector is scored."""
         where = q.untyped_where(prefix, self.range_ops, now, extra)
-        rows = yield Sql(
+        server = Sql(
             "SELECT m.seq, max(coalesce(nullif(1 - (v.embedding <=> ?::vector), "
             f"'NaN'::float8), 0)) AS sim FROM memories m {POSTGRES_JOIN} WHERE {where[0]} "
             "GROUP BY m.seq ORDER BY sim DESC, m.seq LIMIT ?",
             [_vector_literal(query), *where[1], depth])
-        return [(seq, float(sim)) for seq, sim in rows]
+        if extra is None:
+            return (yield from self.namespaces.top_k(prefix, self.range_ops, now, query, depth,
+                                                     server))
+        return [(seq, float(sim)) for seq, sim in (yield server)]
 
 
 def _decode(values: list[Any]) -> np.ndarray:

@@ -556,6 +556,10 @@ class SqliteDialect:
         rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
         return _rank(rows, query, None)
 
+    def put_untyped(self, row: list[Any], vectors: list[tuple[str, Any]]) -> Sql | None:
+        """None: the batch's transaction writes it (its statements cost no round trips)."""
+        return None
+
     def untyped_top(
         self, prefix: str | None, now: float, extra: q.Clause | None,
         query: Sequence[float], depth: int,
