@@ -296,18 +296,14 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         # Untyped namespaces count their changes, so that an untyped search ranks a
         # namespace's vectors cached in memory (`NamespaceVectorCache`) instead of having the
         # server scan them all each time. Added vectors are counted per statement (a bulk put
-        # is one). A deleted or updated vector looks its record up once, and counts a change
+        # is one), with their cells' counts. A deleted or updated vector looks its record up once, and counts a change
         # of its cell (typed) or its namespace (untyped), or nothing when its record's own
         # deletion removed it (that deletion is counted).
         ("0026_namespace_versions", (
             NAMESPACE_VERSIONS_TABLE,
             "CREATE INDEX memory_namespace_versions_under "
             "ON memory_namespace_versions (ns text_pattern_ops)",
-            _trigger_function("memory_namespace_appended", bump_namespace(
-                _UNTYPED_VECTORS.format(table="added"), "appends", "excluded.appends")),
-            """CREATE TRIGGER vectors_namespace_insert AFTER INSERT ON memory_vectors
-                REFERENCING NEW TABLE AS added FOR EACH STATEMENT
-                EXECUTE FUNCTION memory_namespace_appended()""",
+            _trigger_function("memory_vectors_appended", APPENDED, replace=True),
             _trigger_function("memory_vector_changed", f"""
                 SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, m.ns INTO owner
                     FROM memories m WHERE m.seq = OLD.seq;
@@ -344,13 +340,6 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     )))
 
 
-_UNTYPED_VECTORS = ("SELECT m.ns, count(*) FROM {table} t CROSS JOIN LATERAL (SELECT m.ns "
-                    "FROM memories m WHERE m.seq = t.seq AND m.kind IS NULL OFFSET 0) m "
-                    "GROUP BY m.ns")
-"""The untyped namespaces of the vectors in a statement trigger's transition table, with how
-many each holds, each vector's record looked up by its key (`OFFSET 0`: whatever size the
-function's cached plan guesses for the transition table, never a join reading all of
-`memories`)."""
 _OWNER_CELL = "VALUES (owner.kind, owner.tenant_id, owner.user_id, owner.agent_id, {last})"
 """The cell of a vector's typed record, read into `owner` by `memory_vector_changed`."""
 
@@ -369,16 +358,30 @@ def _trigger_function(name: str, body: str, *, replace: bool = False, declare: s
         END $$"""
 
 
-APPENDED_CELLS = (
-    "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version, appends) "
-    "SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, count(*), count(*) "
-    "FROM added JOIN memories m ON m.seq = added.seq WHERE m.kind IS NOT NULL "
-    "GROUP BY m.kind, m.tenant_id, m.user_id, m.agent_id "
-    "ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
-    "DO UPDATE SET version = memory_scope_versions.version + excluded.version, "
-    "appends = memory_scope_versions.appends + excluded.appends"
-)
+def _appended_cells(source: str) -> str:
+    """The count of added vectors per cell, of the records `source` gives as `m`."""
+    return (
+        "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version, "
+        "appends) SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, count(*), count(*) "
+        f"FROM {source} WHERE m.kind IS NOT NULL "
+        "GROUP BY m.kind, m.tenant_id, m.user_id, m.agent_id "
+        "ON CONFLICT (kind, tenant_id, coalesce(user_id, ''), coalesce(agent_id, '')) "
+        "DO UPDATE SET version = memory_scope_versions.version + excluded.version, "
+        "appends = memory_scope_versions.appends + excluded.appends"
+    )
+
+
+APPENDED_CELLS = _appended_cells("added JOIN memories m ON m.seq = added.seq")
 """The statement trigger's count of the vectors one statement added (`added`), per cell."""
+APPENDED = (
+    "WITH owners AS MATERIALIZED (SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, m.ns "
+    "FROM added JOIN memories m ON m.seq = added.seq), "
+    f"cells AS ({_appended_cells('owners m')}) "
+    + bump_namespace("SELECT m.ns, count(*) FROM owners m WHERE m.kind IS NULL GROUP BY m.ns",
+                     "appends", "excluded.appends")
+)
+"""`APPENDED_CELLS` and the count of the vectors added per untyped namespace, from one read
+of the added vectors' records."""
 
 INSERTED_CELLS = (
     "INSERT INTO memory_scope_versions (kind, tenant_id, user_id, agent_id, version, inserts) "
