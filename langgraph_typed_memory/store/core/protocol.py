@@ -455,7 +455,7 @@ def _one(execute: Callable[[Sql], list[tuple[Any, ...]]], step: Sql) -> Any:
     try:
         return execute(step)
     except Exception as exc:
-        return not_set_up(exc)
+        return exc
 
 
 def _reads_sync(
@@ -486,31 +486,21 @@ async def _reads_async(
         try:
             out.append(await execute(step))
         except Exception as exc:
-            out.append(not_set_up(exc))
+            out.append(exc)
     return out
 
 
-_UNDEFINED = {"42P01": "table", "42703": "column"}
-"""Postgres' SQLSTATEs for a missing table and a missing column."""
-
-
-def not_set_up(exc: Exception) -> Exception:
-    """`exc`, or a `StoreNotSetUp` that says how to fix it when a table is missing (never
-    set up) or a column (set up by an older version, not migrated since).
+def not_set_up(exc: Exception, missing: str) -> StoreNotSetUp:
+    """The error for a driver's `exc` saying a table (`missing`: "table": never set up) or
+    a column ("column": set up by an older version, not migrated since) does not exist:
+    how to fix it. Each backend's driver tells which of its errors these are.
 
     Example:
         >>> import sqlite3
-        >>> error = not_set_up(sqlite3.OperationalError("no such column: m.search_tokens"))
+        >>> error = not_set_up(sqlite3.OperationalError("no such column: m.tokens"), "column")
         >>> str(error).split(":")[0]
         "The store's schema in this database is older than this version of the package"
     """
-    missing = _UNDEFINED.get(getattr(exc, "sqlstate", None) or "")
-    if type(exc).__name__ == "OperationalError":
-        text = str(exc)
-        missing = "table" if "no such table" in text else "column" if (
-            "no such column" in text or "has no column named" in text) else None
-    if missing is None:
-        return exc
     error = StoreNotSetUp(
         "The store's tables do not exist in this database: call store.setup() once (await "
         f"store.setup() on an async store) before the first read or write. ({exc})"
@@ -522,22 +512,16 @@ def not_set_up(exc: Exception) -> Exception:
     return error
 
 
-def closed(exc: Exception) -> Exception:
-    """`exc`, or a `StoreClosed` when it says the store's connection or pool was closed
-    (sqlite3's, psycopg's and psycopg_pool's words for it; a connection lost at run time is
-    a failure, not this).
+def closed(exc: Exception) -> StoreClosed:
+    """The error for a driver's `exc` raised because the store's connection or pool was
+    closed (each backend's driver tells which of its errors these are: a connection lost at
+    run time is a failure, not this).
 
     Example:
         >>> import sqlite3
         >>> type(closed(sqlite3.ProgrammingError("Cannot operate on a closed database."))).__name__
         'StoreClosed'
-        >>> closed(sqlite3.OperationalError("database is locked")).args
-        ('database is locked',)
     """
-    name, text = type(exc).__name__, str(exc)
-    if not (name == "PoolClosed" or (name == "ProgrammingError" and "closed database" in text)
-            or (name == "OperationalError" and text == "the connection is closed")):
-        return exc
     error = StoreClosed(
         f"The store's connection is closed ({exc}): a store opened with `with "
         "...from_conn_string(...) as store:` works inside that block only; keep the graph's "
@@ -587,10 +571,9 @@ def drive_sync(
             try:
                 answer = execute(req)
             except Exception as exc:
-                error = not_set_up(exc)
                 if in_txn or not isinstance(req, Sql):
-                    raise error from exc
-                req = plan.throw(error)  # a failed read: the plan may degrade
+                    raise
+                req = plan.throw(exc)  # a failed read: the plan may degrade
                 continue
             in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
             req = plan.send(answer)
@@ -639,10 +622,9 @@ async def drive_async(
             try:
                 answer = await execute(req)
             except Exception as exc:
-                error = not_set_up(exc)
                 if in_txn or not isinstance(req, Sql):
-                    raise error from exc
-                req = plan.throw(error)  # a failed read: the plan may degrade
+                    raise
+                req = plan.throw(exc)  # a failed read: the plan may degrade
                 continue
             in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
             req = plan.send(answer)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql, closed
+from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 
 __all__ = ["RetryPolicy", "Attempt", "PlanSource", "is_retryable", "run_sync", "run_async"]
 
@@ -233,8 +233,6 @@ def run_sync(
             return attempt(source() if callable(source) else source, watcher)
         except Exception as exc:
             if not callable(source) or not _should_retry(policy, n, watcher, exc):
-                if (error := closed(exc)) is not exc:
-                    raise error from exc
                 raise
         sleep(policy.delay(n))
         n += 1
@@ -253,8 +251,6 @@ async def run_async(
             return await attempt(source() if callable(source) else source, watcher)
         except Exception as exc:
             if not callable(source) or not _should_retry(policy, n, watcher, exc):
-                if (error := closed(exc)) is not exc:
-                    raise error from exc
                 raise
         await asyncio.sleep(policy.delay(n))
         n += 1

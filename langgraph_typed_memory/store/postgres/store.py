@@ -26,7 +26,15 @@ from langgraph_typed_memory.store.core.base import (
     MemoryStoreBase,
     SyncMemoryStore,
 )
-from langgraph_typed_memory.store.core.protocol import Begin, Commit, Sql, drive_async, drive_sync
+from langgraph_typed_memory.store.core.protocol import (
+    Begin,
+    Commit,
+    Sql,
+    closed,
+    drive_async,
+    drive_sync,
+    not_set_up,
+)
 from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
 from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
@@ -36,7 +44,7 @@ try:
     import psycopg
     from psycopg import pq
     from psycopg.rows import tuple_row
-    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolClosed
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "The Postgres stores need the 'postgres' extra: "
@@ -118,6 +126,27 @@ def _rows(cur: psycopg.Cursor[Any]) -> list[tuple[Any, ...]]:
 async def _arows(cur: psycopg.AsyncCursor[Any]) -> list[tuple[Any, ...]]:
     async with cur:
         return await cur.fetchall() if _has_rows(cur) else []
+
+
+def _typed(exc: Exception, conn: Any) -> Exception | None:
+    """The store's error for a driver's `exc`, if it has one: `StoreNotSetUp` for a missing
+    table or column (by SQLSTATE), `StoreClosed` for a closed pool, or an error raised while
+    the connection is closed (by asking it).
+
+    Example:
+        >>> type(_typed(psycopg.errors.UndefinedTable("no memories"), None)).__name__
+        'StoreNotSetUp'
+        >>> _typed(psycopg.OperationalError("server gone"), None) is None
+        True
+    """
+    if isinstance(exc, psycopg.errors.UndefinedTable):
+        return not_set_up(exc, "table")
+    if isinstance(exc, psycopg.errors.UndefinedColumn):
+        return not_set_up(exc, "column")
+    if isinstance(exc, PoolClosed) or (
+            isinstance(exc, psycopg.OperationalError) and getattr(conn, "closed", False)):
+        return closed(exc)
+    return None
 
 
 def _check_autocommit(conn: Any) -> None:
@@ -226,18 +255,30 @@ class PostgresMemoryStore(SyncMemoryStore):
         return run_sync(plan, self._attempt, self.retry_policy)
 
     def _attempt(self, plan: Any, attempt: Attempt) -> Any:
+        try:
+            return self._attempt_on_connection(plan, attempt)
+        except PoolClosed as exc:
+            raise closed(exc) from exc
+
+    def _attempt_on_connection(self, plan: Any, attempt: Attempt) -> Any:
         # A connection per attempt: the pool (or the lock) is free during the backoff.
         with self._connection() as conn:
 
             def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-                with conn.cursor(row_factory=tuple_row) as cur:
-                    if isinstance(req, Sql) and req.many is not None:
-                        cur.executemany(_statement(req), req.many)
-                        return []
-                    cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
-                                prepare=req.prepare if isinstance(req, Sql) else None,
-                                binary=isinstance(req, Sql) and req.binary)
-                    return cur.fetchall() if _has_rows(cur) else []
+                try:
+                    with conn.cursor(row_factory=tuple_row) as cur:
+                        if isinstance(req, Sql) and req.many is not None:
+                            cur.executemany(_statement(req), req.many)
+                            return []
+                        cur.execute(_statement(req),
+                                    req.params if isinstance(req, Sql) else (),
+                                    prepare=req.prepare if isinstance(req, Sql) else None,
+                                    binary=isinstance(req, Sql) and req.binary)
+                        return cur.fetchall() if _has_rows(cur) else []
+                except psycopg.Error as exc:
+                    if (typed := _typed(exc, conn)) is not None:
+                        raise typed from exc
+                    raise
 
             def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
                 with conn.pipeline():
@@ -340,8 +381,11 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
 
     async def _attempt(self, plan: Any, attempt: Attempt) -> Any:
         if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn:
-                return await self._drive(conn, plan, attempt)
+            try:
+                async with self.conn.connection() as conn:
+                    return await self._drive(conn, plan, attempt)
+            except PoolClosed as exc:
+                raise closed(exc) from exc
         async with self._lock:
             return await self._drive(self.conn, plan, attempt)
 
@@ -351,14 +395,20 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         _check_autocommit(conn)
 
         async def execute(req: Sql | Begin | Commit) -> list[tuple[Any, ...]]:
-            async with conn.cursor(row_factory=tuple_row) as cur:
-                if isinstance(req, Sql) and req.many is not None:
-                    await cur.executemany(_statement(req), req.many)
-                    return []
-                await cur.execute(_statement(req), req.params if isinstance(req, Sql) else (),
-                                  prepare=req.prepare if isinstance(req, Sql) else None,
-                                  binary=isinstance(req, Sql) and req.binary)
-                return await cur.fetchall() if _has_rows(cur) else []
+            try:
+                async with conn.cursor(row_factory=tuple_row) as cur:
+                    if isinstance(req, Sql) and req.many is not None:
+                        await cur.executemany(_statement(req), req.many)
+                        return []
+                    await cur.execute(_statement(req),
+                                      req.params if isinstance(req, Sql) else (),
+                                      prepare=req.prepare if isinstance(req, Sql) else None,
+                                      binary=isinstance(req, Sql) and req.binary)
+                    return await cur.fetchall() if _has_rows(cur) else []
+            except psycopg.Error as exc:
+                if (typed := _typed(exc, conn)) is not None:
+                    raise typed from exc
+                raise
 
         async def reads(steps: Sequence[Sql]) -> list[list[tuple[Any, ...]]]:
             async with conn.pipeline():
