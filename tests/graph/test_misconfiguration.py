@@ -382,3 +382,19 @@ def test_the_look_alike_rule_is_narrow():
         "fact", "fact", "fact", "policy", "preference", "episode", "observation", "procedure"]
     assert [misspelt_kind(w) for w in ["prefs", "memories", "notes", "data", "part", "docs",
                                        "user:123", "alice"]] == [None] * 8
+
+
+def test_a_misspelled_store_option_fails_at_construction(pg_server):
+    """Each store class names the option it does not know, and the ones it takes."""
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+    from tests.conftest import fresh_database
+
+    sqlite_conn = connect_sqlite(":memory:")
+    with pytest.raises(ConfigurationError, match=r"unknown option 'indx'.*cache_bytes"):
+        SqliteMemoryStore(sqlite_conn, indx={"dims": 4})  # type: ignore[call-arg]
+    sqlite_conn.close()
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn:
+        with pytest.raises(ConfigurationError, match=r"unknown option 'ef'.*ef_search"):
+            PostgresMemoryStore(conn, ef=40)  # type: ignore[call-arg]

@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypedDict, TypeVar
 
 from langgraph.store.base import (
     IndexConfig,
@@ -29,7 +29,7 @@ from langgraph_typed_memory.config import (
     normalize_retrieval,
     normalize_ttl,
 )
-from langgraph_typed_memory.errors import InvalidQuery
+from langgraph_typed_memory.errors import ConfigurationError, InvalidQuery
 from langgraph_typed_memory.gate import GateConfig, Outcome, Proposal, normalize_gate
 from langgraph_typed_memory.namespaces import Scope
 from langgraph_typed_memory.results import MemoryItem
@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from langgraph_typed_memory.maintenance.report import MaintenanceReport, Progress
     from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
 
-__all__ = ["AsyncMemoryStore", "MemoryStoreBase", "SyncMemoryStore", "utc_now"]
+__all__ = ["AsyncMemoryStore", "MemoryStoreBase", "StoreOptions", "SyncMemoryStore",
+           "checked_options", "utc_now"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,37 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class StoreOptions(TypedDict, total=False):
+    """The keyword options every store class takes (each class's docstring says what they
+    do); a backend's own options extend it."""
+
+    index: IndexConfig | Mapping[str, Any] | None
+    ttl: TTLConfig | Mapping[str, Any] | None
+    retrieval: RetrievalConfig | Mapping[str, Any] | None
+    clock: Callable[[], datetime] | None
+    gate: GateConfig | Mapping[str, Any] | None
+    lifecycle: LifecycleConfig | Mapping[str, Any] | None
+    cache_bytes: int
+
+
+def checked_options(options: Mapping[str, Any], allowed: type, owner: str) -> None:
+    """Refuse an option `allowed` (a TypedDict of options) does not name, as a signature
+    would.
+
+    Example:
+        >>> checked_options({"index": None, "indx": 1}, StoreOptions, "SqliteMemoryStore")
+        Traceback (most recent call last):
+        ...
+        langgraph_typed_memory.errors.ConfigurationError: SqliteMemoryStore got an unknown ...
+    """
+    known = allowed.__annotations__
+    unknown = [name for name in options if name not in known]
+    if unknown:
+        raise ConfigurationError(
+            f"{owner} got an unknown option {unknown[0]!r}; it takes "
+            f"{', '.join(sorted(known))}.")
+
+
 class MemoryStoreBase(LangGraphApi, GovernanceApi):
     """Shared configuration of the SQLite and Postgres stores, sync and async."""
 
@@ -70,30 +102,22 @@ class MemoryStoreBase(LangGraphApi, GovernanceApi):
     retry_policy: RetryPolicy = RetryPolicy()
     """How plans are retried when the database asks (lock timeouts, write races)."""
 
-    def __init__(
-        self,
-        dialect: Dialect,
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, dialect: Dialect, options: StoreOptions) -> None:
+        """`options` as checked by the backend's class (`cache_bytes` sized its dialect)."""
+        index, ttl = options.get("index"), options.get("ttl")
         settings = normalize_index(index)
         self.index_config = dict(index) if index is not None else None
         self.embeddings = settings.embeddings if settings else None
         self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
-        self.retrieval = normalize_retrieval(retrieval)
+        self.retrieval = normalize_retrieval(options.get("retrieval"))
         self._engine = Engine(
             dialect,
             index=settings,
             retrieval=self.retrieval,
             ttl=normalize_ttl(ttl),
-            clock=clock or utc_now,
-            gate=normalize_gate(gate),
-            lifecycle=normalize_lifecycle(lifecycle),
+            clock=options.get("clock") or utc_now,
+            gate=normalize_gate(options.get("gate")),
+            lifecycle=normalize_lifecycle(options.get("lifecycle")),
         )
         self._threads_seen = SeenThreads()
         self._sweeper = TtlSweeper()

@@ -296,9 +296,9 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         # Untyped namespaces count their changes, so that an untyped search ranks a
         # namespace's vectors cached in memory (`NamespaceVectorCache`) instead of having the
         # server scan them all each time. Added vectors are counted per statement (a bulk put
-        # is one), with their cells' counts. A deleted or updated vector looks its record up once, and counts a change
-        # of its cell (typed) or its namespace (untyped), or nothing when its record's own
-        # deletion removed it (that deletion is counted).
+        # is one), with their cells' counts. A deleted or updated vector looks its record up
+        # once, and counts a change of its cell (typed) or its namespace (untyped), or nothing
+        # when its record's own deletion removed it (that deletion is counted).
         ("0026_namespace_versions", (
             NAMESPACE_VERSIONS_TABLE,
             "CREATE INDEX memory_namespace_versions_under "

@@ -12,19 +12,18 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Unpack
 
-from langgraph.store.base import IndexConfig, TTLConfig
+from langgraph.store.base import IndexConfig
 
-from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
 from langgraph_typed_memory.errors import ConfigurationError
-from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.core.base import (
     AsyncMemoryStore,
     MemoryStoreBase,
+    StoreOptions,
     SyncMemoryStore,
+    checked_options,
 )
 from langgraph_typed_memory.store.core.protocol import (
     Begin,
@@ -149,6 +148,20 @@ def _typed(exc: Exception, conn: Any) -> Exception | None:
     return None
 
 
+class PostgresOptions(StoreOptions, total=False):
+    """The Postgres stores' options: every store's, and `ef_search`."""
+
+    ef_search: int
+
+
+def _dialect(options: PostgresOptions, owner: str) -> PostgresDialect:
+    """The dialect the options describe, taking the options only it reads out of them."""
+    checked_options(options, PostgresOptions, owner)
+    return PostgresDialect(options.pop("cache_bytes", DEFAULT_CACHE_BYTES),
+                           dims=_dims(options.get("index")),
+                           ef_search=options.pop("ef_search", DEFAULT_EF_SEARCH))
+
+
 def _check_autocommit(conn: Any) -> None:
     if not conn.autocommit:
         raise ConfigurationError(
@@ -184,24 +197,9 @@ class PostgresMemoryStore(SyncMemoryStore):
         ```
     """
 
-    def __init__(
-        self,
-        conn: psycopg.Connection[Any] | ConnectionPool[Any],
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
-        ef_search: int = DEFAULT_EF_SEARCH,
-    ) -> None:
-        super().__init__(
-            PostgresDialect(cache_bytes, dims=_dims(index), ef_search=ef_search), index=index,
-            ttl=ttl, retrieval=retrieval, clock=clock,
-            gate=gate, lifecycle=lifecycle,
-        )
+    def __init__(self, conn: psycopg.Connection[Any] | ConnectionPool[Any],
+                 **options: Unpack[PostgresOptions]) -> None:
+        super().__init__(_dialect(options, type(self).__name__), options)
         self.conn = conn
         self._lock = _shared_lock(conn, threading.Lock)
 
@@ -212,14 +210,7 @@ class PostgresMemoryStore(SyncMemoryStore):
         conn_string: str,
         *,
         pool_size: int | None = None,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
-        ef_search: int = DEFAULT_EF_SEARCH,
+        **options: Unpack[PostgresOptions],
     ) -> Iterator[PostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -227,17 +218,11 @@ class PostgresMemoryStore(SyncMemoryStore):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=True,
             ) as pool:
-                with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                         gate=gate, lifecycle=lifecycle,
-                         cache_bytes=cache_bytes,
-                         ef_search=ef_search)._flushed_on_exit() as store:
+                with cls(pool, **options)._flushed_on_exit() as store:
                     yield store
         else:
             with psycopg.connect(conn_string, autocommit=True) as conn:
-                with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                         gate=gate, lifecycle=lifecycle,
-                         cache_bytes=cache_bytes,
-                         ef_search=ef_search)._flushed_on_exit() as store:
+                with cls(conn, **options)._flushed_on_exit() as store:
                     yield store
 
     @contextmanager
@@ -311,24 +296,9 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         ```
     """
 
-    def __init__(
-        self,
-        conn: psycopg.AsyncConnection[Any] | AsyncConnectionPool[Any],
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
-        ef_search: int = DEFAULT_EF_SEARCH,
-    ) -> None:
-        super().__init__(
-            PostgresDialect(cache_bytes, dims=_dims(index), ef_search=ef_search), index=index,
-            ttl=ttl, retrieval=retrieval, clock=clock,
-            gate=gate, lifecycle=lifecycle,
-        )
+    def __init__(self, conn: psycopg.AsyncConnection[Any] | AsyncConnectionPool[Any],
+                 **options: Unpack[PostgresOptions]) -> None:
+        super().__init__(_dialect(options, type(self).__name__), options)
         self.conn = conn
         self.loop = asyncio.get_running_loop()
         self._lock = _shared_lock(conn, asyncio.Lock)
@@ -340,14 +310,7 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
         conn_string: str,
         *,
         pool_size: int | None = None,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
-        ef_search: int = DEFAULT_EF_SEARCH,
+        **options: Unpack[PostgresOptions],
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
         """Connect to a ``postgresql://`` URL (a pool of `pool_size` if given)."""
         if pool_size:
@@ -355,19 +318,13 @@ class AsyncPostgresMemoryStore(AsyncMemoryStore):
                 conn_string, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
                 open=False,
             ) as pool:
-                async with cls(pool, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                               gate=gate, lifecycle=lifecycle,
-                               cache_bytes=cache_bytes,
-                               ef_search=ef_search)._aflushed_on_exit() as store:
+                async with cls(pool, **options)._aflushed_on_exit() as store:
                     yield store
         else:
             async with await psycopg.AsyncConnection.connect(
                 conn_string, autocommit=True
             ) as conn:
-                async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                               gate=gate, lifecycle=lifecycle,
-                               cache_bytes=cache_bytes,
-                               ef_search=ef_search)._aflushed_on_exit() as store:
+                async with cls(conn, **options)._aflushed_on_exit() as store:
                     yield store
 
     async def _arun(self, plan: Any) -> Any:

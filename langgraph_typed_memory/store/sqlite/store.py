@@ -10,19 +10,16 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
-from langgraph.store.base import IndexConfig, TTLConfig
-
-from langgraph_typed_memory.config import LifecycleConfig, RetrievalConfig
-from langgraph_typed_memory.gate import GateConfig
 from langgraph_typed_memory.store.core.base import (
     AsyncMemoryStore,
     MemoryStoreBase,
+    StoreOptions,
     SyncMemoryStore,
+    checked_options,
 )
 from langgraph_typed_memory.store.core.protocol import (
     Begin,
@@ -106,22 +103,10 @@ class _SqliteDriver(MemoryStoreBase):
     """What the sync and async SQLite stores share: the connection, its lock, and the
     driver that runs the engine's plans on it."""
 
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
-    ) -> None:
-        super().__init__(
-            SqliteDialect(cache_bytes), index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-            gate=gate, lifecycle=lifecycle,
-        )
+    def __init__(self, conn: sqlite3.Connection, **options: Unpack[StoreOptions]) -> None:
+        checked_options(options, StoreOptions, type(self).__name__)
+        dialect = SqliteDialect(options.pop("cache_bytes", DEFAULT_CACHE_BYTES))
+        super().__init__(dialect, options)
         self.conn = conn
         self._lock = conn.store_lock if isinstance(conn, _Connection) else threading.RLock()
         if isinstance(conn, _Connection):
@@ -235,21 +220,12 @@ class SqliteMemoryStore(_SqliteDriver, SyncMemoryStore):
     def from_conn_string(
         cls,
         conn_string: str,
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        **options: Unpack[StoreOptions],
     ) -> Iterator[SqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
         try:
-            with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                     gate=gate, lifecycle=lifecycle,
-                         cache_bytes=cache_bytes)._flushed_on_exit() as store:
+            with cls(conn, **options)._flushed_on_exit() as store:
                 yield store
         finally:
             conn.close()
@@ -275,21 +251,12 @@ class AsyncSqliteMemoryStore(_SqliteDriver, AsyncMemoryStore):
     async def from_conn_string(
         cls,
         conn_string: str,
-        *,
-        index: IndexConfig | Mapping[str, Any] | None = None,
-        ttl: TTLConfig | Mapping[str, Any] | None = None,
-        retrieval: RetrievalConfig | Mapping[str, Any] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        gate: GateConfig | Mapping[str, Any] | None = None,
-        lifecycle: LifecycleConfig | Mapping[str, Any] | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        **options: Unpack[StoreOptions],
     ) -> AsyncIterator[AsyncSqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
         try:
-            async with cls(conn, index=index, ttl=ttl, retrieval=retrieval, clock=clock,
-                           gate=gate, lifecycle=lifecycle,
-                           cache_bytes=cache_bytes)._aflushed_on_exit() as store:
+            async with cls(conn, **options)._aflushed_on_exit() as store:
                 yield store
         finally:
             await asyncio.to_thread(conn.close)
