@@ -370,3 +370,29 @@ def test_a_namespace_too_large_to_hold_ranks_as_one_held(make_store, clock):
         got = unheld.search(("kb",), query=query, limit=10)
         assert [i.key for i in got] == [i.key for i in want]  # ties: older item first
         assert [i.score for i in got] == pytest.approx([i.score for i in want], abs=1e-5)
+
+
+def test_a_namespace_found_too_large_is_not_read_again_on_postgres(request, clock):
+    """Counters that began after a namespace's vectors (a database from before they were
+    kept) may say it fits; once read and found too large it is ranked by pgvector from then
+    on, never read whole again."""
+    if "postgres" not in ALL_BACKENDS:
+        pytest.skip("Postgres tests are off")
+    import psycopg
+
+    from langgraph_typed_memory import PostgresMemoryStore
+    from tests.conftest import fresh_database, hash_index
+
+    conn = psycopg.connect(fresh_database(request.getfixturevalue("pg_server")),
+                           autocommit=True)
+    request.addfinalizer(conn.close)
+    store = PostgresMemoryStore(conn, index=hash_index(), clock=clock, cache_bytes=4096)
+    store.setup()
+    store.batch([PutOp(("kb",), f"k{i}", {"text": f"red tulips {i}"}) for i in range(120)])
+    conn.execute("DELETE FROM memory_namespace_versions")  # as if counted only from now
+    namespaces = store.records.dialect.namespaces
+    first = [(i.key, i.score) for i in store.search(("kb",), query="red tulips", limit=5)]
+    for _ in range(3):
+        again = [(i.key, i.score) for i in store.search(("kb",), query="red tulips", limit=5)]
+        assert [k for k, _ in again] == [k for k, _ in first]
+    assert namespaces.full_loads == 1 and len(namespaces) == 0

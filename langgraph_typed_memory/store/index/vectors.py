@@ -22,6 +22,7 @@ memory (docs/backends.md).
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -250,7 +251,8 @@ class NamespaceVectorCache:
     Where the database can rank (`top_k`'s `server`) and `row_bytes` gives a vector's size,
     a prefix no entry holds is ranked there, its counters read alongside; a later query
     loads it once its vectors are known to fit (`appends` bounds them). A prefix asked once
-    (a user's namespace among thousands) costs no load, and one too large is never read.
+    (a user's namespace among thousands) costs no load, and one too large is never read (or
+    read once, if its counters began after its vectors: then never again).
 
     Example:
         >>> cache = NamespaceVectorCache(CellCache(), embedding="v.embedding",
@@ -263,7 +265,8 @@ class NamespaceVectorCache:
                  join: str = SQLITE_JOIN, row_bytes: int | None = None) -> None:
         self.cache, self._decode, self._row_bytes = cache, decode, row_bytes
         self._appends: dict[Key, int] = {}
-        """The appends counted when each prefix no entry held was last asked (at most
+        """The most appends counted for each prefix asked while no entry held it, or
+        `sys.maxsize` once its vectors were read and found too large to hold (at most
         `REMEMBERED` prefixes, the oldest forgotten first)."""
         self._columns = f"SELECT v.seq, {embedding}, m.expires_at FROM memories m {join} WHERE "
         self.full_loads = self.appended_loads = 0
@@ -312,9 +315,10 @@ class NamespaceVectorCache:
                 and appends * self._row_bytes <= self.cache.max_bytes)
 
     def _remember(self, key: Key, appends: int) -> None:
+        """Note a prefix's counted appends (a bound only grows)."""
         with self.cache.lock:
-            self._appends.pop(key, None)
-            self._appends[key] = appends
+            known = self._appends.pop(key, 0)
+            self._appends[key] = max(known, appends)
             if len(self._appends) > REMEMBERED:
                 del self._appends[next(iter(self._appends))]
 
@@ -357,7 +361,8 @@ class NamespaceVectorCache:
                 return held.view()  # type: ignore[return-value]
             if entry.nbytes() <= self.cache.max_bytes:
                 self.cache.put(key, entry)
-            else:
+            else:  # where the database can rank them, it does from now on
+                self._appends[key] = sys.maxsize
                 logger.info("search cache: %d untyped vectors under %r exceed the bound "
                             "(%d bytes): ranked unheld", entry.size, key[1][1],
                             self.cache.max_bytes)

@@ -303,6 +303,10 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
             NAMESPACE_VERSIONS_TABLE,
             "CREATE INDEX memory_namespace_versions_under "
             "ON memory_namespace_versions (ns text_pattern_ops)",
+            # the vectors written before: how large each namespace is already
+            "INSERT INTO memory_namespace_versions (ns, appends) SELECT m.ns, count(*) "
+            "FROM memory_vectors v JOIN memories m ON m.seq = v.seq WHERE m.kind IS NULL "
+            "GROUP BY m.ns",
             _trigger_function("memory_vectors_appended", APPENDED, replace=True),
             _trigger_function("memory_vector_changed", f"""
                 SELECT m.kind, m.tenant_id, m.user_id, m.agent_id, m.ns INTO owner
