@@ -349,9 +349,9 @@ class Engine(Records):
                                            "deleted with store.delete", actor="store.delete",
                                            deferred=deferred)
             return
-        expires = now + op.ttl * 60.0 if op.ttl else None
+        expires = _expires(op, now)
         if w.typed is None:
-            row = self._untyped_row(w, now)
+            row = self._untyped_row(w, now, expires)
             if old is not None:
                 yield Sql(q.SQL_UPDATE_UNTYPED, [row[3], now, expires, op.ttl, old[0]])
                 yield from self.drop_vectors(old[0])
@@ -383,12 +383,11 @@ class Engine(Records):
                                    "written with store.put", actor="store.put",
                                    deferred=deferred)
 
-    def _untyped_row(self, w: _Write, now: float) -> list[Any]:
+    def _untyped_row(self, w: _Write, now: float, expires: float | None) -> list[Any]:
         """The values of a new untyped record (`queries.INSERT_COLUMNS`) for a put."""
-        ttl = w.op.ttl
         return [uuid.uuid4().hex, w.ns, w.op.key, self.dialect.dump_json(w.op.value), None,
-                None, None, None, "active", None, None, None, None, now, now,
-                now + ttl * 60.0 if ttl else None, ttl, None, None, None, None, None, False]
+                None, None, None, "active", None, None, None, None, now, now, expires,
+                w.op.ttl, None, None, None, None, None, False]
 
     def _untyped_alone(self, w: _Write) -> Sql | None:
         """A batch's only write, when it is an untyped put or delete the dialect says in one
@@ -400,7 +399,9 @@ class Engine(Records):
             return Sql(q.SQL_DELETE_UNTYPED, [w.ns, w.op.key])
         vectors = [(field, self.dialect.encode_vector(vector))
                    for (field, _), vector in zip(w.texts, w.vectors or [], strict=True)]
-        return self.dialect.put_untyped(self._untyped_row(w, ts(self.clock())), vectors)
+        now = ts(self.clock())
+        return self.dialect.put_untyped(self._untyped_row(w, now, _expires(w.op, now)),
+                                        vectors)
 
     def _insert_vectors(self, seq: int, w: _Write, deferred: Deferred | None) -> Plan[None]:
         if not w.texts or not w.vectors:
@@ -411,6 +412,12 @@ class Engine(Records):
 
 
 _BULK_ORDER = list(q.Bulk)
+"""The order deferred statements are sent in: records before their vectors."""
+
+
+def _expires(op: PutOp, now: float) -> float | None:
+    """When a put's item expires (its `ttl` in minutes from `now`; None: never)."""
+    return now + op.ttl * 60.0 if op.ttl else None
 
 
 def _written_scopes(writes: Iterable[_Write],
@@ -419,7 +426,6 @@ def _written_scopes(writes: Iterable[_Write],
     return q.scope_locks([*(w.typed.scope for w in writes if w.typed is not None),
                           *(p.typed.scope for ps in promotions for p in ps
                             if p.typed is not None)])
-"""Records before their vectors."""
 
 
 def _audit_event(row: tuple[Any, ...]) -> dict[str, Any]:

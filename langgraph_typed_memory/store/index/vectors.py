@@ -275,12 +275,13 @@ class NamespaceVectorCache:
         return self.cache.count(NAMESPACE_FAMILY)
 
     def top_k(self, prefix: str | None, range_ops: tuple[str, str], now: float,
-              query: Sequence[float], depth: int, server: Sql | None = None,
+              query: Sequence[float], depth: int, server: Callable[[], Sql] | None = None,
               ) -> Plan[list[tuple[int, float]]]:
         """Best-first (seq, cosine) of the current untyped rows under the encoded `prefix`
         (None: every untyped row) live at `now`, one per record (its best vector; ties:
-        older record first), the `depth` best. Exact: every vector is scored. `server`: the
-        statement ranking them in the database, as (seq, cosine) rows."""
+        older record first), the `depth` best. Exact: every vector is scored. `server`: makes
+        the statement ranking them in the database, as (seq, cosine) rows (made only when
+        used: it spells out the query vector)."""
         key: Key = (NAMESPACE_FAMILY, ("", prefix or "", None, None), "")
         where, params = q.untyped_current(prefix, range_ops)
         counters = Sql(*namespace_counters(
@@ -296,7 +297,7 @@ class NamespaceVectorCache:
             state = None if not isinstance(held, _NamespaceMatrix) else (
                 held, held.changes, held.added, held.newest())
         if state is None and server is not None and not self._fits(key):
-            counted, ranked = answers_of((yield Reads((counters, server))))
+            counted, ranked = answers_of((yield Reads((counters, server()))))
             self._remember(key, int(counted[0][1]))
             return [(int(seq), float(score)) for seq, score in ranked]
         if state is None:

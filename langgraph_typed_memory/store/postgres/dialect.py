@@ -798,16 +798,18 @@ class PostgresDialect:
         leave the server. Without a filter, a namespace asked again whose vectors fit the
         cache is ranked from them instead (`NamespaceVectorCache`, fetched in pgvector's
         binary form). Exact either way: every vector is scored."""
-        where = q.untyped_where(prefix, self.range_ops, now, extra)
-        server = Sql(
-            "SELECT m.seq, max(coalesce(nullif(1 - (v.embedding <=> ?::vector), "
-            f"'NaN'::float8), 0)) AS sim FROM memories m {POSTGRES_JOIN} WHERE {where[0]} "
-            "GROUP BY m.seq ORDER BY sim DESC, m.seq LIMIT ?",
-            [_vector_literal(query), *where[1], depth])
+        def server() -> Sql:
+            where = q.untyped_where(prefix, self.range_ops, now, extra)
+            return Sql(
+                "SELECT m.seq, max(coalesce(nullif(1 - (v.embedding <=> ?::vector), "
+                f"'NaN'::float8), 0)) AS sim FROM memories m {POSTGRES_JOIN} WHERE {where[0]} "
+                "GROUP BY m.seq ORDER BY sim DESC, m.seq LIMIT ?",
+                [_vector_literal(query), *where[1], depth])
+
         if extra is None:
             return (yield from self.namespaces.top_k(prefix, self.range_ops, now, query, depth,
                                                      server))
-        return [(seq, float(sim)) for seq, sim in (yield server)]
+        return [(seq, float(sim)) for seq, sim in (yield server())]
 
 
 def _decode(values: list[Any]) -> np.ndarray:
