@@ -369,6 +369,20 @@ def rss_mb() -> float:
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
+def anon_rss_mb() -> float | None:
+    """The process's anonymous resident memory now, in MiB (Linux; None elsewhere): its
+    heap, without the pages of files it maps (SQLite maps its database file: those pages
+    are the kernel's page cache, counted in the RSS while mapped)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
 def sqlite_size_mb(conn: sqlite3.Connection) -> float:
     """Size on disk of a SQLite database file, its WAL included, in MiB."""
     path = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")

@@ -97,6 +97,7 @@ from _common import (
     Clock,
     LookupEmbeddings,
     ZipfText,
+    anon_rss_mb,
     bulk_put,
     log,
     machine,
@@ -433,9 +434,9 @@ class System:
 
     def measure(self, stage: Stage, rate: float) -> list[Row]:
         data, picked = self.data, self.picked()
-        rss_before = rss_mb()
+        rss_before, anon_before = rss_mb(), anon_rss_mb()
         times, outs = timed(self.fan_out, picked)
-        rss_searching = rss_mb()
+        rss_searching, anon_searching = rss_mb(), anon_rss_mb()
         short = sum(not self.check(out) for out in outs)
         fact_times, fact_found = timed(self.vector_search("fact"), picked)
         _, episode_found = timed(self.vector_search("episode"), picked)
@@ -448,7 +449,9 @@ class System:
                      extra={"slots": {slot: len(items) for slot, items in
                                       outs[0]["memory_context"].items()},
                             "fan_outs_short": short, "rss_mb_before": rss_before,
-                            "rss_mb_after_fan_outs": rss_searching}),
+                            "rss_mb_after_fan_outs": rss_searching,
+                            "anon_rss_mb_before": anon_before,
+                            "anon_rss_mb_after_fan_outs": anon_searching}),
             self.row(stage, "facts vector search (limit 10)", fact_times,
                      recall_at_10=recall(fact_found, expected[: len(picked)])),
             self.after_writes(stage, picked[:WRITE_QUERIES]),
@@ -652,6 +655,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
     log(f"generating {max(sizes):,} + {args.others:,} memories and {args.queries} queries")
     data = Dataset(max(sizes), args.others, args.queries, args.seed, args.vectors)
     meta["peak_rss_mb_after_dataset"] = peak_rss_mb()
+    meta["anon_rss_mb_after_dataset"] = anon_rss_mb()
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     model = None
     if args.model_queries:

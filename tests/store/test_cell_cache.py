@@ -277,7 +277,8 @@ def test_empty_cells_count_against_the_bound() -> None:
 
 def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
     """A bound that holds a few cells: the least recently used go, answers are those of an
-    unbounded store, and a cell larger than the bound is used without being kept."""
+    unbounded store, and a cell larger than the bound is used without being kept (a scope
+    over the bound is ranked by its sketches, every row of it rescored exactly)."""
     with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(),
                                             clock=FakeClock()) as roomy:
         roomy.setup()
@@ -293,7 +294,8 @@ def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
                 for user in range(12):
                     assert _answers(store, user) == expected[user]
                     assert cache.nbytes <= bound
-                    held = cache.held("vectors") + cache.held("postings")
+                    held = [entry for family in ("vectors", "sketches", "postings")
+                            for entry in cache.held(family)]
                     assert cache.nbytes == sum(entry.nbytes() for _, entry in held)
             assert cache.evictions > 0 or not len(cache)
             if bound == 2_000:
@@ -356,8 +358,8 @@ def _sqlite_world(rows: int = 3000) -> sqlite3.Connection:
             "search_text, created_at, updated_at) VALUES (?, ?, ?, '{}', 'fact', 'acme', ?, "
             "'active', ?, 1, 1) RETURNING seq",
             [f"id{i}", ns, f"k{i}", user, _text(i)]).fetchone()[0]
-        conn.execute("INSERT INTO memory_vectors (seq, field, embedding) VALUES (?, '$memory', ?)",
-                     [seq, bytes(128)])
+        conn.execute("INSERT INTO memory_vectors (seq, field, embedding) "
+                     "VALUES (?, '$memory', ?)", [seq, bytes(128)])
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
     return conn
@@ -373,8 +375,8 @@ def test_sqlite_cache_statements_use_their_indexes() -> None:
                 "INSERT INTO memories (id, ns, key, value, kind, tenant_id, user_id, status, "
                 "search_text, created_at, updated_at) VALUES ('new', 'n', 'k', '{}', 'fact', "
                 "'acme', 'u3', 'active', 'red tulips', 1, 1) RETURNING seq").fetchone()[0]
-            conn.execute("INSERT INTO memory_vectors VALUES (?, '$memory', ?)",
-                         [seq, bytes(128)])
+            conn.execute("INSERT INTO memory_vectors (seq, field, embedding) "
+                         "VALUES (?, '$memory', ?)", [seq, bytes(128)])
         else:
             conn.execute("UPDATE memories SET confidence = 0.5 WHERE id = 'id3'")
 

@@ -24,6 +24,8 @@ LOOKUPS = [  # (what, statement for a substring function, parameters, the index 
     ("the newest holding a value", q.sql_holding_text, [NS, "oolong"], "memories_active_seq"),
     ("a span of time", lambda _: q.SQL_DURING, [NS, 0.0, 100.0, 200.0, 0, 10],
      "memories_active_occurred"),
+    ("a batch's current rows", lambda _: q.SQL_CURRENT_ROWS.format(pairs="(?, ?), (?, ?)"),
+     [NS, "k1", NS, "k2"], "memories_current"),
 ]
 
 
@@ -34,7 +36,7 @@ def test_sqlite_plans(what: str, sql: Callable[[str], str], params: list[Any], i
     SqliteMemoryStore(conn).setup()
     text = sql(SqliteDialect.position_fn)
     plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {text}", params))
-    assert index in plan, plan
+    assert index in plan and "SCAN m" not in plan, plan
 
 
 @pytest.mark.skipif(bool(os.environ.get("TYPED_MEMORY_SKIP_POSTGRES")), reason="no Postgres")

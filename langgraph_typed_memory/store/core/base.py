@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from langgraph_typed_memory.maintenance.report import MaintenanceReport, Progress
     from langgraph_typed_memory.maintenance.settings import MaintenanceConfig
 
-__all__ = ["AsyncMemoryStore", "MemoryStoreBase", "StoreOptions", "SyncMemoryStore",
+__all__ = ["AsyncMemoryStore", "MemoryStoreBase", "StoreOptions", "SyncMemoryStore", "index_dims",
            "checked_options", "utc_now"]
 
 logger = logging.getLogger(__name__)
@@ -75,6 +75,17 @@ class StoreOptions(TypedDict, total=False):
     gate: GateConfig | Mapping[str, Any] | None
     lifecycle: LifecycleConfig | Mapping[str, Any] | None
     cache_bytes: int
+
+
+def index_dims(options: StoreOptions) -> int | None:
+    """The vectors' size the options' index declares (None: no index).
+
+    Example:
+        >>> index_dims({"index": {"dims": 384, "embed": None}}), index_dims({})
+        (384, None)
+    """
+    index = options.get("index")
+    return None if not index or index.get("dims") is None else int(index["dims"])
 
 
 def checked_options(options: Mapping[str, Any], allowed: type, owner: str) -> None:

@@ -365,9 +365,11 @@ def _hybrid(
     else:
         mode = "like"
         lexical = yield from _like(records, scope, terms or [op.query or ""], depth)
-    if mode != "like" and any(getattr(r, "regime", None) == "database"
-                              for r in (ranking, found)):
-        mode += "+database"  # a scope too large for the caches, ranked by the database
+    regimes = [getattr(r, "regime", None) for r in (ranking, found)]
+    if mode != "like" and any(regimes):
+        # a scope too large for the exact caches: ranked by the database (Postgres) or by
+        # its vectors' sketches (SQLite)
+        mode += "+" + next(regime for regime in regimes if regime)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
     priors = yield from _priors(records, typed, candidates, op.filter, ranking)
     fused = fuse(

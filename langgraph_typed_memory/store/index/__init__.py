@@ -9,6 +9,8 @@ What the rest of the store uses, and the only names it imports from this room:
   postings filled from each backend's tokens:
   `ScopeFts5Cache` (SQLite, FTS5's `porter unicode61` tokenizer, `TOKENIZE`) and
   `ScopeLexicalCache` (Postgres, `to_tsvector`), both ranked by `bm25`;
+- which scopes are too large for the exact caches (`OversizedScopes`), and the sign-bit
+  sketches that rank such a scope on SQLite (`ScopeSketchCache`, `sign_bits`);
 - reading the cells' counters with a search (`counters_sql`, `counted_cells`, `answers_of`);
 - the bookkeeping the database keeps for the caches, which the dialects' migrations create:
   the counter table and triggers (`VERSIONS_TABLE`, `bump_cell`, the `*_CELL` and `*_CHANGE`
@@ -29,6 +31,7 @@ from langgraph_typed_memory.store.index.cells import (
     counters_sql,
 )
 from langgraph_typed_memory.store.index.fts5 import TOKENIZE, ScopeFts5Cache
+from langgraph_typed_memory.store.index.oversized import OversizedScopes
 from langgraph_typed_memory.store.index.scopes import (
     APPENDS_COLUMN,
     BACKFILL,
@@ -48,6 +51,11 @@ from langgraph_typed_memory.store.index.scopes import (
     log_change,
     row_changed,
 )
+from langgraph_typed_memory.store.index.sketches import (
+    DEFAULT_RESCORED,
+    ScopeSketchCache,
+    sign_bits,
+)
 from langgraph_typed_memory.store.index.tsvector import ScopeLexicalCache
 from langgraph_typed_memory.store.index.vectors import (
     POSTGRES_JOIN,
@@ -59,11 +67,12 @@ from langgraph_typed_memory.store.index.vectors import (
 from langgraph_typed_memory.store.index.vectors import Query as VectorQuery
 
 __all__ = [
-    "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "FORGET_CHANGES",
+    "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "DEFAULT_RESCORED", "FORGET_CHANGES",
     "NAMESPACE_VERSIONS_TABLE", "POSTGRES_JOIN", "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS",
     "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL", "VECTOR_CELL",
     "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily", "NamespaceVectorCache",
-    "ScopeFts5Cache", "ScopeLexicalCache", "ScopeVectorCache", "VectorQuery", "VectorRanking",
+    "OversizedScopes", "ScopeFts5Cache", "ScopeLexicalCache", "ScopeSketchCache",
+    "ScopeVectorCache", "VectorQuery", "VectorRanking",
     "answers_of", "bump_cell", "bump_namespace", "changes_table", "counted_cells",
-    "counters_sql", "log_change", "row_changed",
+    "counters_sql", "log_change", "row_changed", "sign_bits",
 ]

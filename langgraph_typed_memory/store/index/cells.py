@@ -85,8 +85,10 @@ def counters_sql(scope: ScopeRead) -> Sql:
         shared=True)
 
 
-def counted_cells(scope: ScopeRead, rows: Sequence[Sequence[Any]]) -> dict[Cell, Counted]:
-    """`counters_sql`'s rows of the scope's kind, by cell.
+def counted_cells(scope: ScopeRead, rows: Sequence[Sequence[Any]], *,
+                  every_kind: bool = False) -> dict[Cell, Counted]:
+    """`counters_sql`'s rows of the scope's kind (`every_kind`: of every ranked kind), by
+    cell.
 
     Example:
         >>> read = ScopeRead("fact", "acme", "alice", None, "m.status = 'active'", 5.0)
@@ -94,10 +96,10 @@ def counted_cells(scope: ScopeRead, rows: Sequence[Sequence[Any]]) -> dict[Cell,
         ...                                                         "episode")])
         {('fact', 'acme', None, None): Counted(changes=3, appends=2, inserts=4, logged=9)}
     """
-    return {(scope.kind, scope.tenant_id, user, agent):
+    return {(kind, scope.tenant_id, user, agent):
             Counted(int(changes), int(appends), int(inserts), int(logged))
             for user, agent, changes, appends, inserts, logged, kind in rows
-            if kind == scope.kind}
+            if every_kind or kind == scope.kind}
 
 
 class CellCache:

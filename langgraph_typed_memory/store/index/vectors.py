@@ -36,8 +36,8 @@ from langgraph_typed_memory.store.index.cells import CellCache, CellFamily, Key,
 from langgraph_typed_memory.store.index.postings import at_least_kth
 from langgraph_typed_memory.store.index.scopes import ScopeRows, namespace_counters
 
-__all__ = ["ScopeVectorCache", "NamespaceVectorCache", "VectorRanking", "Query", "SQLITE_JOIN",
-           "POSTGRES_JOIN"]
+__all__ = ["ScopeVectorCache", "normalized", "scores_of", "NamespaceVectorCache", "VectorRanking",
+           "Query", "SQLITE_JOIN", "POSTGRES_JOIN"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,26 @@ def _padded(rows: int) -> int:
         (0, 8, 8, 16)
     """
     return -(-rows // ROW_BLOCK) * ROW_BLOCK
+
+
+def normalized(vectors: np.ndarray) -> np.ndarray:
+    """The rows as unit vectors (zero rows stay zero), as the matrices hold them."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+def scores_of(vectors: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Each row's cosine with the query's `unit` vector, to the bit as a cached matrix
+    holding the row scores it (`normalized`, and padded to `ROW_BLOCK` rows).
+
+    Example:
+        >>> scores_of(np.array([[3.0, 4.0], [0.0, 0.0]], np.float32), np.float32([1, 0]))
+        array([0.6, 0. ], dtype=float32)
+    """
+    matrix = np.zeros((_padded(len(vectors)), vectors.shape[1]), np.float32)
+    matrix[: len(vectors)] = normalized(vectors)
+    return (matrix @ unit)[: len(vectors)]
 
 
 class _ScopeMatrix(ScopeRows):
@@ -123,9 +143,7 @@ class _ScopeMatrix(ScopeRows):
         if not rows:
             return
         vectors, start, end = self._placed(rows)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        self._matrix[start:end] = vectors / norms
+        self._matrix[start:end] = normalized(vectors)
         self._priors[start:end] = [(r[3] or 0.0, r[4], int(r[5] or 0)) for r in rows]
         self.size = end
 
@@ -307,7 +325,7 @@ class NamespaceVectorCache:
         else:
             entry = yield from self._current(key, state, counters, select, now)
         return _rank(entry.padded, entry.seqs, entry.expires if entry.soonest <= now else None,
-                     now, _unit(query), depth)
+                     now, unit_vector(query), depth)
 
     def _fits(self, key: Key) -> bool:
         """Whether the prefix's vectors, at most its appends when last asked, fit the bound."""
@@ -373,7 +391,7 @@ class NamespaceVectorCache:
 def _ranked(cells: Sequence[_ScopeMatrix], now: float, query: Sequence[float],
             depth: int | None) -> list[tuple[int, float]]:
     """The ranking of the cells' rows: each cell's, merged."""
-    unit = _unit(query)
+    unit = unit_vector(query)
     return _merged([
         _rank(cell.padded, cell.seqs, cell.expires if cell.soonest <= now else None, now,
               unit, depth)
@@ -402,7 +420,7 @@ def _merged(parts: list[list[tuple[int, float]]], depth: int | None
     return list(best.items())
 
 
-def _unit(query: Sequence[float]) -> np.ndarray | None:
+def unit_vector(query: Sequence[float]) -> np.ndarray | None:
     """The query as a float32 unit vector; None for a zero vector (every row scores 0)."""
     q = np.asarray(query, dtype=np.float32)
     norm = float(np.linalg.norm(q))
@@ -423,10 +441,11 @@ def _rank(
     if expires is not None:
         live = expires > now
         seqs, scores = seqs[live], scores[live]
-    return _top(seqs, scores, depth)
+    return best_records(seqs, scores, depth)
 
 
-def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[int, float]]:
+def best_records(seqs: np.ndarray, scores: np.ndarray, depth: int | None
+                 ) -> list[tuple[int, float]]:
     """Best-first (seq, score), one per record (max over its vectors); ties: older record
     first, wherever its rows are held.
 
@@ -437,9 +456,9 @@ def _top(seqs: np.ndarray, scores: np.ndarray, depth: int | None) -> list[tuple[
     best rows are the best records.
 
     Example:
-        >>> _top(np.array([5, 5, 5, 7, 9]), np.array([0.9, 0.8, 0.7, 0.6, 0.5]), 2)
+        >>> best_records(np.array([5, 5, 5, 7, 9]), np.array([0.9, 0.8, 0.7, 0.6, 0.5]), 2)
         [(5, 0.9), (7, 0.6)]
-        >>> _top(np.array([9, 8, 7, 6, 1]), np.zeros(5), 1)
+        >>> best_records(np.array([9, 8, 7, 6, 1]), np.zeros(5), 1)
         [(1, 0.0)]
     """
     if depth == 0:

@@ -8,10 +8,7 @@ ranked by pgvector in the database (by its HNSW index when the operator created 
 applies the scope filter, so the filter holds before anything is ranked. The search's
 `retrieval_mode` then ends in `+database` (docs/large-scopes.md).
 
-The size of a scope is measured from its cells' counters (`memory_scope_versions`), read
-with every search anyway: every vector and record ever added to a cell, times what the
-caches hold of each. Counters only grow, so a scope found too large stays so for the life
-of the store object, and is never read whole into the process to find out.
+The size of a scope is measured from its cells' counters (`index/oversized`).
 
 Without the index the database ranks a large scope by an exact scan: recall 1.0, memory
 bounded, seconds a search at a million rows. The index is not created by `setup()`, as
@@ -31,20 +28,14 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
-from langgraph_typed_memory.store.core.queries import Cell, ScopeRead
-from langgraph_typed_memory.store.index import (
-    CellCache,
-    CellFamily,
-    VectorRanking,
-    counted_cells,
-    counters_sql,
-)
+from langgraph_typed_memory.store.core.queries import ScopeRead
+from langgraph_typed_memory.store.index import CellCache, OversizedScopes, VectorRanking
 
-__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits",
-           "scope_bytes", "vector_sql", "lexical_sql", "tsquery_text", "finding",
-           "lexeme_shares"]
+__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits", "vector_sql",
+           "lexical_sql", "tsquery_text", "finding", "lexeme_shares"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,27 +48,9 @@ HNSW_INDEX = ("CREATE INDEX CONCURRENTLY IF NOT EXISTS memory_vectors_hnsw ON me
 """The index that ranks a large scope's vectors fast (cosine distance, as the caches rank):
 created by an operator (`psql -c`, outside a transaction), never by `setup()`."""
 
-VECTOR_ROW_EXTRA = 40
-"""What the vector caches hold per row beside its float32 vector: seq, expiry, priors."""
-POSTINGS_PER_RECORD = 160
-"""What the postings hold per record: seq, expiry, length and ~12 tokens' postings (about
-120 bytes measured on the latency benchmark's texts, rounded up)."""
 DATABASE_DEPTH = 1000
 """The candidates a database-ranked search returns when the search asks for every one
 (a search with a value filter): the caches rank every row, the index stops here."""
-
-
-def scope_bytes(counted: Mapping[Cell, Any], dims: int) -> int:
-    """What the caches would hold of the cells `counted`: every vector and record ever
-    added to them (their counters), at `dims` float32s a vector.
-
-    Example:
-        >>> read = ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
-        >>> scope_bytes(counted_cells(read, [(None, None, 0, 1000, 1000, 9, "fact")]), 384)
-        1736000
-    """
-    return sum(c.appends * (dims * 4 + VECTOR_ROW_EXTRA) + c.inserts * POSTINGS_PER_RECORD
-               for c in counted.values())
 
 
 def _ranked_kind(kind: str) -> str:
@@ -204,11 +177,9 @@ class DatabaseRanking(VectorRanking):
     regime = "database"
 
 
-class LargeScopes:
-    """Which scopes are too large for the caches, and how the database ranks them.
-
-    `dims` is the vectors' size (None: no vectors; only records count), `ef_search` the
-    recall knob.
+class LargeScopes(OversizedScopes):
+    """Which scopes are too large for the caches (`OversizedScopes`: no entry of theirs is
+    kept), and how the database ranks them. `ef_search` is the recall knob.
 
     Example:
         >>> large = LargeScopes(CellCache(2**20), 384)
@@ -219,39 +190,12 @@ class LargeScopes:
     def __init__(self, cache: CellCache, dims: int | None,
                  ef_search: int = DEFAULT_EF_SEARCH) -> None:
         if ef_search < 1 or ef_search > 1000:
-            raise ValueError(f"ef_search must be between 1 and 1000 (pgvector's range), "
+            raise ConfigurationError(f"ef_search must be between 1 and 1000 (pgvector's range), "
                              f"not {ef_search}")
-        self.cache, self.dims, self.ef_search = cache, dims, ef_search
-        self._large: set[Cell] = set()
+        super().__init__(cache, dims, ("vectors", "postings"))
+        self.ef_search = ef_search
         self._shares: dict[str, float] | None = None
         self._word_searches = 0
-
-    def __len__(self) -> int:
-        return len(self._large)
-
-    def too_large(self, scope: ScopeRead, family: CellFamily[Any]) -> Plan[bool]:
-        """Whether `scope` is ranked by the database: one of its cells is known too large,
-        or the cells `family` does not hold measure more than the cache bound together with
-        those it holds. Only a scope with a cell not held reads its counters first (shared
-        with the other searches of the round trip); one held whole fits."""
-        cells = scope.cells()
-        if any(cell in self._large for cell in cells):
-            return True
-        if not family.cold_loads(scope, lambda where, params: Sql(where, params)):
-            return False
-        counted = counted_cells(scope, (yield counters_sql(scope)))
-        size = scope_bytes(counted, self.dims or 0)
-        if size <= self.cache.max_bytes:
-            return False
-        with self.cache.lock:
-            for cell in counted:
-                self._large.add(cell)
-                for name in ("vectors", "postings"):
-                    self.cache.drop((name, cell, scope.status))
-        logger.info("scope %s/%s/%s (%s) measures ~%d MiB, over the cache bound of %d MiB: "
-                    "ranked by the database", scope.tenant_id, scope.user_id, scope.agent_id,
-                    scope.kind, size >> 20, self.cache.max_bytes >> 20)
-        return True
 
     def vector_top_k(
         self, scope: ScopeRead, query: Sequence[float] | Callable[[], Plan[Any]],

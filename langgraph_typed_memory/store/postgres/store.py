@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from functools import lru_cache
 from typing import Any, Unpack
-
-from langgraph.store.base import IndexConfig
 
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.store.core.base import (
@@ -24,6 +22,7 @@ from langgraph_typed_memory.store.core.base import (
     StoreOptions,
     SyncMemoryStore,
     checked_options,
+    index_dims,
 )
 from langgraph_typed_memory.store.core.protocol import (
     Begin,
@@ -51,11 +50,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 __all__ = ["PostgresMemoryStore", "AsyncPostgresMemoryStore"]
-
-
-def _dims(index: IndexConfig | Mapping[str, Any] | None) -> int | None:
-    """The vectors' size an index configuration declares (None: no index)."""
-    return None if not index or index.get("dims") is None else int(index["dims"])
 
 
 def _timeout(store: MemoryStoreBase) -> float | None:
@@ -158,7 +152,7 @@ def _dialect(options: PostgresOptions, owner: str) -> PostgresDialect:
     """The dialect the options describe, taking the options only it reads out of them."""
     checked_options(options, PostgresOptions, owner)
     return PostgresDialect(options.pop("cache_bytes", DEFAULT_CACHE_BYTES),
-                           dims=_dims(options.get("index")),
+                           dims=index_dims(options),
                            ef_search=options.pop("ef_search", DEFAULT_EF_SEARCH))
 
 

@@ -27,6 +27,7 @@ from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
     DEFAULT_CACHE_BYTES,
+    DEFAULT_RESCORED,
     NAMESPACE_VERSIONS_TABLE,
     ROW_CELL,
     ROW_CHANGE,
@@ -39,7 +40,9 @@ from langgraph_typed_memory.store.index import (
     VERSIONS_TABLE,
     CellCache,
     NamespaceVectorCache,
+    OversizedScopes,
     ScopeFts5Cache,
+    ScopeSketchCache,
     ScopeVectorCache,
     VectorQuery,
     VectorRanking,
@@ -48,6 +51,7 @@ from langgraph_typed_memory.store.index import (
     changes_table,
     log_change,
     row_changed,
+    sign_bits,
 )
 
 _UNTYPED_RECORD = "SELECT m.ns, 1 FROM memories m WHERE m.seq = {row}.seq AND m.kind IS NULL"
@@ -348,10 +352,18 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             {bump_namespace("SELECT new.ns, 1 WHERE new.kind IS NULL AND "
                             "(old.kind IS NOT NULL OR new.ns IS NOT old.ns)", "changes")};
         END""",
-    )),
+    )),    # Each vector keeps its signs, one bit a dimension, made when it is written: a scope too
+    # large for the exact matrices is ranked by them (`ScopeSketchCache`), and its first
+    # search reads 48 bytes a vector instead of 1,536. Vectors written before have none;
+    # their bits are made from the embedding when read.
+    ("0027_sign_bits", ("ALTER TABLE memory_vectors ADD COLUMN sign_bits BLOB",)),
 )
 
 _TEXT_AT = q.INSERT_COLUMNS.index("search_text")
+_WITH_BITS = {
+    statement: statement.value.replace("embedding)", "embedding, sign_bits)")[:-1] + ", ?)"
+    for statement in (q.Bulk.VECTOR, q.Bulk.VECTOR_FOR_ID)}
+"""The vector inserts with the vector's sign bits (`sign_bits`) as a last parameter."""
 
 _SQLITE_TYPES = {"null": ("null",), "bool": ("true", "false"), "number": ("integer", "real"),
                  "string": ("text",), "array": ("array",), "object": ("object",)}
@@ -423,12 +435,18 @@ class SqliteDialect:
 
     Vector search ranks normalized float32 matrices per scope cell (`ScopeVectorCache`) and
     lexical search postings per cell (`ScopeFts5Cache`), kept in one cache of at most
-    `cache_bytes` (`CellCache`) and brought up to date from the cells' counters.
+    `cache_bytes` (`CellCache`) and brought up to date from the cells' counters. A scope
+    whose matrices and postings would not fit that bound (`OversizedScopes`; `dims` sizes
+    its vectors) is ranked by its vectors' sign bits instead, the `rescored` nearest
+    ranked exactly (`ScopeSketchCache`); its postings are still held.
     """
 
-    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES, *, dims: int | None = None,
+                 rescored: int = DEFAULT_RESCORED) -> None:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
+        self.sketches = ScopeSketchCache(self.cache, rescored)
+        self.large = OversizedScopes(self.cache, dims, (self.vectors.name,))
         self.postings = ScopeFts5Cache(self.cache)
         self.namespaces = NamespaceVectorCache(self.cache, embedding="v.embedding",
                                                decode=_decode)
@@ -476,6 +494,10 @@ class SqliteDialect:
         """
         if statement is q.Bulk.ROW:
             return Sql(_INSERT_ROW, many=[self._with_tokens(row) for row in rows])
+        if statement in _WITH_BITS:
+            bits = sign_bits(np.stack([np.frombuffer(row[-1], np.float32) for row in rows]))
+            return Sql(_WITH_BITS[statement], many=[
+                [*row, word.tobytes()] for row, word in zip(rows, bits, strict=True)])
         return Sql(statement.value, many=rows)
 
     def one(self, statement: q.Bulk, row: list[Any]) -> Sql:
@@ -489,6 +511,9 @@ class SqliteDialect:
         """
         if statement is q.Bulk.ROW:
             return Sql(_INSERT_ROW, self._with_tokens(row))
+        if statement in _WITH_BITS:
+            bits = sign_bits(np.frombuffer(row[-1], np.float32)[None, :])[0]
+            return Sql(_WITH_BITS[statement], [*row, bits.tobytes()])
         return Sql(statement.value, row)
 
     def _with_tokens(self, row: list[Any]) -> list[Any]:
@@ -544,10 +569,15 @@ class SqliteDialect:
     def vector_top_k(
         self, scope: q.ScopeRead, query: VectorQuery, depth: int | None
     ) -> Plan[VectorRanking | None]:
+        """Exact on the scope's cached matrices (`ScopeVectorCache`); a scope too large for
+        them (`OversizedScopes.too_large`, measured before any row is read) by its sketches
+        (`ScopeSketchCache`), its `rescored` nearest ranked exactly."""
+        if (yield from self.large.too_large(scope, self.vectors)):
+            return (yield from self.sketches.top_k(scope, query, depth, decode=_decode,
+                                                   in_list=self.in_list))
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="v.embedding", decode=_decode,
-            tier=self.json_field("m.value", "compaction_tier"),
-        ))
+            tier=self.json_field("m.value", "compaction_tier")))
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]

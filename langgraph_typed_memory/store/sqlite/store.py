@@ -20,6 +20,7 @@ from langgraph_typed_memory.store.core.base import (
     StoreOptions,
     SyncMemoryStore,
     checked_options,
+    index_dims,
 )
 from langgraph_typed_memory.store.core.protocol import (
     Begin,
@@ -30,7 +31,7 @@ from langgraph_typed_memory.store.core.protocol import (
     not_set_up,
 )
 from langgraph_typed_memory.store.core.retry import Attempt, run_sync
-from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
+from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES, DEFAULT_RESCORED
 from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 
 __all__ = ["SqliteMemoryStore", "AsyncSqliteMemoryStore", "connect_sqlite"]
@@ -99,13 +100,21 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     return conn
 
 
+class SqliteOptions(StoreOptions, total=False):
+    """The SQLite stores' options: every store's, and `rescored`."""
+
+    rescored: int
+
+
 class _SqliteDriver(MemoryStoreBase):
     """What the sync and async SQLite stores share: the connection, its lock, and the
     driver that runs the engine's plans on it."""
 
-    def __init__(self, conn: sqlite3.Connection, **options: Unpack[StoreOptions]) -> None:
-        checked_options(options, StoreOptions, type(self).__name__)
-        dialect = SqliteDialect(options.pop("cache_bytes", DEFAULT_CACHE_BYTES))
+    def __init__(self, conn: sqlite3.Connection, **options: Unpack[SqliteOptions]) -> None:
+        checked_options(options, SqliteOptions, type(self).__name__)
+        dialect = SqliteDialect(options.pop("cache_bytes", DEFAULT_CACHE_BYTES),
+                                dims=index_dims(options),
+                                rescored=options.pop("rescored", DEFAULT_RESCORED))
         super().__init__(dialect, options)
         self.conn = conn
         self._lock = conn.store_lock if isinstance(conn, _Connection) else threading.RLock()
@@ -204,7 +213,10 @@ class SqliteMemoryStore(_SqliteDriver, SyncMemoryStore):
             `LifecycleConfig`).
         cache_bytes: The most memory the search caches (vector matrices and full-text
             postings per scope cell) hold in this process; least recently used cells go
-            first (docs/backends.md).
+            first (docs/backends.md). A scope whose cells do not fit it is ranked by its
+            vectors' sign bits instead, its nearest rescored exactly (docs/large-scopes.md).
+        rescored: The recall knob of such a scope: how many candidates are rescored
+            exactly (default 1000; higher is slower and nearer the exact ranking).
 
     Example:
         >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
@@ -220,7 +232,7 @@ class SqliteMemoryStore(_SqliteDriver, SyncMemoryStore):
     def from_conn_string(
         cls,
         conn_string: str,
-        **options: Unpack[StoreOptions],
+        **options: Unpack[SqliteOptions],
     ) -> Iterator[SqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = connect_sqlite(conn_string)
@@ -251,7 +263,7 @@ class AsyncSqliteMemoryStore(_SqliteDriver, AsyncMemoryStore):
     async def from_conn_string(
         cls,
         conn_string: str,
-        **options: Unpack[StoreOptions],
+        **options: Unpack[SqliteOptions],
     ) -> AsyncIterator[AsyncSqliteMemoryStore]:
         """Open a store on a file path or ``":memory:"``; closes the connection on exit."""
         conn = await asyncio.to_thread(connect_sqlite, conn_string)
