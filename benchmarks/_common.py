@@ -415,6 +415,24 @@ def postgres_analyze(url: str, *, vacuum: bool = False) -> None:
             conn.execute("CHECKPOINT")
 
 
+def postgres_hnsw(url: str) -> float:
+    """Create the HNSW index that ranks the product's large scopes (the operator's step of
+    docs/large-scopes.md, after a bulk load; maintenance memory raised so the graph is built
+    in memory); returns the seconds it took (0 when it existed)."""
+    import psycopg
+
+    from langgraph_typed_memory.store.postgres.large_scopes import HNSW_INDEX
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_vectors_hnsw'"
+                        ).fetchone():
+            return 0.0
+        conn.execute("SET maintenance_work_mem = '4GB'")
+        started = time.perf_counter()
+        conn.execute(HNSW_INDEX)
+        return round(time.perf_counter() - started, 1)
+
+
 def postgres_version(url: str) -> str:
     """`PostgreSQL 18.6 + pgvector 0.8.6` of the server at `url`."""
     import psycopg

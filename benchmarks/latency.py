@@ -105,6 +105,7 @@ from _common import (
     percentiles,
     postgres_analyze,
     postgres_backend,
+    postgres_hnsw,
     postgres_size_mb,
     postgres_version,
     profiled,
@@ -698,7 +699,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                 system = TypedSystem(
                     "typed_memory (postgres)", data, _pg_factory(stack, url, clock, **tuned),
                     partial(postgres_size_mb, url), args.queries, args.model_queries,
-                    model, after_load=partial(postgres_analyze, url, vacuum=True),
+                    model, after_load=partial(_after_pg_load, url, args.hnsw, meta),
                     make_vector_only=_pg_factory(stack, url, clock, **tuned))
                 if args.cache_mib is not None and args.cache_mib < 1:
                     system.mode = "hybrid+database"
@@ -751,6 +752,17 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                 "langgraph_inmemory", data, memory, lambda: None, args.inmemory_queries), plan,
                 cap=INMEMORY_CAP))
     return rows
+
+
+def _after_pg_load(url: str, hnsw: bool, meta: dict[str, Any]) -> None:
+    """After a stage's load of the product's Postgres database: with `hnsw`, the operator's
+    HNSW index (its build time in the JSON's `hnsw_build_s`, once), then VACUUM ANALYZE."""
+    if hnsw:
+        seconds = postgres_hnsw(url)
+        if seconds:
+            meta["hnsw_build_s"] = seconds
+            log(f"HNSW index built in {seconds:,.0f} s")
+    postgres_analyze(url, vacuum=True)
 
 
 def _second_sqlite(
@@ -833,6 +845,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also measure, at each stage, a second product store on the same "
                              "Postgres database with this cache bound in MiB (small enough, "
                              "the scope is ranked by the database: both regimes side by side)")
+    parser.add_argument("--hnsw", action="store_true",
+                        help="create the HNSW index on the product's Postgres database after "
+                             "the first load (what an operator does once scopes outgrow the "
+                             "cache: docs/large-scopes.md); its build time goes in the JSON")
     parser.add_argument("--ef-search", type=int, default=None,
                         help="the product's recall knob on Postgres (pgvector hnsw.ef_search) "
                              "for scopes ranked by the database (default: the store's)")

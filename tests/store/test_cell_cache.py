@@ -302,6 +302,36 @@ def test_the_cache_never_exceeds_its_bound_and_answers_stay_exact() -> None:
                 assert not len(cache)  # every cell is larger than the bound
 
 
+def test_cells_read_in_chunks_hold_what_one_read_holds() -> None:
+    """A cell larger than a chunk is read a chunk at a time (SQLite reads every cell so),
+    each chunk after the last whole record of the one before: the same rows, the same
+    answers, also in the sketch regime, and after the rows changed."""
+    with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(),
+                                            clock=FakeClock()) as whole:
+        whole.setup()
+        _fill(whole, users=3, per_user=40, tenant=10)
+        for family in (whole.records.dialect.vectors, whole.records.dialect.postings):
+            family.load_chunk = None
+        expected = {u: _answers(whole, u) for u in range(3)}
+    for bound in (None, 10_000):  # exact, then ranked by sketches
+        options = {} if bound is None else {"cache_bytes": bound}
+        with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index(),
+                                                clock=FakeClock(), **options) as store:
+            store.setup()
+            _fill(store, users=3, per_user=40, tenant=10)
+            dialect = store.records.dialect
+            for family in (dialect.vectors, dialect.postings, dialect.sketches):
+                family.load_chunk = 7
+            for user in range(3):
+                assert _answers(store, user) == expected[user]
+            if bound is None:  # every row held, each cell's once
+                held = [entry.size for family in ("vectors", "postings")
+                        for _, entry in dialect.cache.held(family)]
+                assert sorted(held) == [10, 10] + [40] * 6
+            else:
+                assert dialect.sketches.full_loads and not dialect.vectors.full_loads
+
+
 # -------------------------------------------------------------------------- query plans
 
 

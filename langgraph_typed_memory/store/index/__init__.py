@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from langgraph_typed_memory.store.index.cells import (
     DEFAULT_CACHE_BYTES,
+    LOAD_CHUNK,
     CellCache,
     CellFamily,
     answers_of,
@@ -68,8 +69,8 @@ from langgraph_typed_memory.store.index.vectors import Query as VectorQuery
 
 __all__ = [
     "APPENDS_COLUMN", "BACKFILL", "DEFAULT_CACHE_BYTES", "DEFAULT_RESCORED", "FORGET_CHANGES",
-    "NAMESPACE_VERSIONS_TABLE", "POSTGRES_JOIN", "ROW_CELL", "ROW_CHANGE", "ROW_COLUMNS",
-    "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL", "VECTOR_CELL",
+    "LOAD_CHUNK", "NAMESPACE_VERSIONS_TABLE", "POSTGRES_JOIN", "ROW_CELL", "ROW_CHANGE",
+    "ROW_COLUMNS", "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL", "VECTOR_CELL",
     "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily", "NamespaceVectorCache",
     "OversizedScopes", "ScopeFts5Cache", "ScopeLexicalCache", "ScopeSketchCache",
     "ScopeVectorCache", "VectorQuery", "VectorRanking",

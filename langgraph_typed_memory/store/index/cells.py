@@ -33,14 +33,19 @@ from langgraph_typed_memory.store.core.protocol import Plan, Reads, Sql
 from langgraph_typed_memory.store.core.queries import Cell, ScopeRead, cell_filter
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 
-__all__ = ["CellCache", "CellFamily", "Counted", "DEFAULT_CACHE_BYTES", "counters_sql",
-           "counted_cells", "answers_of"]
+__all__ = ["CellCache", "CellFamily", "Counted", "DEFAULT_CACHE_BYTES", "LOAD_CHUNK",
+           "counters_sql", "counted_cells", "answers_of"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CACHE_BYTES = 512 * 2**20
 """The default bound of a store's search caches: room for one 100,000-memory scope's vectors
 and postings, or for many smaller cells."""
+
+LOAD_CHUNK = 50_000
+"""The rows a statement of a cell's full read returns where a backend reads cells in chunks
+(`CellFamily.load_chunk`): SQLite, whose large scopes are held in the process as sketches
+and postings, however many rows they have."""
 
 E = TypeVar("E", bound=ScopeRows)
 Key = tuple[str, Cell, str]
@@ -234,8 +239,13 @@ class CellFamily(Generic[E]):
         (0, 0)
     """
 
-    def __init__(self, cache: CellCache, name: str, added: str) -> None:
+    def __init__(self, cache: CellCache, name: str, added: str,
+                 load_chunk: int | None = None) -> None:
         self.cache, self.name, self._added = cache, name, added
+        self.load_chunk = load_chunk
+        """The most rows a statement of a cell's full read returns (None: no limit): a
+        larger cell is read in chunks, so its rows never sit in memory all at once beside
+        the entry they fill."""
         self.full_loads = self.appended_loads = self.patched_loads = 0
 
     def __len__(self) -> int:
@@ -258,7 +268,7 @@ class CellFamily(Generic[E]):
         with self.cache.lock:
             for cell in scope.cells():
                 if self.cache.get((self.name, cell, scope.status)) is None:
-                    out.append((cell, _ordered(select(*scope.in_cell(cell)))))
+                    out.append((cell, self._full(select, *scope.in_cell(cell))))
         return out
 
     def counted_with_cold(
@@ -322,12 +332,12 @@ class CellFamily(Generic[E]):
                     entry, entry.changes, entry.added, entry.logged, entry.newest())
             if state is None and loaded is not None and cell in loaded:
                 entry = self._new(new, now)
-                yield from _append(entry, loaded[cell], prepare)
+                yield from self._filled(entry, loaded[cell], select, scope, cell, prepare)
                 out[cell] = self._publish(scope, cell, entry)
                 continue
             if state is None:
                 wanted.append(_Wanted(cell, "load", [len(reads)], now))
-                reads.append(_ordered(select(where, params)))
+                reads.append(self._full(select, where, params))
                 continue
             entry, changes, added, logged, newest = state
             patch = _Wanted(cell, "patch", [len(reads)], now, entry, (changes, added))
@@ -356,16 +366,41 @@ class CellFamily(Generic[E]):
                     out[w.cell] = view
                 continue
             entry = self._new(new, w.counted)
-            yield from _append(entry, answers[w.reads[0]], prepare)
+            yield from self._filled(entry, answers[w.reads[0]], select, scope, w.cell, prepare)
             out[w.cell] = self._publish(scope, w.cell, entry)
         if reload:  # a patch that did not add up: read those cells again, whole
             answers = answers_of((yield Reads(tuple(
-                _ordered(select(*scope.in_cell(w.cell))) for w in reload))))
+                self._full(select, *scope.in_cell(w.cell)) for w in reload))))
             for w, rows in zip(reload, answers, strict=True):
                 entry = self._new(new, w.counted)
-                yield from _append(entry, rows, prepare)
+                yield from self._filled(entry, rows, select, scope, w.cell, prepare)
                 out[w.cell] = self._publish(scope, w.cell, entry)
         return [out[c] for c in scope.cells() if c in out]
+
+    def _full(self, select: Callable[[str, list[Any]], Sql], where: str, params: list[Any]
+              ) -> Sql:
+        """The statement of a cell's full read, or of its first chunk (`load_chunk`)."""
+        sql = _ordered(select(where, params))
+        if self.load_chunk is None:
+            return sql
+        return Sql(f"{sql.text} LIMIT {int(self.load_chunk)}", sql.params, binary=True)
+
+    def _filled(
+        self, entry: E, rows: list[tuple[Any, ...]], select: Callable[[str, list[Any]], Sql],
+        scope: ScopeRead, cell: Cell,
+        prepare: Callable[[list[tuple[Any, ...]]], Plan[Any]] | None,
+    ) -> Plan[None]:
+        """Fill `entry` from a full read's `rows` (seq first, in seq order), reading the
+        next chunks while one comes full. A record's rows stay in one chunk: the rows of
+        the last seq of a full chunk are read again with the next one."""
+        where, params = scope.in_cell(cell)
+        while self.load_chunk is not None and len(rows) >= self.load_chunk:
+            last = rows[-1][0]
+            whole = [row for row in rows if row[0] != last] or rows
+            yield from _append(entry, whole, prepare)
+            rows = yield self._full(select, f"{where} AND m.seq > ?",
+                                    [*params, int(whole[-1][0])])
+        yield from _append(entry, rows, prepare)
 
     def _hold_empty(self, scope: ScopeRead, cell: Cell, new: Callable[[int, int, int], E]
                     ) -> None:

@@ -176,11 +176,12 @@ class Tokenizer:
         return [self._terms[t] for t in terms]
 
 
-_SELECT = ("SELECT m.seq, m.search_text, m.expires_at, m.search_tokens FROM memories m "
-           "WHERE {where}")
+_SELECT = ("SELECT m.seq, CASE WHEN m.search_tokens IS NULL THEN m.search_text END, "
+           "m.expires_at, m.search_tokens FROM memories m WHERE {where}")
 """A cell's rows for the postings, tokenized by `Tokenizer.postings` (from the tokens kept
-beside a text where there are): by the scope index, whose equal cell columns leave its
-entries in seq order (also for the rows after a seq)."""
+beside a text where there are; the text itself only where there are none): by the scope
+index, whose equal cell columns leave its entries in seq order (also for the rows after a
+seq)."""
 
 
 class _Tokenized(ScopePostings):

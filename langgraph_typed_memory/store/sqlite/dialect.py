@@ -28,6 +28,7 @@ from langgraph_typed_memory.store.index import (
     BACKFILL,
     DEFAULT_CACHE_BYTES,
     DEFAULT_RESCORED,
+    LOAD_CHUNK,
     NAMESPACE_VERSIONS_TABLE,
     ROW_CELL,
     ROW_CHANGE,
@@ -448,6 +449,8 @@ class SqliteDialect:
         self.sketches = ScopeSketchCache(self.cache, rescored)
         self.large = OversizedScopes(self.cache, dims, (self.vectors.name,))
         self.postings = ScopeFts5Cache(self.cache)
+        for family in (self.vectors, self.postings, self.sketches):
+            family.load_chunk = LOAD_CHUNK  # a large scope's cells are read in chunks
         self.namespaces = NamespaceVectorCache(self.cache, embedding="v.embedding",
                                                decode=_decode)
 
