@@ -567,6 +567,8 @@ class TypedSystem(System):
     def measure(self, stage: Stage, rate: float) -> list[Row]:
         data, picked = self.data, self.picked()
         rows = super().measure(stage, rate)
+        cache = self.store.records.dialect.cache  # type: ignore[attr-defined]
+        rows[0].extra["search_caches_mib"] = round(cache.nbytes / 2**20, 1)
         entity_times, _ = timed(self.entity_fan_out, picked)
         rows.append(self.row(stage, "fan-out, a question naming an entity", entity_times))
         if self.profile:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.schemas import stored_value
@@ -508,7 +509,16 @@ def _bump_function(name: str, cell: str, change: str | None = None) -> str:
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{float(x):.8g}" for x in vector) + "]"
+    """pgvector's text form of a vector, its float32 values written as the shortest decimals
+    that read back to them (orjson, in C: formatting each value in Python took a third of
+    a bulk load's time).
+
+    Example:
+        >>> _vector_literal([0.1, -2.0, 1e-9])
+        '[0.1,-2.0,1e-9]'
+    """
+    return orjson.dumps(np.asarray(vector, np.float32),
+                        option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 _QUERY_LEXEMES = """SELECT array(SELECT v.lexeme
