@@ -609,11 +609,12 @@ class TypedSystem(System):
 # ------------------------------------------------------------------------------------ run
 
 
-def _regime_free(mode: str, expected: str) -> str:
+def _regime_free(mode: str | None, expected: str | None) -> str | None:
     """`mode` without the large-scope regime it names (`+sketch`, `+database`), unless the
     `expected` mode names one: a system measured at sizes on both sides of the cache bound
-    answers in either (the regime of each stage is in the JSON)."""
-    if "+sketch" in expected or "+database" in expected:
+    answers in either (the regime of each stage is in the JSON). LangGraph's own stores
+    name no mode (None)."""
+    if mode is None or expected is None or "+sketch" in expected or "+database" in expected:
         return mode
     return mode.replace("+sketch", "").replace("+database", "")
 

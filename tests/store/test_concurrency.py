@@ -430,7 +430,8 @@ def test_a_failed_read_still_degrades_inside_the_plan():
     from tests.conftest import hash_index
 
     def full_text(req: object) -> bool:  # the ranking's read of the scope's texts
-        return isinstance(req, Sql) and req.text.startswith("SELECT m.seq, m.search_text")
+        return isinstance(req, Sql) and req.text.startswith(
+            "SELECT m.seq, CASE WHEN m.search_tokens")
 
     with SqliteMemoryStore.from_conn_string(":memory:", index=hash_index()) as store:
         store.setup()

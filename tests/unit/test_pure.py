@@ -374,8 +374,11 @@ def test_reads_run_one_by_one_when_sending_them_together_fails():
 
 
 def test_postgres_bulk_insert_types_every_record_column():
-    """The one-statement record insert casts each column's array: one type per column."""
+    """The one-statement record insert casts each column of the JSON rows: one type per
+    column, the rows in one parameter."""
     from langgraph_typed_memory.store.core import queries as q
     from langgraph_typed_memory.store.postgres.dialect import _ROW_TYPES, SQL_INSERT_ROWS
 
-    assert len(_ROW_TYPES) == q.SQL_INSERT_ROW.count("?") == SQL_INSERT_ROWS.count("?")
+    assert len(_ROW_TYPES) == q.SQL_INSERT_ROW.count("?")
+    assert SQL_INSERT_ROWS.count("?") == 1
+    assert SQL_INSERT_ROWS.count("(r.row ->> ") == len(_ROW_TYPES)
