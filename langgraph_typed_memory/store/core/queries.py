@@ -277,11 +277,11 @@ SQL_APPLIED = "SELECT name FROM memory_migrations"
 SQL_RECORD_MIGRATION = "INSERT INTO memory_migrations (name, applied_at) VALUES (?, ?)"
 SQL_META_GET = "SELECT value FROM memory_meta WHERE key = ?"
 SQL_META_SET = "INSERT INTO memory_meta (key, value) VALUES (?, ?)"
-SQL_AUDIT_INSERT = (
+SQL_AUDIT_INTO = (
     "INSERT INTO memory_audit (memory_id, ns, key, kind, tenant_id, user_id, agent_id, at, "
     "actor, from_status, to_status, reason, run_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+SQL_AUDIT_INSERT = SQL_AUDIT_INTO + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 SQL_AUDIT_FOR_KEY = (
     "SELECT memory_id, at, actor, from_status, to_status, reason, run_id FROM memory_audit "
     "WHERE ns = ? AND key = ? ORDER BY seq"

@@ -169,13 +169,6 @@ def _decode_vector(records: Records, raw: Any) -> np.ndarray:
     return np.frombuffer(bytes(raw), dtype=np.float32)
 
 
-def _encode_vector(records: Records, vector: np.ndarray) -> Any:
-    if records.dialect.name == "postgres":
-        # repr of each float32 value is exact; pgvector parses it back to the same float32
-        return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-    return records.dialect.encode_vector(vector.tolist())
-
-
 def _row_dict(records: Records, columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     out = dict(zip(columns, row, strict=True))
     for col in JSON_COLUMNS.intersection(out):
@@ -416,16 +409,16 @@ def import_plan(records: Records, payload: dict[str, Any], *, path: str = "",
         if wanted:
             clause, extra = d.in_list("id", wanted)
             seqs = dict((yield Sql(f"SELECT id, seq FROM memories WHERE {clause}", extra)))
-            rows = [[seqs[i], fld, _encode_vector(records, vec)]
+            rows = [[seqs[i], fld, d.encode_vector(vec.tolist())]
                     for i in wanted for fld, vec in by_id[i]]
-            yield Sql(q.SQL_INSERT_VECTOR, many=rows)
+            yield d.bulk(q.Bulk.VECTOR, rows)
             written_vectors += len(rows)
             tick("vectors", written_vectors, len(vectors))
         tick("memories", start + len(chunk), len(memories))
     audit = payload["audit"]
     for start in range(0, len(audit), CHUNK):
         chunk = audit[start:start + CHUNK]
-        yield Sql(q.SQL_AUDIT_INSERT, many=[[a[c] for c in AUDIT_COLUMNS] for a in chunk])
+        yield d.bulk(q.Bulk.AUDIT, [[a[c] for c in AUDIT_COLUMNS] for a in chunk])
         tick("audit", start + len(chunk), len(audit))
     for event in payload["deletions"]:
         yield Sql(SQL_INSERT_DELETION, [event[c] if c != "counts" else d.dump_json(event[c])

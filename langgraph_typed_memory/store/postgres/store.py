@@ -35,12 +35,13 @@ from langgraph_typed_memory.store.core.protocol import (
 )
 from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
 from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
-from langgraph_typed_memory.store.postgres.dialect import PostgresDialect
+from langgraph_typed_memory.store.postgres.dialect import Float4Block, PostgresDialect
 from langgraph_typed_memory.store.postgres.large_scopes import DEFAULT_EF_SEARCH
 
 try:
     import psycopg
     from psycopg import pq
+    from psycopg.adapt import Dumper
     from psycopg.rows import tuple_row
     from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolClosed
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -50,6 +51,20 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 __all__ = ["PostgresMemoryStore", "AsyncPostgresMemoryStore"]
+
+
+class _Float4BlockDumper(Dumper):
+    """A `Float4Block` parameter in Postgres' binary form of `float4[]` (its type oid 1021):
+    the server reads the values as they are, where the text form of a vector is parsed."""
+
+    format = pq.Format.BINARY
+    oid = 1021
+
+    def dump(self, obj: Float4Block) -> bytes:
+        return obj.binary()
+
+
+psycopg.adapters.register_dumper(Float4Block, _Float4BlockDumper)
 
 
 def _timeout(store: MemoryStoreBase) -> float | None:
