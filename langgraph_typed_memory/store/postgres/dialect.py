@@ -399,6 +399,7 @@ INSERTED_CELLS = (
 )
 """The statement trigger's count of the records one statement added (`added`), per cell."""
 
+
 def _json_insert(into: str, types: Sequence[str]) -> str:
     """`into` (an `INSERT INTO t (columns) `) for many rows in one statement: the rows come
     as one JSON array of arrays (`_json_rows`), each column cast to its type of `types`, and
