@@ -431,7 +431,7 @@ per record written: a fifth of a bulk load's time)."""
 
 
 def _json_rows(rows: list[list[Any]]) -> str:
-    """`SQL_INSERT_ROWS`' parameter: the rows as a JSON array (orjson, in C), each JSON
+    """`_json_insert`'s parameter: the rows as a JSON array (orjson, in C), each JSON
     column (a `Jsonb`) as its text, as `json_text` writes it.
 
     Example:
@@ -762,8 +762,8 @@ class PostgresDialect:
         return np.asarray(vector, dtype=np.float32)
 
     def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
-        """Records and vectors go in one statement each (the statement triggers count them
-        once), and so do access log entries; audit rows by executemany.
+        """Records, their vectors, audit rows and access log entries go in one statement
+        each (the statement triggers count them once); other rows by executemany.
 
         Example:
             >>> d = PostgresDialect()
