@@ -515,7 +515,9 @@ values. pgvector parsing the vectors' text forms took three quarters of the stat
 
 
 FLOAT4_OID = 700
-"""Postgres' type oid of `float4` (`float4[]` is 1021)."""
+"""Postgres' type oid of `float4`."""
+FLOAT4_ARRAY_OID = 1021
+"""Postgres' type oid of `float4[]`, the type a `Float4Block` is sent as."""
 
 
 class Float4Block:

@@ -35,7 +35,11 @@ from langgraph_typed_memory.store.core.protocol import (
 )
 from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
 from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
-from langgraph_typed_memory.store.postgres.dialect import Float4Block, PostgresDialect
+from langgraph_typed_memory.store.postgres.dialect import (
+    FLOAT4_ARRAY_OID,
+    Float4Block,
+    PostgresDialect,
+)
 from langgraph_typed_memory.store.postgres.large_scopes import DEFAULT_EF_SEARCH
 
 try:
@@ -54,11 +58,11 @@ __all__ = ["PostgresMemoryStore", "AsyncPostgresMemoryStore"]
 
 
 class _Float4BlockDumper(Dumper):
-    """A `Float4Block` parameter in Postgres' binary form of `float4[]` (its type oid 1021):
+    """A `Float4Block` parameter in Postgres' binary form of `float4[]`:
     the server reads the values as they are, where the text form of a vector is parsed."""
 
     format = pq.Format.BINARY
-    oid = 1021
+    oid = FLOAT4_ARRAY_OID
 
     def dump(self, obj: Float4Block) -> bytes:
         return obj.binary()
