@@ -53,10 +53,11 @@ Rows, per size:
   single facts search, the same read after a write; recall@10 against the exact scan.
 
 * `typed_memory (postgres, ranked by the database)` (with `--database-twin-mib`): a second
-  product store on the same database whose cache bound (that many MiB) the scope does not
-  fit, so Postgres ranks it (pgvector's HNSW index at `--ef-search`, and full text;
-  docs/large-scopes.md), measured the same way after the first at each stage: both regimes
-  on the same data in one run. `--cache-mib` sets the first store's bound instead.
+  product store on the same database whose cache bound (that many MiB: 0.01 for any scope)
+  the scope's sketches and postings do not fit, so Postgres ranks it (pgvector's HNSW index
+  at `--ef-search`, and full text; docs/large-scopes.md), measured the same way after the
+  first at each stage: both regimes on the same data in one run. `--cache-mib` sets the
+  first store's bound instead.
 
 Each system loads with one `store.batch([PutOp...])` per chunk of 2,000 and reports its
 ingest rate for the stage. Postgres databases get `VACUUM ANALYZE` after each load, the
@@ -609,6 +610,11 @@ class TypedSystem(System):
 # ------------------------------------------------------------------------------------ run
 
 
+TINY_MIB = 0.01
+"""A cache bound (MiB) below which every scope of the benchmark is ranked by the database
+on Postgres: its sketches and postings are larger (a 1,000-memory scope's ~220 KiB)."""
+
+
 def _regime_free(mode: str | None, expected: str | None) -> str | None:
     """`mode` without the large-scope regime it names (`+sketch`, `+database`), unless the
     `expected` mode names one: a system measured at sizes on both sides of the cache bound
@@ -717,7 +723,7 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                     partial(postgres_size_mb, url), args.queries, args.model_queries,
                     model, after_load=partial(_after_pg_load, url, args.hnsw, meta),
                     make_vector_only=_pg_factory(stack, url, clock, **tuned))
-                if args.cache_mib is not None and args.cache_mib < 1:
+                if args.cache_mib is not None and args.cache_mib < TINY_MIB:
                     system.mode = "hybrid+database"
                 for ef in ([None, *args.ef_sweep] if args.database_twin_mib is not None
                            else []):
@@ -887,11 +893,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         action="store_false", help="skip LangGraph's PostgresStore")
     parser.add_argument("--cache-mib", type=float, default=None,
                         help="the product's cache bound on Postgres, MiB (default: the "
-                             "store's); below 1 every scope is ranked by the database")
+                             "store's); below 0.01 every scope is ranked by the database")
     parser.add_argument("--database-twin-mib", type=float, default=None,
                         help="also measure, at each stage, a second product store on the same "
-                             "Postgres database with this cache bound in MiB (small enough, "
-                             "the scope is ranked by the database: both regimes side by side)")
+                             "Postgres database with this cache bound in MiB (0.01: the scope "
+                             "is ranked by the database: both regimes side by side)")
     parser.add_argument("--hnsw", action="store_true",
                         help="create the HNSW index on the product's Postgres database after "
                              "the first load (what an operator does once scopes outgrow the "

@@ -93,8 +93,7 @@ class SearchResults(list[Item]):
             ``lexical`` or ``like`` (the fallback cascade, best to last resort); a ranked
             mode ends in ``+database`` where a scope too large for the search caches was
             ranked by the database (Postgres), ``+sketch`` where it was ranked by its
-            vectors' sign bits and the nearest rescored exactly (SQLite;
-            docs/large-scopes.md).
+            vectors' sign bits and the nearest rescored exactly (docs/large-scopes.md).
         degraded: why a component was skipped (embedder failure...), empty when none was.
         version: of a ``newest`` listing, what a later listing of the namespace passes as
             ``filter={"$newest": True, "$if_changed": version}`` to get nothing back (mode

@@ -1,28 +1,35 @@
-"""A scope too large for the exact matrices is ranked by its vectors' sign bits on SQLite.
+"""A scope too large for the exact matrices is ranked by its vectors' sign bits.
 
 A cache bound that alice's scope does not fit as float32 matrices, but fits as sketches and
 postings, forces the sketch regime on a small scope; its vector results are measured against
 the exact ranking of the same data (a store object with the default bound, on the same
-file): recall@10 at least 0.95 at the default `rescored`, and the same top 10 when every row
-is rescored. The process holds no matrix of the scope meanwhile, the scope filter holds
+database): recall@10 at least 0.95 at the default `rescored`, and the same top 10 when every
+row is rescored. The process holds no matrix of the scope meanwhile, the scope filter holds
 before ranking (bob's equally near records never come back), writes are seen at once, and
-the trace says which regime answered.
+the trace says which regime answered. Both backends: SQLite keeps each vector's bits beside
+it, Postgres makes them as the cell is read.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.store.base import PutOp
 
-from langgraph_typed_memory import AsyncSqliteMemoryStore, SqliteMemoryStore
+from langgraph_typed_memory import (
+    AsyncPostgresMemoryStore,
+    AsyncSqliteMemoryStore,
+    PostgresMemoryStore,
+    SqliteMemoryStore,
+)
 from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.store.sqlite.store import connect_sqlite
-from tests.conftest import hash_index
+from tests.conftest import fresh_database, hash_index
 
 ROWS = 3000
 QUERIES = 30
@@ -39,25 +46,67 @@ def _words(rng: random.Random, n: int) -> str:
     return " ".join(f"w{rng.randrange(400)}" for _ in range(n))
 
 
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
-    """A file with ROWS facts in alice's scope and as many in bob's (the same texts, so
+class Backend:
+    """Opens stores on one database: `target` is a SQLite file or a Postgres URL."""
+
+    def __init__(self, name: str, target: str) -> None:
+        self.name, self.target = name, target
+        self._open = ExitStack()
+
+    def store(self, **kwargs: Any) -> Any:
+        """A store on the database (its connection closed with the others by `close`)."""
+        if self.name == "sqlite":
+            return self._open.enter_context(SqliteMemoryStore.from_conn_string(
+                self.target, index=hash_index(DIMS), **kwargs))
+        return self._open.enter_context(PostgresMemoryStore.from_conn_string(
+            self.target, index=hash_index(DIMS), **kwargs))
+
+    def async_store(self, **kwargs: Any) -> Any:
+        cls = AsyncSqliteMemoryStore if self.name == "sqlite" else AsyncPostgresMemoryStore
+        return cls.from_conn_string(self.target, index=hash_index(DIMS), **kwargs)
+
+    def close(self) -> None:
+        self._open.close()
+
+
+def _fill(store: Any, ns: tuple[str, ...], texts: list[str]) -> None:
+    ops = [PutOp(ns, f"f{i}", {"subject": "user", "predicate": f"topic_{i % 40}",
+                               "content": text}) for i, text in enumerate(texts)]
+    for start in range(0, len(ops), 500):
+        store.batch(ops[start:start + 500])
+
+
+def _new_database(request: pytest.FixtureRequest, name: str, path: Path) -> str:
+    if name == "sqlite":
+        return str(path)
+    return fresh_database(request.getfixturevalue("pg_server"))
+
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[tuple[Backend, list[str]]]:
+    """A database with ROWS facts in alice's scope and as many in bob's (the same texts, so
     bob's are as near every query as alice's), and the queries."""
     rng = random.Random(43)
     texts = [_words(rng, 8) + f" n{i}" for i in range(ROWS)]
-    path = tmp_path_factory.mktemp("sketched") / "memory.db"
-    with SqliteMemoryStore.from_conn_string(str(path), index=hash_index(DIMS)) as store:
-        store.setup()
-        for ns in (ALICE, BOB):
-            ops = [PutOp(ns, f"f{i}", {"subject": "user", "predicate": f"topic_{i % 40}",
-                                       "content": text}) for i, text in enumerate(texts)]
-            for start in range(0, len(ops), 500):
-                store.batch(ops[start:start + 500])
-    yield path, [_words(rng, 3) for _ in range(QUERIES)]
+    backend = Backend(request.param, _new_database(
+        request, request.param, tmp_path_factory.mktemp("sketched") / "memory.db"))
+    store = backend.store()
+    store.setup()
+    for ns in (ALICE, BOB):
+        _fill(store, ns, texts)
+    backend.close()
+    yield backend, [_words(rng, 3) for _ in range(QUERIES)]
+    backend.close()
 
 
-def _store(conn: Any, **kwargs: Any) -> SqliteMemoryStore:
-    return SqliteMemoryStore(conn, index=hash_index(DIMS), **kwargs)
+@pytest.fixture
+def backend(loaded: tuple[Backend, list[str]]) -> Iterator[Backend]:
+    yield loaded[0]
+    loaded[0].close()
 
 
 def _keys(store: Any, query: str, ns: tuple[str, ...] = ALICE) -> tuple[list[str], str]:
@@ -70,11 +119,11 @@ def _recall(found: list[list[str]], exact: list[list[str]]) -> float:
         len(e) for e in exact)
 
 
-def test_sketches_keep_recall_and_hold_no_matrix(loaded: tuple[Path, list[str]]) -> None:
-    path, queries = loaded
-    conn = connect_sqlite(str(path))
-    exact = _store(conn, retrieval=VECTOR_ONLY)
-    large = _store(conn, retrieval=VECTOR_ONLY, cache_bytes=BOUND)
+def test_sketches_keep_recall_and_hold_no_matrix(
+        loaded: tuple[Backend, list[str]], backend: Backend) -> None:
+    queries = loaded[1]
+    exact = backend.store(retrieval=VECTOR_ONLY)
+    large = backend.store(retrieval=VECTOR_ONLY, cache_bytes=BOUND)
     expected = [_keys(exact, q) for q in queries]
     found = [_keys(large, q) for q in queries]
     assert {mode for _, mode in expected} == {"vector"}
@@ -84,40 +133,34 @@ def test_sketches_keep_recall_and_hold_no_matrix(loaded: tuple[Path, list[str]])
     assert dialect.vectors.full_loads == 0 and len(dialect.vectors) == 0
     assert len(dialect.sketches) == 2  # the tenant's cell and alice's, held
     assert dialect.cache.nbytes <= BOUND
-    for store in (exact, large):
-        store.close()
-    conn.close()
 
 
-def test_rescoring_every_row_is_exact(loaded: tuple[Path, list[str]]) -> None:
-    path, queries = loaded
-    conn = connect_sqlite(str(path))
-    exact = _store(conn, retrieval=VECTOR_ONLY)
-    large = _store(conn, retrieval=VECTOR_ONLY, cache_bytes=BOUND, rescored=ROWS)
-    for query in queries:
+def test_rescoring_every_row_is_exact(loaded: tuple[Backend, list[str]],
+                                      backend: Backend) -> None:
+    exact = backend.store(retrieval=VECTOR_ONLY)
+    large = backend.store(retrieval=VECTOR_ONLY, cache_bytes=BOUND, rescored=ROWS)
+    for query in loaded[1]:
         assert _keys(large, query)[0] == _keys(exact, query)[0]
-    conn.close()
 
 
 def test_the_scope_filter_holds_before_the_sketches_rank(
-        loaded: tuple[Path, list[str]]) -> None:
+        loaded: tuple[Backend, list[str]], backend: Backend) -> None:
     """Bob holds the same texts as alice: none of his may come back, at any depth."""
-    path, queries = loaded
-    conn = connect_sqlite(str(path))
-    large = _store(conn, cache_bytes=BOUND)
-    for query in queries[:10]:
+    large = backend.store(cache_bytes=BOUND)
+    for query in loaded[1][:10]:
         found = large.search(ALICE, query=query, limit=50)
         assert found.retrieval_mode == "hybrid+sketch"
         assert len(found) == 50
         assert {tuple(item.namespace) for item in found} == {ALICE}
-    conn.close()
 
 
-def test_writes_are_seen_by_the_next_search(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", BACKENDS)
+def test_writes_are_seen_by_the_next_search(request: pytest.FixtureRequest, name: str,
+                                            tmp_path: Path) -> None:
     rng = random.Random(7)
-    with SqliteMemoryStore.from_conn_string(
-            str(tmp_path / "m.db"), index=hash_index(DIMS), retrieval=VECTOR_ONLY,
-            cache_bytes=200_000) as store:
+    backend = Backend(name, _new_database(request, name, tmp_path / "m.db"))
+    try:
+        store = backend.store(retrieval=VECTOR_ONLY, cache_bytes=200_000)
         store.setup()
         store.batch([PutOp(ALICE, f"f{i}", {"subject": "user", "predicate": "p",
                                             "content": _words(rng, 8)}) for i in range(500)])
@@ -127,22 +170,26 @@ def test_writes_are_seen_by_the_next_search(tmp_path: Path) -> None:
         assert _keys(store, query)[0][0] == "new"
         store.delete(ALICE, "new")
         assert "new" not in _keys(store, query)[0]
+    finally:
+        backend.close()
 
 
 def test_vectors_written_before_their_bits_were_kept_rank_the_same(
-        loaded: tuple[Path, list[str]], tmp_path: Path) -> None:
-    """A database from before the bits were kept has none: they are made when read."""
-    path, queries = loaded
-    conn = connect_sqlite(str(path))
-    with_bits = _store(conn, retrieval=VECTOR_ONLY, cache_bytes=BOUND)
+        loaded: tuple[Backend, list[str]], backend: Backend, tmp_path: Path) -> None:
+    """A SQLite database from before the bits were kept has none: they are made when read
+    (Postgres never keeps them)."""
+    queries = loaded[1]
+    if backend.name != "sqlite":
+        pytest.skip("Postgres makes the bits as it reads them")
+    with_bits = backend.store(retrieval=VECTOR_ONLY, cache_bytes=BOUND)
     expected = [_keys(with_bits, q) for q in queries[:10]]
-    conn.close()
     copy = tmp_path / "old.db"
-    copy.write_bytes(path.read_bytes())
+    copy.write_bytes(Path(backend.target).read_bytes())
     conn = connect_sqlite(str(copy))
     conn.execute("UPDATE memory_vectors SET sign_bits = NULL WHERE seq % 2 = 0")
     conn.commit()
-    without = _store(conn, retrieval=VECTOR_ONLY, cache_bytes=BOUND)
+    without = SqliteMemoryStore(conn, index=hash_index(DIMS), retrieval=VECTOR_ONLY,
+                                cache_bytes=BOUND)
     assert [_keys(without, q) for q in queries[:10]] == expected
     conn.close()
 
@@ -152,14 +199,21 @@ def test_the_knob_is_checked_at_construction() -> None:
         SqliteMemoryStore(connect_sqlite(":memory:"), rescored=0)
 
 
+@pytest.mark.postgres
+def test_the_postgres_knob_is_checked_at_construction(pg_server: Any) -> None:
+    import psycopg
+
+    with psycopg.connect(fresh_database(pg_server), autocommit=True) as conn, \
+            pytest.raises(ConfigurationError, match="rescored must be 1 or more"):
+        PostgresMemoryStore(conn, rescored=0)
+
+
 async def test_the_async_store_ranks_a_large_scope_by_its_sketches(
-        loaded: tuple[Path, list[str]]) -> None:
-    path, queries = loaded
-    async with AsyncSqliteMemoryStore.from_conn_string(
-            str(path), index=hash_index(DIMS), retrieval=VECTOR_ONLY) as exact, \
-            AsyncSqliteMemoryStore.from_conn_string(
-                str(path), index=hash_index(DIMS), retrieval=VECTOR_ONLY,
-                cache_bytes=BOUND, rescored=ROWS) as large:
+        loaded: tuple[Backend, list[str]]) -> None:
+    backend, queries = loaded
+    async with backend.async_store(retrieval=VECTOR_ONLY) as exact, \
+            backend.async_store(retrieval=VECTOR_ONLY, cache_bytes=BOUND,
+                                rescored=ROWS) as large:
         for query in queries[:5]:
             want = await exact.asearch(ALICE, query=query, limit=10)
             got = await large.asearch(ALICE, query=query, limit=10)

@@ -367,8 +367,8 @@ def _hybrid(
         lexical = yield from _like(records, scope, terms or [op.query or ""], depth)
     regimes = [getattr(r, "regime", None) for r in (ranking, found)]
     if mode != "like" and any(regimes):
-        # a scope too large for the exact caches: ranked by the database (Postgres) or by
-        # its vectors' sketches (SQLite)
+        # a scope too large for the exact caches: ranked by its vectors' sketches, or by
+        # the database (Postgres) where the sketches do not fit either
         mode += "+" + next(regime for regime in regimes if regime)
     candidates = list(dict.fromkeys(seq for seq, _ in [*lexical, *vector]))
     priors = yield from _priors(records, typed, candidates, op.filter, ranking)

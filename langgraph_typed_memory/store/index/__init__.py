@@ -9,8 +9,10 @@ What the rest of the store uses, and the only names it imports from this room:
   postings filled from each backend's tokens:
   `ScopeFts5Cache` (SQLite, FTS5's `porter unicode61` tokenizer, `TOKENIZE`) and
   `ScopeLexicalCache` (Postgres, `to_tsvector`), both ranked by `bm25`;
-- which scopes are too large for the exact caches (`OversizedScopes`), and the sign-bit
-  sketches that rank such a scope on SQLite (`ScopeSketchCache`, `sign_bits`);
+- which scopes are too large for a regime (`OversizedScopes`, measured at
+  `exact_row_bytes` or `sketch_row_bytes` a vector), and the sign-bit sketches that rank
+  a scope too large for the exact caches (`ScopeSketchCache`, `sign_bits`, read as each
+  backend's `SketchSql` says);
 - reading the cells' counters with a search (`counters_sql`, `counted_cells`, `answers_of`);
 - the bookkeeping the database keeps for the caches, which the dialects' migrations create:
   the counter table and triggers (`VERSIONS_TABLE`, `bump_cell`, the `*_CELL` and `*_CHANGE`
@@ -32,7 +34,11 @@ from langgraph_typed_memory.store.index.cells import (
     counters_sql,
 )
 from langgraph_typed_memory.store.index.fts5 import TOKENIZE, ScopeFts5Cache
-from langgraph_typed_memory.store.index.oversized import OversizedScopes
+from langgraph_typed_memory.store.index.oversized import (
+    OversizedScopes,
+    exact_row_bytes,
+    sketch_row_bytes,
+)
 from langgraph_typed_memory.store.index.scopes import (
     APPENDS_COLUMN,
     BACKFILL,
@@ -55,6 +61,7 @@ from langgraph_typed_memory.store.index.scopes import (
 from langgraph_typed_memory.store.index.sketches import (
     DEFAULT_RESCORED,
     ScopeSketchCache,
+    SketchSql,
     sign_bits,
 )
 from langgraph_typed_memory.store.index.tsvector import ScopeLexicalCache
@@ -64,6 +71,7 @@ from langgraph_typed_memory.store.index.vectors import (
     NamespaceVectorCache,
     ScopeVectorCache,
     VectorRanking,
+    scores_of,
 )
 from langgraph_typed_memory.store.index.vectors import Query as VectorQuery
 
@@ -73,7 +81,8 @@ __all__ = [
     "ROW_COLUMNS", "SQLITE_JOIN", "TOKENIZE", "TRIM_CHANGES", "VECTOR_APPEND_CELL", "VECTOR_CELL",
     "VECTOR_CHANGE", "VERSIONS_TABLE", "CellCache", "CellFamily", "NamespaceVectorCache",
     "OversizedScopes", "ScopeFts5Cache", "ScopeLexicalCache", "ScopeSketchCache",
-    "ScopeVectorCache", "VectorQuery", "VectorRanking",
+    "ScopeVectorCache", "SketchSql", "VectorQuery", "VectorRanking",
     "answers_of", "bump_cell", "bump_namespace", "changes_table", "counted_cells",
-    "counters_sql", "log_change", "row_changed", "sign_bits",
+    "counters_sql", "exact_row_bytes", "log_change", "row_changed", "scores_of", "sign_bits",
+    "sketch_row_bytes",
 ]

@@ -2,8 +2,11 @@
 
 A ranked search of a scope whose cells fit the cache bound (`cache_bytes`) is answered
 exactly in this process from full vector matrices and postings (`cells`). A scope whose
-cells together would hold more is ranked another way by its backend: by the database on
-Postgres, by sign-bit sketches rescored from the database on SQLite (docs/large-scopes.md).
+cells together would hold more is ranked another way: by sign-bit sketches rescored from
+the database, its postings still held (`sketches`). On Postgres a scope whose sketches and
+postings would not fit the bound either is ranked by the database (docs/large-scopes.md).
+Each rule is an `OversizedScopes` measuring what its regime holds of a vector
+(`exact_row_bytes`, `sketch_row_bytes`).
 
 The size of a scope is measured from its cells' counters (`memory_scope_versions`), read
 with every search anyway: every vector and record ever added to a cell, times what the exact
@@ -29,7 +32,8 @@ from langgraph_typed_memory.store.index.cells import (
     counters_sql,
 )
 
-__all__ = ["OversizedScopes", "POSTINGS_PER_RECORD", "VECTOR_ROW_EXTRA", "scope_bytes"]
+__all__ = ["OversizedScopes", "POSTINGS_PER_RECORD", "VECTOR_ROW_EXTRA", "exact_row_bytes",
+           "scope_bytes", "sketch_row_bytes"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,34 +44,60 @@ POSTINGS_PER_RECORD = 160
 120 bytes measured on the latency benchmark's texts, rounded up)."""
 
 
-def scope_bytes(counted: Mapping[Cell, Any], dims: int) -> int:
-    """What the exact caches would hold of the cells `counted`: every vector and record ever
-    added to them (their counters), at `dims` float32s a vector.
+SKETCH_ROW_EXTRA = 16
+"""What a sketch holds per row beside its bits: seq and expiry."""
+
+
+def exact_row_bytes(dims: int | None) -> int:
+    """What the exact caches hold per vector of `dims` float32s (None: no vectors).
+
+    Example:
+        >>> exact_row_bytes(384), exact_row_bytes(None)
+        (1576, 0)
+    """
+    return 0 if dims is None else dims * 4 + VECTOR_ROW_EXTRA
+
+
+def sketch_row_bytes(dims: int | None) -> int:
+    """What a sketch holds per vector of `dims` dimensions: its bits in whole 64-bit words.
+
+    Example:
+        >>> sketch_row_bytes(384), sketch_row_bytes(100)
+        (64, 32)
+    """
+    return 0 if dims is None else -(-dims // 64) * 8 + SKETCH_ROW_EXTRA
+
+
+def scope_bytes(counted: Mapping[Cell, Any], row_bytes: int) -> int:
+    """What a regime would hold of the cells `counted`: every vector and record ever added
+    to them (their counters), at `row_bytes` a vector and `POSTINGS_PER_RECORD` a record.
 
     Example:
         >>> read = ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
-        >>> scope_bytes(counted_cells(read, [(None, None, 0, 1000, 1000, 9, "fact")]), 384)
-        1736000
+        >>> counted = counted_cells(read, [(None, None, 0, 1000, 1000, 9, "fact")])
+        >>> scope_bytes(counted, exact_row_bytes(384)), scope_bytes(counted, 64)
+        (1736000, 224000)
     """
-    return sum(c.appends * (dims * 4 + VECTOR_ROW_EXTRA) + c.inserts * POSTINGS_PER_RECORD
+    return sum(c.appends * row_bytes + c.inserts * POSTINGS_PER_RECORD
                for c in counted.values())
 
 
 class OversizedScopes:
     """The cells of scopes found too large for the exact caches, and the rule that finds them.
 
-    `dims` is the vectors' size (None: no vectors; only records count); `families` are the
-    cache families (`CellFamily.name`) whose entries of a cell found too large are dropped:
-    the ones the backend no longer ranks it with.
+    `row_bytes` is what the regime a scope would leave holds per vector (`exact_row_bytes`,
+    `sketch_row_bytes`), beside `POSTINGS_PER_RECORD` per record; `families` are the cache
+    families (`CellFamily.name`) whose entries of a cell found too large are dropped: the
+    ones the backend no longer ranks it with.
 
     Example:
-        >>> oversized = OversizedScopes(CellCache(2**20), 384, ("vectors",))
+        >>> oversized = OversizedScopes(CellCache(2**20), exact_row_bytes(384), ("vectors",))
         >>> len(oversized)
         0
     """
 
-    def __init__(self, cache: CellCache, dims: int | None, families: tuple[str, ...]) -> None:
-        self.cache, self.dims, self.families = cache, dims, families
+    def __init__(self, cache: CellCache, row_bytes: int, families: tuple[str, ...]) -> None:
+        self.cache, self.row_bytes, self.families = cache, row_bytes, families
         self._large: set[Cell] = set()
 
     def __len__(self) -> int:
@@ -84,7 +114,7 @@ class OversizedScopes:
         if not family.cold_loads(scope, lambda where, params: Sql(where, params)):
             return False
         counted = counted_cells(scope, (yield counters_sql(scope)), every_kind=True)
-        size = scope_bytes(counted, self.dims or 0)
+        size = scope_bytes(counted, self.row_bytes)
         if size <= self.cache.max_bytes:
             return False
         with self.cache.lock:

@@ -1,4 +1,4 @@
-"""Sign-bit sketches of the vectors of scopes too large for the exact matrices (SQLite).
+"""Sign-bit sketches of the vectors of scopes too large for the exact matrices.
 
 A scope whose cells would hold more than the cache bound as float32 matrices
 (`OversizedScopes`) keeps, per cell, one bit per dimension of each vector instead: whether
@@ -12,9 +12,11 @@ higher. On vectors that cluster (as embeddings of texts do) the nearest rows sha
 bits with the query; on random vectors, which have no such structure, recall falls
 (docs/large-scopes.md has the figures).
 
-The bits are written beside each vector (`memory_vectors.sign_bits`, made when the vector
-is written), so a cell's first read fetches 48 bytes a vector, not 1,536; a vector written
-before the column existed has its bits made from its embedding when read.
+Where the bits come from is the backend's (`SketchSql`). SQLite writes them beside each
+vector (`memory_vectors.sign_bits`, made when the vector is written), so a cell's first read
+fetches 48 bytes a vector, not 1,536; a vector written before the column existed has its
+bits made from its embedding when read. Postgres makes them in the server as the cell is
+read (pgvector's `binary_quantize`), so only the bits leave it.
 
 The entries live in the store's `CellCache` beside the others (one LRU, one byte bound)
 and are kept valid by the cells' counters as the matrices are (`cells.CellFamily`). The
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,11 +44,11 @@ from langgraph_typed_memory.store.index.vectors import (
     Query,
     VectorRanking,
     best_records,
-    scores_of,
     unit_vector,
 )
 
-__all__ = ["DEFAULT_RESCORED", "ScopeSketchCache", "SketchRanking", "sign_bits"]
+__all__ = ["DEFAULT_RESCORED", "SQLITE_SKETCHES", "Rescore", "ScopeSketchCache",
+           "SketchRanking", "SketchSql", "sign_bits"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,19 +76,60 @@ def sign_bits(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(packed).view(np.uint64)
 
 
-def _words(rows: list[tuple[Any, ...]], decode: Decode) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class SketchSql:
+    """How a backend reads sketched cells: `bits` and `unbitted` are the expressions of a
+    vector's bits and of its embedding where it has none (over `memories m` `join`ed to
+    `memory_vectors v`), and `msb_first` says the bits come first dimension in the byte's
+    highest bit (Postgres' `bit` type), where `sign_bits` puts it in the lowest."""
+
+    bits: str
+    unbitted: str
+    join: str
+    msb_first: bool = False
+
+
+SQLITE_SKETCHES = SketchSql("v.sign_bits", "CASE WHEN v.sign_bits IS NULL THEN v.embedding END",
+                            SQLITE_JOIN)
+"""SQLite's: the bits written beside each vector (`sign_bits`)."""
+
+Rescore = Callable[[list[int], np.ndarray], Plan[tuple[np.ndarray, np.ndarray]]]
+"""A dialect's exact rescoring of the candidates: the seqs of the vectors of the records
+given and each one's cosine with the query's unit vector."""
+
+_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.uint8)
+"""Each byte with its bits in the other order."""
+
+
+def _stored_words(stored: list[Any], msb_first: bool) -> np.ndarray:
+    """Bits as fetched (bytes of one vector each) as `sign_bits` packs them: each byte's
+    bits reversed if they came highest first, each row padded to whole 64-bit words.
+
+    Example (dimensions 0 and 2 positive, sent highest bit first):
+        >>> _stored_words([bytes([0b10100000])], msb_first=True)[0, 0]
+        np.uint64(5)
+    """
+    raw = np.frombuffer(b"".join(bytes(b) for b in stored), np.uint8).reshape(len(stored), -1)
+    if msb_first:
+        raw = _REVERSED[raw]
+    room = -(-raw.shape[1] // 8) * 8
+    if room != raw.shape[1]:
+        raw = np.pad(raw, ((0, 0), (0, room - raw.shape[1])))
+    return np.ascontiguousarray(raw).view(np.uint64)
+
+
+def _words(rows: list[tuple[Any, ...]], decode: Decode, msb_first: bool) -> np.ndarray:
     """The bits of fetched (seq, bits, embedding, ...) rows: the stored bits, or where a row
     has none (written before they were kept), the bits of its embedding."""
     stored = [r[1] for r in rows]
     if all(bits is not None for bits in stored):
-        return np.frombuffer(b"".join(stored), dtype=np.uint64).reshape(len(rows), -1)
+        return _stored_words(stored, msb_first)
     made = sign_bits(decode([r[2] for r in rows if r[1] is None]))
     out = np.zeros((len(rows), made.shape[1]), np.uint64)
     missing = np.array([bits is None for bits in stored])
     out[missing] = made
     if not missing.all():
-        out[~missing] = np.frombuffer(b"".join(b for b in stored if b is not None),
-                                      dtype=np.uint64).reshape(-1, made.shape[1])
+        out[~missing] = _stored_words([b for b in stored if b is not None], msb_first)
     return out
 
 
@@ -93,11 +137,12 @@ class _ScopeSketch(ScopeRows):
     """A cell's vectors' sign bits, one array of words per 64 dimensions, beside their
     records' seqs and expiry times (`ScopeRows`)."""
 
-    __slots__ = ("_decode", "_bits")
+    __slots__ = ("_decode", "_msb_first", "_bits")
 
-    def __init__(self, changes: int, added: int, logged: int, decode: Decode) -> None:
+    def __init__(self, changes: int, added: int, logged: int, decode: Decode,
+                 msb_first: bool = False) -> None:
         super().__init__(changes, added, logged)
-        self._decode = decode
+        self._decode, self._msb_first = decode, msb_first
         self._bits = np.zeros((0, 0), np.uint64)
 
     def _grow(self, room: int) -> None:
@@ -118,7 +163,7 @@ class _ScopeSketch(ScopeRows):
         are None)."""
         if not rows:
             return
-        words = _words(rows, self._decode)
+        words = _words(rows, self._decode, self._msb_first)
         if not self.size:
             self._bits = np.zeros((words.shape[1], len(self._seqs)), np.uint64)
         start, end = self._place([r[0] for r in rows], [r[3] for r in rows])
@@ -144,15 +189,16 @@ class SketchRanking(VectorRanking):
 
 def nearest(cells: Sequence[_ScopeSketch], now: float, query: np.ndarray, count: int
             ) -> np.ndarray:
-    """The seqs of the live rows of `cells` whose bits are nearest the `query`'s: at least
-    `count` rows (every one tied with the last), at most four times as many.
+    """The seqs of the `count` live rows of `cells` whose bits are nearest the `query`'s
+    (fewer if they hold fewer), in seq order. Rows as near as the farthest taken are taken
+    oldest first, so the same rows give the same candidates.
 
     Example:
         >>> cell = _ScopeSketch(0, 0, 0, lambda values: np.zeros((len(values), 64)))
         >>> bits = [np.uint64(v).tobytes() for v in (0b1111, 0b0001, 0b0011, 0b0000)]
         >>> cell.append([(s, b, None, None) for s, b in zip([3, 5, 7, 9], bits)])
         >>> nearest([cell], 0.0, np.array([0b0001], np.uint64), 2).tolist()
-        [5, 7, 9]
+        [5, 7]
     """
     found, seqs = [], []
     for cell in cells:
@@ -168,10 +214,11 @@ def nearest(cells: Sequence[_ScopeSketch], now: float, query: np.ndarray, count:
         return np.zeros(0, np.int64)
     distance, held = np.concatenate(found), np.concatenate(seqs)
     if len(held) > count:
-        below = np.bincount(distance).cumsum()
-        near = distance <= int(np.searchsorted(below, count))
-        held = held[near] if int(near.sum()) <= 4 * count else held[
-            np.argpartition(distance, count)[:count]]
+        edge = int(np.searchsorted(np.bincount(distance).cumsum(), count))
+        inside = held[distance < edge]
+        tied = held[distance == edge]
+        room = count - len(inside)
+        held = np.concatenate([inside, np.partition(tied, room - 1)[:room]])
     return np.unique(held)
 
 
@@ -185,32 +232,34 @@ class ScopeSketchCache(CellFamily[_ScopeSketch]):
         (0, 1000)
     """
 
-    def __init__(self, cache: CellCache, rescored: int = DEFAULT_RESCORED) -> None:
+    def __init__(self, cache: CellCache, rescored: int = DEFAULT_RESCORED,
+                 sql: SketchSql = SQLITE_SKETCHES) -> None:
         if rescored < 1:
             raise ConfigurationError(f"rescored must be 1 or more (the candidates a search "
                                      f"of a large scope rescores exactly), not {rescored}")
         super().__init__(cache, "sketches", "appends")
-        self.rescored = rescored
+        self.rescored, self.sql = rescored, sql
 
     def top_k(
         self, scope: ScopeRead, query: Query, depth: int | None, *, decode: Decode,
-        in_list: Callable[[str, Sequence[Any]], tuple[str, list[Any]]],
+        rescore: Rescore,
     ) -> Plan[SketchRanking | None]:
         """Best-first (seq, cosine) among the scope's rows that have not expired, one per
         record (max over its vectors), at most `depth` (`DEPTH_WHEN_ALL` when None): the
-        rows nearest by their bits (`nearest`), rescored from their vectors in the database.
-        `decode` turns fetched embeddings into a float32 matrix, `in_list` is the dialect's
-        `column IN (...)`. Expired rows are left out by the cells' expiry times, as the
-        exact regime does."""
+        rows nearest by their bits (`nearest`), rescored from their vectors in the database
+        by the dialect's `rescore`. `decode` turns fetched embeddings into a float32 matrix.
+        Expired rows are left out by the cells' expiry times, as the exact regime does."""
+        sql = self.sql
+
         def select(where: str, params: list[Any]) -> Sql:
-            return Sql("SELECT v.seq, v.sign_bits, CASE WHEN v.sign_bits IS NULL "
-                       f"THEN v.embedding END, m.expires_at FROM memories m {SQLITE_JOIN} "
-                       f"WHERE {where}", params)
+            return Sql(f"SELECT v.seq, {sql.bits}, {sql.unbitted}, m.expires_at "
+                       f"FROM memories m {sql.join} WHERE {where}", params)
 
         _, counted, loaded = yield from self.counted_with_cold(scope, select)
         cells = tuple((yield from self.views(
             scope, counted, select,
-            lambda changes, added, logged: _ScopeSketch(changes, added, logged, decode),
+            lambda changes, added, logged: _ScopeSketch(changes, added, logged, decode,
+                                                        sql.msb_first),
             loaded=loaded)))
         vector = (yield from query()) if callable(query) else query
         if vector is None:
@@ -228,10 +277,5 @@ class ScopeSketchCache(CellFamily[_ScopeSketch]):
                        max(self.rescored, 4 * wanted))
         if not len(seqs):
             return SketchRanking([], ())
-        clause, params = in_list("seq", seqs.tolist())
-        rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
-        if not rows:
-            return SketchRanking([], ())
-        held = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        scores = scores_of(decode([r[1] for r in rows]), unit)
+        held, scores = yield from rescore(seqs.tolist(), unit)
         return SketchRanking(best_records(held, scores, wanted), ())

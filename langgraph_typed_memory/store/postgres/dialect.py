@@ -4,8 +4,9 @@ Lexical search reads the lexemes of a stored generated `tsvector` (`english` con
 into postings cached per scope cell and ranks them by BM25 (`bm25`), as SQLite does. Vectors
 are pgvector columns ranked by an exact scan after the SQL scope filter, so a scope filter can
 never starve the top-k the way a post-filtered approximate index can (docs/backends.md has the
-measurements). A scope too large for the caches is ranked by the database itself, its scope
-filter in the ranking statement (`large_scopes`, docs/large-scopes.md).
+measurements). A scope too large for the caches is ranked by its vectors' sign bits, made by
+the server as it is read (`ScopeSketchCache`); one too large for those by the database
+itself, its scope filter in the ranking statement (`large_scopes`, docs/large-scopes.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from langgraph_typed_memory.store.index import (
     APPENDS_COLUMN,
     BACKFILL,
     DEFAULT_CACHE_BYTES,
+    LOAD_CHUNK,
     NAMESPACE_VERSIONS_TABLE,
     POSTGRES_JOIN,
     ROW_CELL,
@@ -38,13 +40,17 @@ from langgraph_typed_memory.store.index import (
     VERSIONS_TABLE,
     CellCache,
     NamespaceVectorCache,
+    OversizedScopes,
     ScopeLexicalCache,
+    ScopeSketchCache,
     ScopeVectorCache,
+    SketchSql,
     VectorQuery,
     VectorRanking,
     bump_cell,
     bump_namespace,
     changes_table,
+    exact_row_bytes,
     log_change,
     row_changed,
 )
@@ -573,7 +579,7 @@ def _with_literal(statement: q.Bulk, row: list[Any]) -> list[Any]:
     return row
 
 
-def _vector_literal(vector: Sequence[float]) -> str:
+def _vector_literal(vector: Sequence[float] | np.ndarray) -> str:
     """pgvector's text form of a vector, its float32 values written as the shortest decimals
     that read back to them (orjson, in C: formatting each value in Python took a third of
     a bulk load's time).
@@ -699,6 +705,20 @@ def _written(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+POSTGRES_SKETCHES = SketchSql(
+    bits="substring(varbit_send(binary_quantize(v.embedding)) FROM 5)", unbitted="NULL",
+    join=POSTGRES_JOIN, msb_first=True)
+"""A large scope's sign bits, made by pgvector (`binary_quantize`: 1 where a coordinate is
+positive) as the cell is read: only they leave the server, without their length header."""
+_COSINES_BY_SEQ = ("SELECT seq, 1 - (embedding <=> ?::vector) FROM memory_vectors "
+                   "WHERE seq = ANY(?)")
+"""Each vector of the records given, with its cosine with a query vector (NaN for a zero
+vector)."""
+POSTGRES_RESCORED = 250
+"""The candidates a Postgres sketch-ranked search rescores exactly (SQLite's default is
+higher): each is a vector fetched by seq from the table's pages, about 20 us, where SQLite
+reads them from its mapped file."""
+
 SQL_LOCK = "pg_advisory_xact_lock(hashtextextended(?, 0))"
 SQL_LOCK_SHARED = "pg_advisory_xact_lock_shared(hashtextextended(?, 0))"
 
@@ -709,17 +729,25 @@ class PostgresDialect:
     Vector search ranks normalized float32 matrices per scope cell (`ScopeVectorCache`),
     lexical search postings per cell (`ScopeLexicalCache`), kept in one cache of at most
     `cache_bytes` (`CellCache`) and brought up to date from the cells' counters. A scope
-    whose cells do not fit that bound is ranked by the database instead (`LargeScopes`:
-    pgvector's HNSW index at `ef_search`, and Postgres' full-text ranking); `dims` sizes
-    its vectors.
+    whose matrices and postings do not fit that bound (`OversizedScopes`) is ranked by its
+    vectors' sign bits instead, the `rescored` nearest ranked exactly (`ScopeSketchCache`,
+    the bits made by the server as a cell is read); its postings are still held. A scope
+    whose sketches and postings do not fit either is ranked by the database (`LargeScopes`:
+    pgvector's HNSW index at `ef_search`, and Postgres' full-text ranking). `dims` sizes
+    the vectors.
     """
 
     def __init__(self, cache_bytes: int = DEFAULT_CACHE_BYTES, *, dims: int | None = None,
-                 ef_search: int = DEFAULT_EF_SEARCH) -> None:
+                 rescored: int = POSTGRES_RESCORED, ef_search: int = DEFAULT_EF_SEARCH
+                 ) -> None:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
         self.postings = ScopeLexicalCache(self.cache)
-        self.large = LargeScopes(self.cache, dims, ef_search)
+        self.sketches = ScopeSketchCache(self.cache, rescored, POSTGRES_SKETCHES)
+        for family in (self.postings, self.sketches):
+            family.load_chunk = LOAD_CHUNK  # a large scope's cells are read in chunks
+        self.large = OversizedScopes(self.cache, exact_row_bytes(dims), (self.vectors.name,))
+        self.in_database = LargeScopes(self.cache, dims, ef_search)
         self.dims = dims
         self.namespaces = NamespaceVectorCache(
             self.cache, embedding="vector_send(v.embedding)", decode=_decode,
@@ -805,8 +833,10 @@ class PostgresDialect:
         scope's cached postings (`ScopeLexicalCache`) are brought up to date and ranked in
         this process.
 
-        A scope no cache holds is measured first (`LargeScopes.too_large`: its counters),
-        so that one too large for the caches is ranked by the database, never loaded.
+        A scope no cache holds is measured first (`OversizedScopes.too_large`: its
+        counters): one too large for the exact caches keeps its postings while they fit
+        beside its sketches; one too large for those is ranked by the database, never
+        loaded.
 
         Example (the first statements' values; a server runs them):
             >>> scope = q.ScopeRead("fact", "acme", None, None, "m.status = 'active'", 5.0)
@@ -816,9 +846,10 @@ class PostgresDialect:
             >>> plan.send([]).steps[0].params  # no records yet: a scope that fits
             [['lyon', 'gare']]
         """
-        if (yield from self.large.too_large(scope, self.postings)):
+        if ((yield from self.large.too_large(scope, self.postings))
+                and (yield from self.in_database.too_large(scope, self.postings))):
             parsed = yield Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True)
-            return (yield from self.large.lexical(scope, parsed[0][0] or [], depth))
+            return (yield from self.in_database.lexical(scope, parsed[0][0] or [], depth))
         (parsed,), counted, loaded = yield from self.postings.counted_with_cold(
             scope, self.postings.select,
             Sql(_QUERY_LEXEMES, [list(dict.fromkeys(terms))], shared=True))
@@ -840,14 +871,31 @@ class PostgresDialect:
         """Exact: the scope's vectors are ranked in this process (`ScopeVectorCache`), fetched
         in pgvector's binary form. The cells' loads read vectors by seq, so the HNSW index
         never makes these results approximate (a post-filtered index loses most in-scope matches:
-        docs/backends.md). A scope too large for the caches is ranked by the HNSW index
-        instead, its scope filter in the same statement (`LargeScopes`)."""
+        docs/backends.md). A scope too large for the matrices is ranked by its sketches
+        (`ScopeSketchCache`), its `rescored` nearest read by seq and ranked exactly; one too
+        large for the sketches by the HNSW index, its scope filter in the same statement
+        (`LargeScopes`)."""
         if (yield from self.large.too_large(scope, self.vectors)):
-            return (yield from self.large.vector_top_k(scope, query, depth, _vector_literal))
+            if (yield from self.in_database.too_large(scope, self.sketches)):
+                return (yield from self.in_database.vector_top_k(scope, query, depth,
+                                                                 _vector_literal))
+            return (yield from self.sketches.top_k(scope, query, depth, decode=_decode,
+                                                   rescore=self._rescored))
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="vector_send(v.embedding)", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier"), join=POSTGRES_JOIN,
         ))
+
+    def _rescored(self, seqs: list[int], unit: np.ndarray
+                  ) -> Plan[tuple[np.ndarray, np.ndarray]]:
+        """A sketched scope's candidates rescored by pgvector, where their vectors are: only
+        the scores leave the server (fetching the vectors took twice as long). The cosine
+        is pgvector's (float32 sums), within rounding of the exact regime's."""
+        rows = yield Sql(_COSINES_BY_SEQ, [_vector_literal(unit), seqs])
+        held = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        scores = np.fromiter((0.0 if r[1] is None or r[1] != r[1] else r[1] for r in rows),
+                             np.float64, len(rows))
+        return held, scores
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]

@@ -2,24 +2,25 @@
 
 A ranked search of a scope whose cells fit the cache bound (`cache_bytes`) is answered
 exactly in this process (`index/cells`: vector matrices and full-text postings per cell).
-A scope whose cells together do not fit keeps no copy in the process: its vectors are
-ranked by pgvector in the database (by its HNSW index when the operator created it:
-`HNSW_INDEX`) and its words by Postgres' full-text search, both in the statement that
-applies the scope filter, so the filter holds before anything is ranked. The search's
-`retrieval_mode` then ends in `+database` (docs/large-scopes.md).
+A scope whose matrices do not fit is ranked by its vectors' sign bits, rescored exactly
+from the database, its postings still held (`index/sketches`). A scope whose sketches and
+postings do not fit either keeps no copy in the process: its vectors are ranked by pgvector
+in the database (by its HNSW index when the operator created it: `HNSW_INDEX`) and its words
+by Postgres' full-text search, both in the statement that applies the scope filter, so the
+filter holds before anything is ranked. The search's `retrieval_mode` then ends in
+`+database` (docs/large-scopes.md).
 
 The size of a scope is measured from its cells' counters (`index/oversized`).
 
-Without the index the database ranks a large scope by an exact scan: recall 1.0, memory
+Without the index the database ranks such a scope by an exact scan: recall 1.0, memory
 bounded, seconds a search at a million rows. The index is not created by `setup()`, as
 maintaining it on every insert cut bulk ingest about five-fold in the measurements
-(docs/large-scopes.md); an operator whose scopes outgrow the cache creates it once. With it
-the vector ranking is approximate. `ef_search` (pgvector's `hnsw.ef_search`, set for the one
-statement's transaction) is the recall knob: the default, 100, kept recall@10 at 0.95 or more
-against the exact scan in the measurements (`benchmarks/latency.py --cache-bytes`). The scan
-is iterative (`hnsw.iterative_scan = relaxed_order`): where the scope filter drops rows the
-index found, pgvector reads on until the limit is met, and the rows are put in exact
-distance order after it.
+(docs/large-scopes.md); an operator whose scopes outgrow the sketches creates it once. With
+it the vector ranking is approximate. `ef_search` (pgvector's `hnsw.ef_search`, set for the
+one statement's transaction) is the recall knob. The scan is iterative
+(`hnsw.iterative_scan = relaxed_order`): where the scope filter drops rows the index found,
+pgvector reads on until the limit is met, and the rows are put in exact distance order
+after it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from langgraph_typed_memory.errors import ConfigurationError
 from langgraph_typed_memory.namespaces import RANKED_KINDS
 from langgraph_typed_memory.store.core.protocol import Begin, Commit, Plan, Sql
 from langgraph_typed_memory.store.core.queries import ScopeRead
-from langgraph_typed_memory.store.index import CellCache, OversizedScopes, VectorRanking
+from langgraph_typed_memory.store.index import (
+    CellCache,
+    OversizedScopes,
+    VectorRanking,
+    sketch_row_bytes,
+)
 
 __all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits", "vector_sql",
            "lexical_sql", "tsquery_text", "finding", "lexeme_shares"]
@@ -178,8 +184,8 @@ class DatabaseRanking(VectorRanking):
 
 
 class LargeScopes(OversizedScopes):
-    """Which scopes are too large for the caches (`OversizedScopes`: no entry of theirs is
-    kept), and how the database ranks them. `ef_search` is the recall knob.
+    """Which scopes are too large for the sketches and postings (`OversizedScopes`: no entry
+    of theirs is kept), and how the database ranks them. `ef_search` is the recall knob.
 
     Example:
         >>> large = LargeScopes(CellCache(2**20), 384)
@@ -192,7 +198,7 @@ class LargeScopes(OversizedScopes):
         if ef_search < 1 or ef_search > 1000:
             raise ConfigurationError(f"ef_search must be between 1 and 1000 (pgvector's range), "
                              f"not {ef_search}")
-        super().__init__(cache, dims, ("vectors", "postings"))
+        super().__init__(cache, sketch_row_bytes(dims), ("vectors", "sketches", "postings"))
         self.ef_search = ef_search
         self._shares: dict[str, float] | None = None
         self._word_searches = 0

@@ -37,6 +37,7 @@ from langgraph_typed_memory.store.core.retry import Attempt, run_async, run_sync
 from langgraph_typed_memory.store.index import DEFAULT_CACHE_BYTES
 from langgraph_typed_memory.store.postgres.dialect import (
     FLOAT4_ARRAY_OID,
+    POSTGRES_RESCORED,
     Float4Block,
     PostgresDialect,
 )
@@ -162,8 +163,9 @@ def _typed(exc: Exception, conn: Any) -> Exception | None:
 
 
 class PostgresOptions(StoreOptions, total=False):
-    """The Postgres stores' options: every store's, and `ef_search`."""
+    """The Postgres stores' options: every store's, `rescored` and `ef_search`."""
 
+    rescored: int
     ef_search: int
 
 
@@ -172,6 +174,7 @@ def _dialect(options: PostgresOptions, owner: str) -> PostgresDialect:
     checked_options(options, PostgresOptions, owner)
     return PostgresDialect(options.pop("cache_bytes", DEFAULT_CACHE_BYTES),
                            dims=index_dims(options),
+                           rescored=options.pop("rescored", POSTGRES_RESCORED),
                            ef_search=options.pop("ef_search", DEFAULT_EF_SEARCH))
 
 
@@ -197,8 +200,12 @@ class PostgresMemoryStore(SyncMemoryStore):
             `LifecycleConfig`).
         cache_bytes: The most memory the search caches (vector matrices and full-text
             postings per scope cell) hold in this process; least recently used cells go
-            first (docs/backends.md). A scope whose cells do not fit it is ranked by the
-            database instead (docs/large-scopes.md).
+            first (docs/backends.md). A scope whose cells do not fit it is ranked by its
+            vectors' sign bits instead, its nearest rescored exactly; one whose sign bits
+            and postings do not fit either, by the database (docs/large-scopes.md).
+        rescored: The recall knob of a scope ranked by its sign bits: how many candidates
+            are rescored exactly (default 250; higher is slower and nearer the exact
+            ranking).
         ef_search: The recall knob of a scope ranked by the database: pgvector's
             `hnsw.ef_search` (1 to 1000; higher is slower and nearer the exact ranking).
 

@@ -50,8 +50,10 @@ from langgraph_typed_memory.store.index import (
     bump_cell,
     bump_namespace,
     changes_table,
+    exact_row_bytes,
     log_change,
     row_changed,
+    scores_of,
     sign_bits,
 )
 
@@ -447,7 +449,7 @@ class SqliteDialect:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
         self.sketches = ScopeSketchCache(self.cache, rescored)
-        self.large = OversizedScopes(self.cache, dims, (self.vectors.name,))
+        self.large = OversizedScopes(self.cache, exact_row_bytes(dims), (self.vectors.name,))
         self.postings = ScopeFts5Cache(self.cache)
         for family in (self.vectors, self.postings, self.sketches):
             family.load_chunk = LOAD_CHUNK  # a large scope's cells are read in chunks
@@ -577,10 +579,19 @@ class SqliteDialect:
         (`ScopeSketchCache`), its `rescored` nearest ranked exactly."""
         if (yield from self.large.too_large(scope, self.vectors)):
             return (yield from self.sketches.top_k(scope, query, depth, decode=_decode,
-                                                   in_list=self.in_list))
+                                                   rescore=self._rescored))
         return (yield from self.vectors.top_k(
             scope, query, depth, embedding="v.embedding", decode=_decode,
             tier=self.json_field("m.value", "compaction_tier")))
+
+    def _rescored(self, seqs: list[int], unit: np.ndarray
+                  ) -> Plan[tuple[np.ndarray, np.ndarray]]:
+        """A sketched scope's candidates rescored here: their vectors read by seq, scored
+        as the exact regime's matrices score them (`scores_of`)."""
+        clause, params = self.in_list("seq", seqs)
+        rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
+        held = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        return held, scores_of(_decode([r[1] for r in rows]), unit)
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
