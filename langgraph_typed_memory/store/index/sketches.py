@@ -39,7 +39,6 @@ from langgraph_typed_memory.store.core.queries import ScopeRead
 from langgraph_typed_memory.store.index.cells import CellCache, CellFamily
 from langgraph_typed_memory.store.index.scopes import ScopeRows
 from langgraph_typed_memory.store.index.vectors import (
-    SQLITE_JOIN,
     Decode,
     Query,
     VectorRanking,
@@ -47,8 +46,8 @@ from langgraph_typed_memory.store.index.vectors import (
     unit_vector,
 )
 
-__all__ = ["DEFAULT_RESCORED", "SQLITE_SKETCHES", "Rescore", "ScopeSketchCache",
-           "SketchRanking", "SketchSql", "sign_bits"]
+__all__ = ["DEFAULT_RESCORED", "Rescore", "ScopeSketchCache", "SketchRanking", "SketchSql",
+           "sign_bits"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,10 +87,6 @@ class SketchSql:
     join: str
     msb_first: bool = False
 
-
-SQLITE_SKETCHES = SketchSql("v.sign_bits", "CASE WHEN v.sign_bits IS NULL THEN v.embedding END",
-                            SQLITE_JOIN)
-"""SQLite's: the bits written beside each vector (`sign_bits`)."""
 
 Rescore = Callable[[list[int], np.ndarray], Plan[tuple[np.ndarray, np.ndarray]]]
 """A dialect's exact rescoring of the candidates: the seqs of the vectors of the records
@@ -227,13 +222,13 @@ class ScopeSketchCache(CellFamily[_ScopeSketch]):
     a search takes the nearest rows of the cells it sees together and ranks them exactly.
 
     Example:
-        >>> cache = ScopeSketchCache(CellCache())
+        >>> cache = ScopeSketchCache(CellCache(), SketchSql("v.bits", "NULL", "JOIN v"))
         >>> len(cache), cache.rescored
         (0, 1000)
     """
 
-    def __init__(self, cache: CellCache, rescored: int = DEFAULT_RESCORED,
-                 sql: SketchSql = SQLITE_SKETCHES) -> None:
+    def __init__(self, cache: CellCache, sql: SketchSql, rescored: int = DEFAULT_RESCORED
+                 ) -> None:
         if rescored < 1:
             raise ConfigurationError(f"rescored must be 1 or more (the candidates a search "
                                      f"of a large scope rescores exactly), not {rescored}")

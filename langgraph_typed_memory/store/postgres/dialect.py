@@ -743,7 +743,7 @@ class PostgresDialect:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
         self.postings = ScopeLexicalCache(self.cache)
-        self.sketches = ScopeSketchCache(self.cache, rescored, POSTGRES_SKETCHES)
+        self.sketches = ScopeSketchCache(self.cache, POSTGRES_SKETCHES, rescored)
         for family in (self.postings, self.sketches):
             family.load_chunk = LOAD_CHUNK  # a large scope's cells are read in chunks
         self.large = OversizedScopes(self.cache, exact_row_bytes(dims), (self.vectors.name,))
@@ -900,13 +900,7 @@ class PostgresDialect:
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]:
-        rows = yield Sql(
-            (
-                "SELECT seq, 1 - (embedding <=> ?::vector) AS sim FROM memory_vectors "
-                "WHERE seq = ANY(?) ORDER BY sim DESC"
-            ),
-            [_vector_literal(query), list(seqs)],
-        )
+        rows = yield Sql(_COSINES_BY_SEQ, [_vector_literal(query), list(seqs)])
         return _max_pool(rows)
 
     def put_untyped(self, row: list[Any], vectors: list[tuple[str, Any]]) -> Sql | None:

@@ -45,6 +45,7 @@ from langgraph_typed_memory.store.index import (
     ScopeFts5Cache,
     ScopeSketchCache,
     ScopeVectorCache,
+    SketchSql,
     VectorQuery,
     VectorRanking,
     bump_cell,
@@ -56,6 +57,11 @@ from langgraph_typed_memory.store.index import (
     scores_of,
     sign_bits,
 )
+
+SQLITE_SKETCHES = SketchSql("v.sign_bits", "CASE WHEN v.sign_bits IS NULL THEN v.embedding END",
+                            SQLITE_JOIN)
+"""Where a large scope's sign bits come from: written beside each vector (`sign_bits`), or
+made from its embedding for a vector written before they were kept."""
 
 _UNTYPED_RECORD = "SELECT m.ns, 1 FROM memories m WHERE m.seq = {row}.seq AND m.kind IS NULL"
 """The namespace of the untyped record a `memory_vectors` trigger row (`{row}`) belongs to."""
@@ -448,7 +454,7 @@ class SqliteDialect:
                  rescored: int = DEFAULT_RESCORED) -> None:
         self.cache = CellCache(cache_bytes)
         self.vectors = ScopeVectorCache(self.cache)
-        self.sketches = ScopeSketchCache(self.cache, rescored)
+        self.sketches = ScopeSketchCache(self.cache, SQLITE_SKETCHES, rescored)
         self.large = OversizedScopes(self.cache, exact_row_bytes(dims), (self.vectors.name,))
         self.postings = ScopeFts5Cache(self.cache)
         for family in (self.vectors, self.postings, self.sketches):
@@ -588,17 +594,19 @@ class SqliteDialect:
                   ) -> Plan[tuple[np.ndarray, np.ndarray]]:
         """A sketched scope's candidates rescored here: their vectors read by seq, scored
         as the exact regime's matrices score them (`scores_of`)."""
-        clause, params = self.in_list("seq", seqs)
-        rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
+        rows = yield self._vectors_by_seq(seqs)
         held = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         return held, scores_of(_decode([r[1] for r in rows]), unit)
 
     def vector_scores(
         self, seqs: Sequence[int], query: Sequence[float]
     ) -> Plan[list[tuple[int, float]]]:
+        return _rank((yield self._vectors_by_seq(seqs)), query, None)
+
+    def _vectors_by_seq(self, seqs: Sequence[int]) -> Sql:
+        """(seq, embedding) of each vector of the records given."""
         clause, params = self.in_list("seq", seqs)
-        rows = yield Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
-        return _rank(rows, query, None)
+        return Sql(f"SELECT seq, embedding FROM memory_vectors WHERE {clause}", params)
 
     def put_untyped(self, row: list[Any], vectors: list[tuple[str, Any]]) -> Sql | None:
         """None: the batch's transaction writes it (its statements cost no round trips)."""
