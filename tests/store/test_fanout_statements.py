@@ -154,7 +154,7 @@ def test_postgres_fan_out_round_trips(pg_server: Any, monkeypatch: pytest.Monkey
         trips = Trips(monkeypatch, module)
         cold = [_reads(t) for t in trips.fan_out(node, "red tulips in the spring garden")]
         # a scope no cache holds is measured first (its counters, beside the listing: one too
-        # large for the caches is ranked by the database, docs/large-scopes.md), then its
+        # large for the caches is ranked by its sketches, docs/large-scopes.md), then its
         # cells are read with their counters: a first search takes three round trips
         assert len(cold) == 3 and cold[0] == ["counters", "listing"]
         assert cold[-1] == ["page", "page"]
