@@ -68,7 +68,11 @@ def sign_bits(vectors: np.ndarray) -> np.ndarray:
         >>> sign_bits(np.array([[0.5, -1.0, 2.0], [-1.0, 0.0, 3.0]], np.float32))[:, 0] & 7
         array([5, 4], dtype=uint64)
     """
-    packed = np.packbits(vectors > 0, axis=1, bitorder="little")
+    return _in_words(np.packbits(vectors > 0, axis=1, bitorder="little"))
+
+
+def _in_words(packed: np.ndarray) -> np.ndarray:
+    """Rows of bytes padded to whole 64-bit words, as (n, words) uint64."""
     room = -(-packed.shape[1] // 8) * 8
     if room != packed.shape[1]:
         packed = np.pad(packed, ((0, 0), (0, room - packed.shape[1])))
@@ -105,12 +109,7 @@ def _stored_words(stored: list[Any], msb_first: bool) -> np.ndarray:
         np.uint64(5)
     """
     raw = np.frombuffer(b"".join(bytes(b) for b in stored), np.uint8).reshape(len(stored), -1)
-    if msb_first:
-        raw = _REVERSED[raw]
-    room = -(-raw.shape[1] // 8) * 8
-    if room != raw.shape[1]:
-        raw = np.pad(raw, ((0, 0), (0, room - raw.shape[1])))
-    return np.ascontiguousarray(raw).view(np.uint64)
+    return _in_words(_REVERSED[raw] if msb_first else raw)
 
 
 def _words(rows: list[tuple[Any, ...]], decode: Decode, msb_first: bool) -> np.ndarray:

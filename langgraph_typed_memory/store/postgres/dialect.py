@@ -57,6 +57,7 @@ from langgraph_typed_memory.store.index import (
 from langgraph_typed_memory.store.postgres.large_scopes import (
     DEFAULT_EF_SEARCH,
     LargeScopes,
+    cosine_or_zero,
 )
 
 
@@ -893,8 +894,7 @@ class PostgresDialect:
         is pgvector's (float32 sums), within rounding of the exact regime's."""
         rows = yield Sql(_COSINES_BY_SEQ, [_vector_literal(unit), seqs])
         held = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        scores = np.fromiter((0.0 if r[1] is None or r[1] != r[1] else r[1] for r in rows),
-                             np.float64, len(rows))
+        scores = np.fromiter((cosine_or_zero(r[1]) for r in rows), np.float64, len(rows))
         return held, scores
 
     def vector_scores(
@@ -951,7 +951,7 @@ def _decode(values: list[Any]) -> np.ndarray:
 def _max_pool(rows: list[tuple[Any, ...]]) -> list[tuple[int, float]]:
     best: dict[int, float] = {}
     for seq, sim in rows:
-        sim = 0.0 if sim is None or sim != sim else float(sim)  # NaN for zero vectors
+        sim = cosine_or_zero(sim)
         if sim > best.get(seq, -2.0):
             best[seq] = sim
     return sorted(best.items(), key=lambda x: -x[1])

@@ -40,7 +40,8 @@ from langgraph_typed_memory.store.index import (
     sketch_row_bytes,
 )
 
-__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits", "vector_sql",
+__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits", "cosine_or_zero",
+           "vector_sql",
            "lexical_sql", "tsquery_text", "finding", "lexeme_shares"]
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,17 @@ created by an operator (`psql -c`, outside a transaction), never by `setup()`.""
 DATABASE_DEPTH = 1000
 """The candidates a database-ranked search returns when the search asks for every one
 (a search with a value filter): the caches rank every row, the index stops here."""
+
+
+def cosine_or_zero(sim: Any) -> float:
+    """A cosine pgvector computed, as a float: 0 where it has none (NaN or NULL: a zero
+    vector).
+
+    Example:
+        >>> cosine_or_zero(float("nan")), cosine_or_zero(0.5)
+        (0.0, 0.5)
+    """
+    return 0.0 if sim is None or sim != sim else float(sim)
 
 
 def _ranked_kind(kind: str) -> str:
@@ -226,7 +238,7 @@ class LargeScopes(OversizedScopes):
         best: dict[int, float] = {}
         for seq, sim in rows:
             if seq not in best:
-                best[seq] = 0.0 if sim is None or sim != sim else float(sim)  # NaN: zero
+                best[seq] = cosine_or_zero(sim)
                 if len(best) == wanted:
                     break
         return DatabaseRanking(list(best.items()), ())
