@@ -17,24 +17,30 @@ from langgraph_typed_memory.store.sqlite.dialect import SqliteDialect
 pytestmark = pytest.mark.perf_contract
 
 NS = "tenant:t.user:u.episode"
-LOOKUPS = [  # (what, statement for a substring function, parameters, the index it must read)
-    ("a turn's records", lambda _: q.SQL_STATED_IN_TURN, [NS, "run-1", 3],
+LOOKUPS = [  # (what, (statement, parameters) in a dialect, the index it must read)
+    ("a turn's records", lambda _: (q.SQL_STATED_IN_TURN, [NS, "run-1", 3]),
      "memories_provenance"),
-    ("the newest active", lambda _: q.SQL_NEWEST, [NS, 0.0, 10**9, 10], "memories_active_seq"),
-    ("the newest holding a value", q.sql_holding_text, [NS, "oolong"], "memories_active_seq"),
-    ("a span of time", lambda _: q.SQL_DURING, [NS, 0.0, 100.0, 200.0, 0, 10],
+    ("the newest active", lambda _: (q.SQL_NEWEST, [NS, 0.0, 10**9, 10]), "memories_active_seq"),
+    ("the newest holding a value",
+     lambda d: (q.sql_holding_text(d.position_fn), [NS, "oolong"]), "memories_active_seq"),
+    ("a span of time", lambda _: (q.SQL_DURING, [NS, 0.0, 100.0, 200.0, 0, 10]),
      "memories_active_occurred"),
-    ("a batch's current rows", lambda _: q.SQL_CURRENT_ROWS.format(pairs="(?, ?), (?, ?)"),
-     [NS, "k1", NS, "k2"], "memories_current"),
+    ("a batch's current rows", lambda d: _current_rows(d, [(NS, "k1"), (NS, "k2")]),
+     "memories_current"),
 ]
 
 
-@pytest.mark.parametrize(("what", "sql", "params", "index"), LOOKUPS, ids=[x[0] for x in LOOKUPS])
-def test_sqlite_plans(what: str, sql: Callable[[str], str], params: list[Any], index: str
+def _current_rows(dialect: Any, pairs: list[tuple[str, str]]) -> tuple[str, list[Any]]:
+    [(rows, params)] = dialect.key_pairs(pairs)
+    return q.SQL_CURRENT_ROWS.format(pairs=rows), params
+
+
+@pytest.mark.parametrize(("what", "sql", "index"), LOOKUPS, ids=[x[0] for x in LOOKUPS])
+def test_sqlite_plans(what: str, sql: Callable[[Any], tuple[str, list[Any]]], index: str
                       ) -> None:
     conn = connect_sqlite(":memory:")
     SqliteMemoryStore(conn).setup()
-    text = sql(SqliteDialect.position_fn)
+    text, params = sql(SqliteDialect())
     plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {text}", params))
     assert index in plan and "SCAN m" not in plan, plan
 
@@ -56,8 +62,9 @@ def test_postgres_plans(pg_server: Any) -> None:
             "'turn ' || g, 0, 0, g, 'run-' || (g / 25), g %% 25 "
             "FROM generate_series(1, 5000) g", [NS])
         conn.execute("ANALYZE memories")
-        for what, sql, params, index in LOOKUPS:
-            text = sql(PostgresDialect.position_fn).replace("?", "%s")
+        for what, sql, index in LOOKUPS:
+            text, params = sql(PostgresDialect())
+            text = text.replace("?", "%s")
             plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {text}", params))
             assert index in plan, (what, plan)
 

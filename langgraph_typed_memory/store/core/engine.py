@@ -315,7 +315,7 @@ class Engine(Records):
     def _untyped_search(
         self, op: SearchOp, query_vector: list[float] | EmbedError | None
     ) -> Plan[list[Item]]:
-        ranked = query_vector if op.query and isinstance(query_vector, list) else None
+        ranked = None if not op.query or isinstance(query_vector, EmbedError) else query_vector
         return (yield from untyped.untyped_search(self, op, ranked, self._refresh))
 
     # ---------------------------------------------------------------- writes
@@ -323,13 +323,10 @@ class Engine(Records):
     def _current_rows(
         self, pairs: list[tuple[str, str]]
     ) -> Plan[dict[tuple[str, str], tuple[Any, ...]]]:
-        """The current row (seq, id, value, content_hash, status) of each (ns, key), read in
-        chunks of 500 pairs."""
+        """The current row (seq, id, value, content_hash, status) of each (ns, key)."""
         out: dict[tuple[str, str], tuple[Any, ...]] = {}
-        for start in range(0, len(pairs), 500):
-            chunk = pairs[start : start + 500]
-            sql = q.SQL_CURRENT_ROWS.format(pairs=", ".join(["(?, ?)"] * len(chunk)))
-            for ns, key, *row in (yield Sql(sql, [x for pair in chunk for x in pair])):
+        for rows, params in self.dialect.key_pairs(pairs):
+            for ns, key, *row in (yield Sql(q.SQL_CURRENT_ROWS.format(pairs=rows), params)):
                 out[(ns, key)] = tuple(row)
         return out
 

@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_typed_memory.embeddings import LocalEmbeddings
@@ -193,15 +194,29 @@ class _EmbedTimeout(Exception):
     pass
 
 
-def _vectors(answer: Any) -> list[list[float]]:
-    """The embedder's answer as lists of floats; a wrong shape is an embedder failure.
+def _vectors(answer: Any) -> list[Sequence[float]]:
+    """The embedder's answer as vectors of floats; a wrong shape is an embedder failure.
 
     Counts and dimensions are the engine's to check (it knows the config); here only the
-    shape: a sequence of sequences of real numbers (lists, tuples, numpy arrays).
+    shape: a sequence of sequences of real numbers (lists, tuples, numpy arrays). Vectors of
+    one length become the rows of one float64 matrix, converted in C (a bulk load's 2,000
+    vectors of 384 floats, one by one in Python, took ~50 ms).
+
+    Example:
+        >>> [v.tolist() for v in _vectors([[1, 2], (3.5, 4)])]
+        [[1.0, 2.0], [3.5, 4.0]]
+        >>> _vectors([[1, 2], [3]])
+        [[1.0, 2.0], [3.0]]
     """
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__len__"):
         raise TypeError(f"the embedder returned {type(answer).__name__}, not a list of vectors")
-    out = []
+    try:
+        matrix = np.asarray(answer, dtype=np.float64)
+    except (TypeError, ValueError):  # ragged, or not numbers: told apart below
+        matrix = None
+    if matrix is not None and matrix.ndim == 2:
+        return list(matrix)
+    out: list[Sequence[float]] = []
     for vector in answer:
         if isinstance(vector, (str, bytes)) or not hasattr(vector, "__len__"):
             raise TypeError(f"the embedder returned a {type(vector).__name__} as a vector")

@@ -171,11 +171,12 @@ SQL_INSERT_INTO = f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
 SQL_INSERT_ROW = SQL_INSERT_INTO + f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
 SQL_INSERT = SQL_INSERT_ROW + " RETURNING seq"
 SQL_CURRENT_ROWS = (
-    "WITH k (ns, key) AS (VALUES {pairs}) "
+    "WITH k (ns, key) AS ({pairs}) "
     "SELECT m.ns, m.key, m.seq, m.id, m.value, m.content_hash, m.status FROM k "
     "JOIN memories m ON m.ns = k.ns AND m.key = k.key WHERE m." + CURRENT
 )
-"""The current rows of several (ns, key) pairs; `{pairs}` is "(?, ?)" repeated. Driven from
+"""The current rows of several (ns, key) pairs; `{pairs}` is the dialect's rows of them
+(`Dialect.key_pairs`: a `VALUES` list, or Postgres' arrays unnested). Driven from
 the pairs, each looked up in the index of current keys: SQLite ran `(ns, key) IN (VALUES
 ...)` as a scan of that whole index, so every batch of puts cost time in proportion to the
 table (a bulk load of a million records slowed to half its first rate)."""

@@ -11,12 +11,12 @@ a plan; the plans themselves import this module, never the engine.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Protocol
 
+import numpy as np
 from langgraph.store.base import Item, SearchItem
 
 from langgraph_typed_memory.config import (
@@ -77,6 +77,10 @@ class Dialect(Protocol):
     def dump_json(self, value: Any) -> Any: ...
     def load_json(self, value: Any) -> Any: ...
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
+    def key_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, list[Any]]]:
+        """(ns, key) pairs as the rows of `queries.SQL_CURRENT_ROWS`' `{pairs}`, with their
+        parameters: one (rows, parameters) per statement the dialect needs."""
+        ...
     def encode_vector(self, vector: Sequence[float]) -> Any: ...
     def bulk(self, statement: q.Bulk, rows: list[list[Any]]) -> Sql:
         """The request running `statement` for many rows."""
@@ -199,11 +203,14 @@ class Records:
             )
         dims = self.index.dims if self.index else 0
         for v in vectors:
-            if len(v) != dims or not all(math.isfinite(x) for x in v):
+            if len(v) != dims:
                 raise EmbeddingDimensionMismatch(
-                    f"The embedder returned a {len(v)}-d vector (or one with NaN/inf) but the "
-                    f"index config says dims={dims}; fix dims or the embedder."
+                    f"The embedder returned a {len(v)}-d vector but the index config says "
+                    f"dims={dims}; fix dims or the embedder."
                 )
+        if vectors and not np.isfinite(np.asarray(vectors, dtype=np.float64)).all():
+            raise EmbeddingDimensionMismatch(
+                "The embedder returned a vector holding NaN or infinity; fix the embedder.")
 
     def to_item(self, row: tuple[Any, ...], score: float | None = None, **memory: Any) -> Item:
         (seq, ident, ns, key, value, kind, tenant, user, agent, status, confidence,

@@ -326,7 +326,7 @@ def _hybrid(
         """The query's vector, asked once the vector search's cells are up to date."""
         assert query_vectors is not None
         embedded.append((yield from query_vectors.get(op.query or "")))
-        return embedded[0] if isinstance(embedded[0], list) else None
+        return None if isinstance(embedded[0], EmbedError) else embedded[0]
 
     # A zero-weight lexical list adds nothing to the fusion: it runs only if the embedder
     # fails (it backs up the vector search), so it waits for the embedder's answer.

@@ -784,6 +784,19 @@ class PostgresDialect:
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(values)]
 
+    def key_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, list[Any]]]:
+        """Every pair in one statement, as two text arrays unnested: its text does not
+        change with the count (a `VALUES` list of 500 pairs took ~25 ms to send and plan).
+
+        Example:
+            >>> PostgresDialect().key_pairs([("a", "k1"), ("a", "k2")])
+            [('SELECT * FROM unnest(?::text[], ?::text[])', [['a', 'a'], ['k1', 'k2']])]
+        """
+        if not pairs:
+            return []
+        return [("SELECT * FROM unnest(?::text[], ?::text[])",
+                 [[ns for ns, _ in pairs], [key for _, key in pairs]])]
+
     def json_field(self, column: str, field: str) -> str:
         return f"({column} ->> '{field}')"
 

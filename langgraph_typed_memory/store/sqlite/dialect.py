@@ -489,6 +489,17 @@ class SqliteDialect:
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
 
+    def key_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, list[Any]]]:
+        """A `VALUES` list per 500 pairs (two parameters each: below SQLite's limit).
+
+        Example:
+            >>> SqliteDialect().key_pairs([("a", "k1"), ("a", "k2")])
+            [('VALUES (?, ?), (?, ?)', ['a', 'k1', 'a', 'k2'])]
+        """
+        return [(f"VALUES {', '.join(['(?, ?)'] * len(chunk))}",
+                 [x for pair in chunk for x in pair])
+                for chunk in (pairs[i : i + 500] for i in range(0, len(pairs), 500))]
+
     def json_field(self, column: str, field: str) -> str:
         return f"json_extract({column}, '$.{field}')"
 
