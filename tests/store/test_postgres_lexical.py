@@ -310,6 +310,15 @@ def test_records_keep_their_lexemes_and_those_without_rank_alike(pg_server: Any)
                     "array(SELECT cardinality(u.positions) FROM unnest(search_tsv) u) "
                     "FROM memories")}
 
+        # A row written without them (one statement, as an import writes) gets them made
+        # alike by the database: a put's statement parses its text once for both.
+        conn.execute("INSERT INTO memories (id, ns, key, value, search_text, created_at, "
+                     "updated_at) SELECT 'raw', 'notes', 'raw', '{}', search_text, 0, 0 "
+                     "FROM memories WHERE key = 'a'")
+        made = conn.execute("SELECT key, search_tsv::text, search_tokens FROM memories "
+                            "WHERE key IN ('a', 'raw') ORDER BY key").fetchall()
+        assert made[0][1:] == made[1][1:] and made[0][2]
+        conn.execute("DELETE FROM memories WHERE key = 'raw'")
         rows = kept()
         assert all(tokens == lexemes for tokens, lexemes in rows.values())
         assert rows["a"][0].count("tulip") == 3 and "gnome" in rows["b"][0]

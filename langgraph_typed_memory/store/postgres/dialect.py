@@ -1,12 +1,13 @@
 """Postgres dialect: schema migrations and the statements that differ from SQLite.
 
-Lexical search reads the lexemes of a stored generated `tsvector` (`english` configuration)
-into postings cached per scope cell and ranks them by BM25 (`bm25`), as SQLite does. Vectors
-are pgvector columns ranked by an exact scan after the SQL scope filter, so a scope filter can
-never starve the top-k the way a post-filtered approximate index can (docs/backends.md has the
-measurements). A scope too large for the caches is ranked by its vectors' sign bits, made by
-the server as it is read (`ScopeSketchCache`); one too large for those by the database
-itself, its scope filter in the ranking statement (`large_scopes`, docs/large-scopes.md).
+Lexical search reads the lexemes of a stored `tsvector` (`english` configuration, made as a
+record is written) into postings cached per scope cell and ranks them by BM25 (`bm25`), as
+SQLite does. Vectors are pgvector columns ranked by an exact scan after the SQL scope filter,
+so a scope filter can never starve the top-k the way a post-filtered approximate index can
+(docs/backends.md has the measurements). A scope too large for the caches is ranked by its
+vectors' sign bits, made by the server as it is read (`ScopeSketchCache`); one too large for
+those by the database itself, its scope filter in the ranking statement (`large_scopes`,
+docs/large-scopes.md).
 """
 
 from __future__ import annotations
@@ -256,6 +257,29 @@ def _migrations(dims: int | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
         )),
         q.THREADS_MIGRATION,
         q.untyped_migration("ns text_pattern_ops"),
+        # A record's text is parsed once as it is written. A bulk insert gives the tsvector
+        # and the lexemes kept from it (`SQL_INSERT_ROWS`), where the generated column and
+        # the row trigger of 0022 parsed it twice, the trigger per row: together ~90 ms of a
+        # 2,000-record batch's ~350 ms insert. A write that gives neither (one record, an
+        # import) and a changed text have a trigger make both.
+        ("0027_search_parsed_once", (
+            "ALTER TABLE memories ALTER COLUMN search_tsv DROP EXPRESSION",
+            f"""CREATE FUNCTION memory_tsv_tokens(tsv TSVECTOR) RETURNS TEXT
+                LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ {_TOKENS_OF_TSV} $$""",
+            """CREATE OR REPLACE FUNCTION memory_keep_tokens() RETURNS trigger
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    NEW.search_tsv := to_tsvector('english', coalesce(NEW.search_text, ''));
+                    NEW.search_tokens := memory_tsv_tokens(NEW.search_tsv);
+                    RETURN NEW;
+                END $$""",
+            "DROP TRIGGER memories_search_tokens ON memories",
+            "DROP FUNCTION memory_search_tokens(TEXT)",
+            """CREATE TRIGGER memories_search_made BEFORE INSERT ON memories FOR EACH ROW
+                WHEN (NEW.search_tsv IS NULL) EXECUTE FUNCTION memory_keep_tokens()""",
+            """CREATE TRIGGER memories_search_remade BEFORE UPDATE OF search_text
+                ON memories FOR EACH ROW EXECUTE FUNCTION memory_keep_tokens()""",
+        )),
     )
     if dims is None:
         return base
@@ -421,15 +445,31 @@ json_array_elements(?::json) WITH ORDINALITY AS r (row, i) ORDER BY r.i'
             + " FROM json_array_elements(?::json) WITH ORDINALITY AS r (row, i) ORDER BY r.i")
 
 
+_TOKENS_OF_TSV = """SELECT CASE WHEN bool_or(strpos(u.lexeme, ' ') > 0
+                                  OR cardinality(u.positions) = 0) THEN NULL
+                ELSE string_agg(array_to_string(
+                    array_fill(u.lexeme, ARRAY[cardinality(u.positions)]), ' '), ' ')
+                END
+                FROM unnest(tsv) AS u"""
+"""The lexemes a record keeps beside its tsvector `tsv`, each once per occurrence (NULL
+where a lexeme holds a space or has no position: the record is then read from the tsvector)."""
 _ROW_TYPES = ("text", "text", "text", "jsonb", "text", "text", "text", "text", "text",
               "float8", "text", "text", "float8", "float8", "float8", "float8", "float8",
               "text", "int4", "text", "jsonb", "jsonb", "bool")
 """The Postgres types of `queries.SQL_INSERT_ROW`'s columns, in order."""
-SQL_INSERT_ROWS = _json_insert(q.SQL_INSERT_INTO, _ROW_TYPES)
+_SEARCH_TEXT = q.INSERT_COLUMNS.index("search_text")
+SQL_INSERT_ROWS = (
+    f"INSERT INTO memories ({', '.join(q.INSERT_COLUMNS)}, search_tsv, search_tokens) SELECT "
+    + ", ".join(f"(r.row ->> {i})::{t}" for i, t in enumerate(_ROW_TYPES))
+    + ", r.tsv, memory_tsv_tokens(r.tsv) FROM (SELECT e.row, e.i, to_tsvector('english', "
+    f"coalesce(e.row ->> {_SEARCH_TEXT}, '')) AS tsv FROM json_array_elements(?::json) "
+    "WITH ORDINALITY AS e (row, i) OFFSET 0) AS r ORDER BY r.i"
+)
 """`queries.SQL_INSERT_ROW` for many rows in one statement (the statement trigger of
 migration 0013 counts them once: executemany ran it once per row), the rows sent as one JSON
 array: psycopg escaping every value as an element of a text array took a quarter of a bulk
-load's time in Python."""
+load's time in Python. Each text is parsed once, for its tsvector and the lexemes kept from
+it (`OFFSET 0` keeps the planner from writing the parse out twice)."""
 _AUDIT_TYPES = ("text",) * 7 + ("float8",) + ("text",) * 5
 """The Postgres types of `queries.SQL_AUDIT_INSERT`'s columns, in order."""
 SQL_AUDIT_ROWS = _json_insert(q.SQL_AUDIT_INTO, _AUDIT_TYPES)
