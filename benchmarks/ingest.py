@@ -14,6 +14,11 @@ supersedes or deduplicates; an accumulating fact; a preference; now and then a c
 episode), one `promote` call per turn; then the same stream in calls of 100 candidates. The
 gate embeds what it writes (lookup embedder, precomputed). Outcome counts are in the JSON.
 
+On Postgres each bulk load's row also says what it wrote to the WAL per memory (KiB, and
+page images: after each checkpoint the first change of a page writes it whole). A long load
+checkpoints every `max_wal_size` of WAL (1GB by default); `--max-wal-size 64MB` puts a short
+load in that regime.
+
 `--profile` adds, per backend, a cProfile of one bulk chunk and of 200 per-turn promotions
 (the top functions by own time go to stderr and the JSON).
 
@@ -158,14 +163,43 @@ def promote_all(
 # ------------------------------------------------------------------------------------ run
 
 
+def wal_written(store: Any) -> tuple[int, int] | None:
+    """The page images and bytes Postgres has written to its WAL (the whole server; a load
+    runs alone); None on SQLite."""
+    conn = getattr(store, "conn", None)
+    info = getattr(conn, "info", None)
+    if info is None or not hasattr(info, "dsn"):
+        return None
+    import psycopg
+
+    with psycopg.connect(info.dsn, autocommit=True) as own:
+        row = own.execute("SELECT wal_fpi, wal_bytes FROM pg_stat_wal").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def wal_per_item(before: tuple[int, int] | None, after: tuple[int, int] | None,
+                 items: int) -> dict[str, float]:
+    """What a load wrote to the WAL per item (nothing on SQLite)."""
+    if before is None or after is None or not items:
+        return {}
+    return {"page_images_per_item": round((after[0] - before[0]) / items, 2),
+            "wal_kib_per_item": round((after[1] - before[1]) / items / 1024, 1)}
+
+
 def bulk_rows(
     name: str, make_store: Callable[[str], BaseStore], ops: Sequence[PutOp], chunk: int,
     single: int, profiles: dict[str, Any], profile: bool,
 ) -> list[Row]:
     store = make_store("bulk")
+    before = wal_written(store)
     items, seconds = bulk_put(store, ops, f"{name} bulk", chunk)
+    wal = wal_per_item(before, wal_written(store), items)
     rows = [row(name, f"bulk: store.batch, {chunk} PutOps per call", items, seconds,
-                BULK_TARGET if name.startswith("typed") else None)]
+                BULK_TARGET if name.startswith("typed") else None, **wal)]
+    if wal:
+        log(f"  {name}: WAL {wal['wal_kib_per_item']} KiB and "
+            f"{wal['page_images_per_item']} page images per memory")
     if profile:
         extra = make_store("profile")
         with profiled(profiles, f"{name}: one bulk chunk of {chunk}", True):
@@ -201,6 +235,9 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[list[Row], dict
             else:
                 database, create = stack.enter_context(postgres_backend(clock))
                 meta["postgres"] = postgres_version(create("versions"))
+                if args.max_wal_size:
+                    meta["max_wal_size"] = set_max_wal_size(create("settings"),
+                                                            args.max_wal_size)
 
             def make_store(label: str, gate: bool = False, database: Any = database) -> BaseStore:
                 store = database(f"ingest_{label}")(index=gate_index if gate else index)
@@ -242,6 +279,21 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[list[Row], dict
     return rows, profiles
 
 
+def set_max_wal_size(url: str, size: str) -> str:
+    """Have the server checkpoint every `size` of WAL (default 1GB): a short load then runs
+    in the regime of a long one, where each checkpoint makes the next change of every page
+    write an image of it."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"ALTER SYSTEM SET max_wal_size = '{size}'")
+        conn.execute("SELECT pg_reload_conf()")
+        time.sleep(0.5)
+        row = conn.execute("SHOW max_wal_size").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
 HEAD = "| system | measure | items | seconds | items/s | target | met |"
 
 
@@ -266,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="candidates offered to the promotion gate")
     parser.add_argument("--no-langgraph-postgres", dest="langgraph_postgres",
                         action="store_false", help="skip LangGraph's PostgresStore")
+    parser.add_argument("--max-wal-size", metavar="SIZE",
+                        help="Postgres checkpoints every SIZE of WAL (e.g. 64MB; the server's "
+                             "default is 1GB): a short load in a long one's regime")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile one bulk chunk and 200 promote calls per backend")
     parser.add_argument("--seed", type=int, default=20260602)
