@@ -9,6 +9,7 @@ next run picks the records up again. The decisions come from `langgraph_typed_me
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -163,7 +164,7 @@ def compact_plan(
     record = validate_record("episode", group.key, compacted_value(group, summary),
                              typed.namespace())
     vectors, note = yield from _embed(records, record.embed_text)
-    new_id = q.new_record_id()
+    new_id = uuid.uuid4().hex
     actor = "maintenance:compaction"
     yield Begin()
     yield from _claim(records, [r.seq for r in group.sources], "compacted", new_id)
@@ -229,7 +230,7 @@ def observe_plan(
                                agent=scope.agent_id, detector=detector)
     record = validate_record("observation", pattern.key, value, typed.namespace())
     vectors, note = yield from _embed(records, record.embed_text)
-    new_id = q.new_record_id()
+    new_id = uuid.uuid4().hex
     yield Begin()
     if (yield Sql(q.SQL_CURRENT_ROW, [encode_namespace(typed.namespace()), pattern.key])):
         yield Commit()
@@ -294,7 +295,7 @@ def _promote(records: Records, obs: MemoryRow, value: dict[str, Any], why: str,
         "confidence": float(value.get("confidence", obs.confidence)),
         "metadata": {"observation_key": obs.key, "category": value.get("category")},
     }, typed.namespace())
-    new_id = q.new_record_id()
+    new_id = uuid.uuid4().hex
     yield from records.insert_typed(new_id, typed, key, record, status="active", vectors=[])
     yield from records.transition(new_id, typed, key, None, "active",
                                  f"promoted from observation {obs.id}: {why}", actor=actor)

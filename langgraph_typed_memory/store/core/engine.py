@@ -8,6 +8,7 @@ LangGraph's `InMemoryStore`; writes run in one transaction, the last put to a ke
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -363,7 +364,7 @@ class Engine(Records):
         ):
             yield Sql(q.SQL_TOUCH, [now, expires, op.ttl, old[0]])  # same value: no new version
             return
-        new_id = q.new_record_id()
+        new_id = uuid.uuid4().hex
         if old is not None:
             yield from self.supersede(old[0], new_id)
             yield from self.transition(old[1], typed, op.key, old[4], "superseded",
@@ -381,7 +382,7 @@ class Engine(Records):
 
     def _untyped_row(self, w: _Write, now: float, expires: float | None) -> list[Any]:
         """The values of a new untyped record (`queries.INSERT_COLUMNS`) for a put."""
-        return [q.new_record_id(), w.ns, w.op.key, self.dialect.dump_json(w.op.value), None,
+        return [uuid.uuid4().hex, w.ns, w.op.key, self.dialect.dump_json(w.op.value), None,
                 None, None, None, "active", None, None, None, None, now, now, expires,
                 w.op.ttl, None, None, None, None, None, False]
 

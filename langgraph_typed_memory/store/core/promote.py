@@ -17,6 +17,7 @@ the turn that said it, which it supersedes with the corrected statement.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -213,7 +214,7 @@ def execute(
             ))
             continue
         assert item.record is not None
-        new_id = q.new_record_id()
+        new_id = uuid.uuid4().hex
         key = item.key
         contradicts: list[str] | None = None
         if decision.action == "supersede" and rows:

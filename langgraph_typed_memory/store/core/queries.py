@@ -6,8 +6,6 @@ vectors, migrations) live in each backend's `dialect.py`.
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -169,26 +167,6 @@ INSERT_COLUMNS = (
     "contradicts", "needs_review",
 )
 """The columns a new record is written with, in `SQL_INSERT_ROW`'s order."""
-
-
-def new_record_id() -> str:
-    """A new record's id: a UUID of version 7 in hex, its first 48 bits the time in ms, the
-    rest random. Ids made one after another sort together, so the indexes on ids (the
-    records' and the audit's) grow at their end, where random ids changed a random page of
-    them per record: past the database's buffers, a page read and written again, and on
-    Postgres a page image in the WAL after each checkpoint.
-
-    Example:
-        >>> import uuid
-        >>> a, b = new_record_id(), new_record_id()
-        >>> len(a), uuid.UUID(a).version, a[:8] <= b[:8]
-        (32, 7, True)
-    """
-    value = (time.time_ns() // 1_000_000 & (1 << 48) - 1) << 80
-    value |= int.from_bytes(os.urandom(10), "big")
-    value = value & ~(0xF << 76) | 0x7 << 76  # version 7
-    value = value & ~(0x3 << 62) | 0x2 << 62  # the RFC 9562 variant
-    return f"{value:032x}"
 SQL_INSERT_INTO = f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
 SQL_INSERT_ROW = SQL_INSERT_INTO + f"VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
 SQL_INSERT = SQL_INSERT_ROW + " RETURNING seq"
