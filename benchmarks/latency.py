@@ -17,11 +17,11 @@ Rows, per size:
   batch: policies, procedures, preferences exhaustively, facts top 16 and episodes top 40 by
   hybrid search), timed around `node.invoke`; p50/p95 ms excluding query embedding. The
   first fan-out after each stage's load, untimed in the row, is in the JSON
-  (`first_fan_out_ms`): the caches catching up with the load, at the first stage a cold read
-  of the scope. recall@10: the same store's vector results (a store object on the same database with
-  `lexical_weight` 0 and no freshness or confidence priors, so its order is the vector
-  order; one facts and one episodes search per query, limit 10) against an exact numpy scan
-  of the scope's facts and episodes.
+  (`first_fan_out_ms`): the caches catching up with the load, at the first stage a cold
+  read of the scope. recall@10: the same store's vector results (a store object on the
+  same database with `lexical_weight` 0 and no freshness or confidence priors, so its
+  order is the vector order; one facts and one episodes search per query, limit 10)
+  against an exact numpy scan of the scope's facts and episodes.
 * `typed_memory` `fan-out after a one-record write`: the chat loop's read. Before each of
   50 fan-outs one new episode is written to the scope (the promote node writes one per
   turn), so the store brings its cached scope up to date first; the episodes are deleted
@@ -53,6 +53,10 @@ Rows, per size:
   (`create_retrieve_node(store)` runs on any `BaseStore`: the same five searches in one
   batch, their facts and episodes searches vector-only over the `text` field), the same
   single facts search, the same read after a write; recall@10 against the exact scan.
+* `langgraph_postgres (HNSW, <settings>)` (with `--langgraph-settings`, repeatable): a
+  second PostgresStore on LangGraph's database, its session set as an operator tunes
+  pgvector for recall (`hnsw.ef_search=200,hnsw.iterative_scan=relaxed_order`), measured
+  the same way after the first at each stage: the systems compared at equal recall.
 
 * `typed_memory (postgres, ranked by the database)` (with `--database-twin-mib`): a second
   product store on the same database whose cache bound (that many MiB: 0.01 for any scope)
@@ -765,7 +769,12 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
             langgraph = LangGraphSystem(
                 "langgraph_postgres (HNSW)", data, pg, partial(postgres_size_mb, url),
                 args.queries, after_load=after)
-            rows.extend(run_system(langgraph, plan))
+            tuned_twins = [
+                LangGraphSystem(f"langgraph_postgres (HNSW, {text})", data,
+                                _langgraph_tuned(stack, url, index, settings),
+                                partial(postgres_size_mb, url), args.queries)
+                for text, settings in args.langgraph_settings]
+            rows.extend(run_system(langgraph, plan, twins=tuned_twins))
             measured.append(langgraph)
         if args.alternated_rounds and len(measured) > 1:
             for system in measured:
@@ -784,6 +793,40 @@ def run(args: argparse.Namespace, meta: dict[str, Any]) -> list[Row]:
                 "langgraph_inmemory", data, memory, lambda: None, args.inmemory_queries), plan,
                 cap=INMEMORY_CAP))
     return rows
+
+
+def _langgraph_tuned(stack: ExitStack, url: str, index: dict[str, Any],
+                     settings: dict[str, str]) -> BaseStore:
+    """A PostgresStore on LangGraph's database whose session has `settings` (pgvector's
+    `hnsw.ef_search`, `hnsw.iterative_scan`, ...): what an operator sets for recall."""
+    from langgraph.store.postgres import PostgresStore
+
+    store = stack.enter_context(
+        PostgresStore.from_conn_string(url, index=index)  # type: ignore[arg-type]
+    )
+    # pgvector loaded first: it then rejects a misspelt `hnsw.` setting instead of leaving
+    # it a placeholder nobody reads.
+    store.conn.execute("SELECT NULL::vector")
+    for name, value in settings.items():
+        store.conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+    return store
+
+
+def parse_settings(text: str) -> tuple[str, dict[str, str]]:
+    """`name=value,name=value` Postgres settings, with the text they were given as.
+
+    Example:
+        >>> parse_settings("hnsw.ef_search=200,hnsw.iterative_scan=relaxed_order")[1]
+        {'hnsw.ef_search': '200', 'hnsw.iterative_scan': 'relaxed_order'}
+    """
+    settings = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not a setting: give name=value pairs separated by commas")
+        settings[name.strip()] = value.strip()
+    return text, settings
 
 
 def _index_after_load(url: str) -> Callable[[dict[str, Any]], None]:
@@ -832,8 +875,8 @@ def _second_sqlite(
     from langgraph_typed_memory import SqliteMemoryStore, connect_sqlite
 
     first = make()
-    path = next(r[2] for r in first.conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
-                if r[1] == "main")
+    listed = first.conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
+    path = next(r[2] for r in listed if r[1] == "main")
     conn = connect_sqlite(path)
     stack.callback(conn.close)
 
@@ -913,6 +956,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="load LangGraph's PostgresStore without its HNSW index and build "
                              "the index after the load (the same tables and index to search; "
                              "its ingest rate is then not the one it has with the index)")
+    parser.add_argument("--langgraph-settings", type=parse_settings, action="append",
+                        default=[], metavar="NAME=VALUE,...",
+                        help="also measure LangGraph's PostgresStore with its session set so "
+                             "(e.g. hnsw.ef_search=200,hnsw.iterative_scan=relaxed_order); "
+                             "repeat for several")
     parser.add_argument("--ef-search", type=int, default=None,
                         help="the product's recall knob on Postgres (pgvector hnsw.ef_search) "
                              "for scopes ranked by the database (default: the store's)")

@@ -40,9 +40,8 @@ from langgraph_typed_memory.store.index import (
     sketch_row_bytes,
 )
 
-__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "LargeScopes", "DatabaseHits", "cosine_or_zero",
-           "vector_sql",
-           "lexical_sql", "tsquery_text", "finding", "lexeme_shares"]
+__all__ = ["DEFAULT_EF_SEARCH", "HNSW_INDEX", "DatabaseHits", "LargeScopes", "cosine_or_zero",
+           "finding", "lexeme_shares", "lexical_sql", "tsquery_text", "vector_sql"]
 
 logger = logging.getLogger(__name__)
 
