@@ -545,6 +545,68 @@ def closed(exc: Exception) -> StoreClosed:
     return error
 
 
+class _Steps:
+    """The decisions both drivers share, around a plan: which request failed in a way the
+    plan may answer (a read outside a transaction, a wait), and whether a transaction is
+    open (to roll back if the run ends early). The drivers only perform the requests."""
+
+    def __init__(self, plan: Plan[Any]) -> None:
+        self.plan = plan
+        self.in_txn = False
+
+    def first(self) -> Any:
+        return self.plan.send(None)
+
+    def answered(self, req: Any, answer: Any) -> Any:
+        """The plan's next request, after `req` was performed and gave `answer`."""
+        if isinstance(req, (Sql, Begin, Commit)):
+            self.in_txn = isinstance(req, Begin) or (self.in_txn and not isinstance(req, Commit))
+        return self.plan.send(answer)
+
+    def failed(self, req: Any, exc: Exception) -> Any:
+        """The plan's next request after performing `req` raised `exc`: a failed read or
+        wait is the plan's to degrade on; anything else ends the run."""
+        if isinstance(req, Wait) or (isinstance(req, Sql) and not self.in_txn):
+            return self.plan.throw(exc)
+        raise exc
+
+
+def _perform_sync(
+    req: Any, execute: Callable[[Sql | Begin | Commit], list[tuple[Any, ...]]],
+    embeddings: Embeddings | None, embed_timeout: float | None, reads: ReadsSync | None,
+) -> Any:
+    if isinstance(req, Embed):
+        if req.wait:
+            return _embed_sync(embeddings, req, embed_timeout)
+        if embed_timeout is None:  # no limit: in this thread, as ever
+            return _done(_embed_sync(embeddings, req))
+        return _embed_started(embeddings, req)
+    if isinstance(req, Reads):
+        return _reads_sync(req, execute, reads)
+    if isinstance(req, Wait):
+        return req.future.result(_left(req.deadline))
+    return execute(req)
+
+
+async def _perform_async(
+    req: Any, execute: Callable[[Sql | Begin | Commit], Awaitable[list[tuple[Any, ...]]]],
+    embeddings: Embeddings | None, embed_timeout: float | None, reads: ReadsAsync | None,
+) -> Any:
+    """`_perform_sync` with awaited I/O."""
+    if isinstance(req, Embed):
+        if req.wait:
+            return await _embed_async(embeddings, req, embed_timeout)
+        if embed_timeout is None:  # no limit: in this task, as ever
+            return _done(await _embed_async(embeddings, req))
+        return await _aembed_started(embeddings, req, embed_timeout)
+    if isinstance(req, Reads):
+        return await _reads_async(req, execute, reads)
+    if isinstance(req, Wait):
+        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(req.future)),
+                                      _left(req.deadline))
+    return await execute(req)
+
+
 def drive_sync(
     plan: Plan[T],
     execute: Callable[[Sql | Begin | Commit], list[tuple[Any, ...]]],
@@ -560,42 +622,20 @@ def drive_sync(
     plan with an `EmbedError` (the plan degrades or fails, as it decides). `reads`, if
     given, runs a `Reads` request's statements in one round trip.
     """
-    in_txn = False
+    steps = _Steps(plan)
     try:
-        req = plan.send(None)
+        req = steps.first()
         while True:
-            if isinstance(req, Embed):
-                if req.wait:
-                    req = plan.send(_embed_sync(embeddings, req, embed_timeout))
-                elif embed_timeout is None:  # no limit: in this thread, as ever
-                    req = plan.send(_done(_embed_sync(embeddings, req)))
-                else:
-                    req = plan.send(_embed_started(embeddings, req))
-                continue
-            if isinstance(req, Reads):
-                req = plan.send(_reads_sync(req, execute, reads))
-                continue
-            if isinstance(req, Wait):
-                try:
-                    done = req.future.result(_left(req.deadline))
-                except Exception as exc:
-                    req = plan.throw(exc)
-                    continue
-                req = plan.send(done)
-                continue
             try:
-                answer = execute(req)
+                answer = _perform_sync(req, execute, embeddings, embed_timeout, reads)
             except Exception as exc:
-                if in_txn or not isinstance(req, Sql):
-                    raise
-                req = plan.throw(exc)  # a failed read: the plan may degrade
-                continue
-            in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
-            req = plan.send(answer)
+                req = steps.failed(req, exc)
+            else:
+                req = steps.answered(req, answer)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
     except BaseException:
-        if in_txn:
+        if steps.in_txn:
             rollback()
         raise
 
@@ -609,43 +649,20 @@ async def drive_async(
     embed_timeout: float | None = None,
     reads: ReadsAsync | None = None,
 ) -> T:
-    """Run a plan to completion with awaited I/O; roll back if it fails mid-transaction."""
-    in_txn = False
+    """`drive_sync` with awaited I/O."""
+    steps = _Steps(plan)
     try:
-        req = plan.send(None)
+        req = steps.first()
         while True:
-            if isinstance(req, Embed):
-                if req.wait:
-                    req = plan.send(await _embed_async(embeddings, req, embed_timeout))
-                elif embed_timeout is None:  # no limit: in this task, as ever
-                    req = plan.send(_done(await _embed_async(embeddings, req)))
-                else:
-                    req = plan.send(await _aembed_started(embeddings, req, embed_timeout))
-                continue
-            if isinstance(req, Reads):
-                req = plan.send(await _reads_async(req, execute, reads))
-                continue
-            if isinstance(req, Wait):
-                try:
-                    done = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(
-                        req.future)), _left(req.deadline))
-                except Exception as exc:
-                    req = plan.throw(exc)
-                    continue
-                req = plan.send(done)
-                continue
             try:
-                answer = await execute(req)
+                answer = await _perform_async(req, execute, embeddings, embed_timeout, reads)
             except Exception as exc:
-                if in_txn or not isinstance(req, Sql):
-                    raise
-                req = plan.throw(exc)  # a failed read: the plan may degrade
-                continue
-            in_txn = isinstance(req, Begin) or (in_txn and not isinstance(req, Commit))
-            req = plan.send(answer)
+                req = steps.failed(req, exc)
+            else:
+                req = steps.answered(req, answer)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
     except BaseException:
-        if in_txn:
+        if steps.in_txn:
             await rollback()
         raise
