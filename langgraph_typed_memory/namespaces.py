@@ -287,6 +287,13 @@ def encode_namespace(namespace: tuple[str, ...]) -> str:
         >>> encode_namespace(("memories", "alice"))
         'memories.alice'
     """
+    return _encoded(namespace if type(namespace) is tuple else tuple(namespace))
+
+
+@lru_cache(maxsize=4096)
+def _encoded(namespace: tuple[str, ...]) -> str:
+    """`encode_namespace`, remembered: a batch writes many records to few namespaces, and a
+    write encodes its record's namespace three times."""
     if not is_typed(namespace):
         return ".".join(namespace)
     return ".".join(_encode_label(label) for label in namespace)
@@ -384,6 +391,13 @@ def parse_namespace(namespace: tuple[str, ...]) -> TypedNamespace:
             f"Namespace {shown(namespace)} must be a tuple of strings, e.g. "
             "('tenant:acme', 'user:alice', 'fact')."
         )
+    return _parsed(tuple(namespace))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(namespace: tuple[str, ...]) -> TypedNamespace:
+    """`parse_namespace` of a tuple of strings, remembered (a namespace that fails raises
+    each time: errors are not kept)."""
     if not is_typed(namespace):
         raise InvalidNamespace(
             f"Namespace {namespace!r} is not typed: a typed namespace starts with 'tenant:ID'."

@@ -355,6 +355,20 @@ def stored_value(value: Any) -> Any:
     return value
 
 
+def stored_json(value: Any) -> str:
+    """`stored_value(value)` as compact JSON text. The value is walked for a -0.0 only when
+    its text holds "-0.0" (rarely: a write's value is otherwise dumped once, in C).
+
+    Example:
+        >>> stored_json({"x": -0.0, "note": "caf\u00e9"}), stored_json([1.5, "-0.0"])
+        ('{"x":0.0,"note":"café"}', '[1.5,"-0.0"]')
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if "-0.0" not in text:
+        return text
+    return json.dumps(stored_value(value), ensure_ascii=False, separators=(",", ":"))
+
+
 def _has_negative_zero(value: Any) -> bool:
     if isinstance(value, float):
         return value == 0.0 and math.copysign(1.0, value) < 0
@@ -449,7 +463,9 @@ def validate_record(
             for err in exc.errors()
         )
         raise InvalidRecord(f"{where} does not match the {kind} schema: {problems}.") from None
-    own_key = getattr(record, "key", None)
+    fields = record.__dict__  # the declared fields (extra ones are refused); a missing
+    # attribute would go through pydantic's __getattr__, ~10 us a record
+    own_key = fields.get("key")
     if own_key is not None and own_key != key:
         raise InvalidRecord(
             f"{where}: value key {own_key!r} differs from the store key {key!r}; "
@@ -464,7 +480,7 @@ def validate_record(
         search_text=search,
         embed_text=embed,
         content_hash=content_hash(*hashed),
-        confidence=float(getattr(record, "confidence", 1.0)),
+        confidence=float(fields.get("confidence", 1.0)),
         occurred_at=record.occurred_at,
     )
 

@@ -155,6 +155,21 @@ def dt(seconds: float) -> datetime:
 
 Deferred = dict[q.Bulk, list[list[Any]]]
 """Rows of insert statements a batch sends in bulk (executemany) before its commit."""
+def _matrix(vectors: list[Any]) -> np.ndarray:
+    """The vectors as one matrix: the one they are rows of when so (as the drivers hand an
+    embedder's answer on), else stacked.
+
+    Example:
+        >>> m = np.ones((2, 3)); _matrix(list(m)) is m, _matrix([[1.0], [2.0]]).shape
+        (True, (2, 1))
+    """
+    base = getattr(vectors[0], "base", None)
+    if (isinstance(base, np.ndarray) and base.ndim == 2 and len(base) == len(vectors)
+            and all(v.base is base for v in vectors)):
+        return base
+    return np.asarray(vectors, dtype=np.float64)
+
+
 def emit(dialect: Dialect, statement: q.Bulk, row: list[Any], deferred: Deferred | None
          ) -> Plan[None]:
     """Run one insert now, or add its row to `deferred`."""
@@ -208,7 +223,7 @@ class Records:
                     f"The embedder returned a {len(v)}-d vector but the index config says "
                     f"dims={dims}; fix dims or the embedder."
                 )
-        if vectors and not np.isfinite(np.asarray(vectors, dtype=np.float64)).all():
+        if vectors and not np.isfinite(_matrix(vectors)).all():
             raise EmbeddingDimensionMismatch(
                 "The embedder returned a vector holding NaN or infinity; fix the embedder.")
 

@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
-from langgraph_typed_memory.schemas import stored_value
+from langgraph_typed_memory.schemas import stored_json, stored_value
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.filters import JsonGrammar, Path
 from langgraph_typed_memory.store.core.protocol import Plan, Sql
@@ -712,27 +712,19 @@ POSTGRES_JSON = PostgresJson()
 
 
 def json_text(value: Any) -> str:
-    """A value as JSON text that jsonb reads back as the same Python value: a float of
-    magnitude 1e16 or more, which Python writes with an exponent (`1e+300`) and jsonb would
-    print as an integer, is written as its exact digits with a fraction (`1000...0.0`).
+    """A value as JSON text that jsonb reads back as the same Python value (`stored_json`:
+    -0.0 as 0.0). A float of magnitude 1e16 or more, which Python writes with an exponent
+    (`1e+300`) and jsonb would print as an integer, is written as its exact digits with a
+    fraction (`1000...0.0`); the value is walked for one only when its text holds "e+".
 
     Example:
-        >>> json_text({"big": 1e20, "n": 10, "small": 1e-7})
-        '{"big":100000000000000000000.0,"n":10,"small":1e-07}'
+        >>> json_text({"big": 1e20, "n": 10, "small": 1e-7, "zero": -0.0})
+        '{"big":100000000000000000000.0,"n":10,"small":1e-07,"zero":0.0}'
     """
-    if not _has_big_float(value):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _written(value)
-
-
-def _has_big_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return abs(value) >= 1e16
-    if isinstance(value, dict):
-        return any(_has_big_float(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_has_big_float(v) for v in value)
-    return False
+    text = stored_json(value)
+    if "e+" not in text:
+        return text
+    return _written(stored_value(value))
 
 
 def _written(value: Any) -> str:
@@ -816,7 +808,7 @@ class PostgresDialect:
     def dump_json(self, value: Any) -> Any:
         from psycopg.types.json import Jsonb
 
-        return Jsonb(stored_value(value), dumps=json_text)
+        return Jsonb(value, dumps=json_text)
 
     def load_json(self, value: Any) -> Any:
         return value

@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from langgraph_typed_memory.namespaces import RANKED_KINDS
-from langgraph_typed_memory.schemas import stored_value
+from langgraph_typed_memory.schemas import stored_json
 from langgraph_typed_memory.scoring import cosine_scores
 from langgraph_typed_memory.store.core import queries as q
 from langgraph_typed_memory.store.core.filters import JsonGrammar, Path
@@ -478,7 +478,7 @@ class SqliteDialect:
         return None  # BEGIN IMMEDIATE already serializes writers
 
     def dump_json(self, value: Any) -> Any:
-        return json.dumps(stored_value(value), ensure_ascii=False, separators=(",", ":"))
+        return stored_json(value)
 
     def load_json(self, value: Any) -> Any:
         try:
