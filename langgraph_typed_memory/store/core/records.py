@@ -155,6 +155,8 @@ def dt(seconds: float) -> datetime:
 
 Deferred = dict[q.Bulk, list[list[Any]]]
 """Rows of insert statements a batch sends in bulk (executemany) before its commit."""
+
+
 def _matrix(vectors: list[Any]) -> np.ndarray:
     """The vectors as one matrix: the one they are rows of when so (as the drivers hand an
     embedder's answer on), else stacked.
