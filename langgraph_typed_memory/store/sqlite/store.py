@@ -216,7 +216,7 @@ class SqliteMemoryStore(_SqliteDriver, SyncMemoryStore):
             first (docs/backends.md). A scope whose cells do not fit it is ranked by its
             vectors' sign bits instead, its nearest rescored exactly (docs/large-scopes.md).
         rescored: The recall knob of such a scope: how many candidates are rescored
-            exactly (default 1000; higher is slower and nearer the exact ranking).
+            exactly (default 500; higher is slower and nearer the exact ranking).
 
     Example:
         >>> with SqliteMemoryStore.from_conn_string(":memory:") as store:
