@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--values", type=parse_sizes, default=[1000, 500, 250],
                         help="rescored values, comma-separated")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--cache-mib", type=float, default=None,
+                        help="the stores' cache bound in MiB (default: the store's), to put a "
+                             "small scope in the sketch regime")
     parser.add_argument("--seed", type=int, default=20260601)
     parser.add_argument("--json", metavar="OUT", type=Path, help="also write the figures here")
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -50,12 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     path = str(Path(tempfile.mkdtemp(prefix="rescored-")) / "scope.db")
     index = {"dims": SYNTHETIC_DIMS, "embed": data.embedder, "fields": ["text"]}
     clock = Clock(datetime.now(UTC))
-    store = SqliteMemoryStore(connect_sqlite(path), clock=clock, index=index)  # type: ignore[arg-type]
+    bound = {} if args.cache_mib is None else {"cache_bytes": int(args.cache_mib * 2**20)}
+    store = SqliteMemoryStore(connect_sqlite(path), clock=clock, index=index,  # type: ignore[arg-type]
+                              **bound)
     store.setup()
     ops = d1_ops() + data.entity_ops() + data.typed_ops(range(args.items))
     bulk_put(store, ops, "rescored: load", 2000)
     vector_only = SqliteMemoryStore(connect_sqlite(path), clock=clock, index=index,  # type: ignore[arg-type]
-                                    retrieval=VECTOR_ONLY)
+                                    retrieval=VECTOR_ONLY, **bound)
     node = create_retrieve_node(store)
 
     def fan_out(j: int) -> dict[str, Any]:

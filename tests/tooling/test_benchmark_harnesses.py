@@ -31,6 +31,7 @@ prompt_budget = load_benchmark("prompt_budget")
 continuity = load_benchmark("continuity")
 gin_pending = load_benchmark("gin_pending")
 matvec = load_benchmark("matvec")
+rescored = load_benchmark("rescored")
 common = sys.modules["_common"]
 SLOTS = {"policies": 3, "procedures": 3, "preferences": 5,
          "facts": DEFAULT_FACTS, "episodes": DEFAULT_EPISODES}  # what the retrieve node asks
@@ -178,6 +179,17 @@ def test_latency_quick_postgres(tmp_path: Path) -> None:
         if r["measure"].startswith("retrieve node fan-out"):
             assert 0.0 <= r["recall_at_10"] <= 1.0 and r["db_mb"] > 0
             assert r["extra"]["slots"] == SLOTS
+
+
+def test_rescored_sweep_in_the_sketch_regime(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    assert rescored.main(["--items", "2000", "--values", "2000,8", "--queries", "10",
+                          "--cache-mib", "1", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["meta"]["retrieval_mode"] == "hybrid+sketch"
+    rows = {r["rescored"]: r for r in report["rows"]}
+    assert rows[2000]["recall_at_10"] == 1.0  # every row rescored: the exact top 10
+    assert set(rows) == {2000, 8} and all(r["p50_ms"] > 0 for r in rows.values())
 
 
 @pytest.mark.skipif(SKIP_POSTGRES, reason="TYPED_MEMORY_SKIP_POSTGRES is set")
